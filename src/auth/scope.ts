@@ -1,0 +1,40 @@
+// Credential + X-Property-Id → the request's data scope. Every resolver query is ANDed with it.
+import type { PrismaClient } from "../generated/prisma/client";
+import { forbidden, invalidRequest } from "../graphql/errors";
+import type { Credential } from "./authenticate";
+
+export interface Scope {
+  propertyGroupId: string;
+  /** Narrowed to one property (pinned key or X-Property-Id), else the whole group. */
+  propertyId: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string) => UUID.test(value);
+
+export async function resolveScope(
+  credential: Credential,
+  propertyHeader: string | undefined,
+  prisma: PrismaClient,
+): Promise<Scope> {
+  const group = credential.propertyGroupId;
+  if (credential.pinnedPropertyId) return { propertyGroupId: group, propertyId: credential.pinnedPropertyId };
+  if (propertyHeader === undefined || propertyHeader === "") return { propertyGroupId: group, propertyId: null };
+  if (credential.kind === "session") {
+    throw forbidden("X-Property-Id is not accepted with web-app session tokens; they always see the whole group");
+  }
+  if (!isUuid(propertyHeader)) throw invalidRequest("X-Property-Id must be a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f");
+  const property = await prisma.property.findFirst({
+    where: { id: propertyHeader, propertyGroupId: group },
+    select: { id: true },
+  });
+  if (!property) throw forbidden("X-Property-Id is not a property of this credential's group");
+  return { propertyGroupId: group, propertyId: property.id };
+}
+
+/** Where-fragment for rows that belong to one property (guests, reservations, …). */
+export function propertyRowScope(scope: Scope) {
+  return scope.propertyId
+    ? { propertyGroupId: scope.propertyGroupId, propertyId: scope.propertyId }
+    : { propertyGroupId: scope.propertyGroupId };
+}

@@ -1,0 +1,24 @@
+// Token material: random secrets with a recognisable prefix, stored only as SHA-256 hashes. Tokens
+// are 256-bit random values, so a plain hash (no salt, no slow KDF) is the right tool: lookups are
+// one indexed equality and a stolen hash table reveals nothing usable.
+import { createHash, randomBytes } from "node:crypto";
+
+/** The fixed service prefix of personal API keys (spec section 5). */
+export const API_KEY_PREFIX = "gcs_";
+export const PARTNER_TOKEN_PREFIX = "gcsp_";
+export const PARTNER_SECRET_PREFIX = "gcsps_";
+export const MCP_TOKEN_PREFIX = "gcsm_";
+export const STATIC_TOKEN_PREFIX = "gcst_";
+
+export function newSecret(prefix: string): string {
+  return prefix + randomBytes(32).toString("base64url");
+}
+
+export function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+/** Enough of a key to recognise it in a listing, never enough to use it. */
+export function displayPrefix(token: string): string {
+  return token.slice(0, token.indexOf("_") + 7);
+}

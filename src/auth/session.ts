@@ -1,0 +1,68 @@
+// Web-app session JWTs (HS256). Organisation and role come only from verified claims.
+import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
+import { unauthorized } from "../graphql/errors";
+
+export interface SessionKeyConfig {
+  secret: string;
+  issuer: string;
+  audience: string;
+}
+
+export interface SessionClaims {
+  userId: string;
+  organisationId: string;
+  role: string;
+}
+
+const key = (secret: string) => new TextEncoder().encode(secret);
+
+export function looksLikeJwt(token: string): boolean {
+  return token.startsWith("eyJ") && token.split(".").length === 3;
+}
+
+export async function issueSessionToken(
+  cfg: SessionKeyConfig,
+  claims: SessionClaims,
+  ttlSeconds = 12 * 3600,
+): Promise<string> {
+  return new SignJWT({ org: claims.organisationId, role: claims.role })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(claims.userId)
+    .setIssuer(cfg.issuer)
+    .setAudience(cfg.audience)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(key(cfg.secret));
+}
+
+export async function verifySessionToken(cfg: SessionKeyConfig, token: string): Promise<SessionClaims> {
+  try {
+    const { payload } = await jwtVerify(token, key(cfg.secret), {
+      issuer: cfg.issuer,
+      audience: cfg.audience,
+      algorithms: ["HS256"],
+      requiredClaims: ["sub", "exp"],
+    });
+    if (typeof payload.org !== "string" || typeof payload.role !== "string") {
+      throw unauthorized("session token lacks the org or role claim");
+    }
+    return { userId: payload.sub!, organisationId: payload.org, role: payload.role };
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw unauthorized("session token has expired");
+    if (err instanceof joseErrors.JOSEError) throw unauthorized("session token is not valid");
+    throw err;
+  }
+}
+
+/** The configured session key, or the one the service generated and keeps in the database. */
+export async function resolveSessionKey(
+  session: { secret?: string; issuer: string; audience: string },
+  prisma: import("../generated/prisma/client").PrismaClient,
+): Promise<SessionKeyConfig> {
+  const { serviceSecret } = await import("../db/service-secrets");
+  return {
+    secret: session.secret ?? (await serviceSecret(prisma, "session_jwt_hs256")),
+    issuer: session.issuer,
+    audience: session.audience,
+  };
+}

@@ -1,0 +1,68 @@
+// Environment → typed configuration, validated once at start-up.
+import { z } from "zod";
+
+const staticTokenSchema = z.object({
+  name: z.string().min(1),
+  token: z.string().min(24),
+  property_group_id: z.uuid(),
+  scopes: z.array(z.string()).min(1),
+});
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  DATABASE_URL: z.string().url().optional(),
+  // Optional read replica: list and get queries go there, writes to DATABASE_URL.
+  DATABASE_REPLICA_URL: z.string().url().optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  GCS_DATA_DIR: z.string().default(".data/pglite"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // Secrets: when unset, the service generates them once and keeps them in the database.
+  GCS_CURSOR_SECRET: z.string().min(32).optional(),
+  GCS_SESSION_JWT_SECRET: z.string().min(32).optional(),
+  GCS_SESSION_JWT_ISSUER: z.string().default("https://app.guest-context.example"),
+  GCS_SESSION_JWT_AUDIENCE: z.string().default("guest-context-api"),
+  // JSON array of { name, token, property_group_id, scopes }.
+  GCS_STATIC_TOKENS: z.string().optional(),
+  GCS_GRAPHQL_INTROSPECTION: z.enum(["true", "false"]).optional(),
+  GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  let staticTokens: z.infer<typeof staticTokenSchema>[] = [];
+  if (e.GCS_STATIC_TOKENS) {
+    const tokens = z.array(staticTokenSchema).safeParse(JSON.parse(e.GCS_STATIC_TOKENS));
+    if (!tokens.success) throw new Error("invalid configuration: GCS_STATIC_TOKENS");
+    staticTokens = tokens.data;
+  }
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    replicaUrl: e.DATABASE_REPLICA_URL,
+    poolSize: e.DATABASE_POOL_SIZE,
+    dataDir: e.GCS_DATA_DIR,
+    logLevel: e.LOG_LEVEL,
+    cursorSecret: e.GCS_CURSOR_SECRET,
+    session: {
+      secret: e.GCS_SESSION_JWT_SECRET,
+      issuer: e.GCS_SESSION_JWT_ISSUER,
+      audience: e.GCS_SESSION_JWT_AUDIENCE,
+    },
+    staticTokens,
+    graphqlIntrospection: e.GCS_GRAPHQL_INTROSPECTION
+      ? e.GCS_GRAPHQL_INTROSPECTION === "true"
+      : e.NODE_ENV !== "production",
+    deliveryWorker: e.GCS_DELIVERY_WORKER === "true",
+  };
+}

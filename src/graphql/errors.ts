@@ -1,0 +1,52 @@
+// Every error the API can return, as GraphQLErrors with a stable `extensions.code`. The code is the
+// spec's `error` value; REST maps it to the HTTP status below and the `{error, scope?, detail?}`
+// body, and /graphql carries the same code and status.
+import { GraphQLError } from "graphql";
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_cursor: 400,
+  "source_id requires integration_id": 400,
+  unauthorized: 401,
+  forbidden: 403,
+  tenant_not_provisioned: 403,
+  session_required: 403,
+  mcp_oauth_required: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function apiError(code: ErrorCode, detail?: string, scope?: string): GraphQLError {
+  return new GraphQLError(detail ?? code, {
+    extensions: {
+      code,
+      ...(scope ? { scope } : {}),
+      ...(detail ? { detail } : {}),
+      http: { status: ERROR_STATUS[code] },
+    },
+  });
+}
+
+export const invalidRequest = (detail: string) => apiError("invalid_request", detail);
+export const invalidCursor = () =>
+  apiError("invalid_cursor", "cursor is not a valid keyset token for this query; restart from the first page");
+export const notFound = (what: string, id: string) => apiError("not_found", `no ${what} ${id} in scope`);
+export const unauthorized = (detail: string) => apiError("unauthorized", detail);
+export const forbidden = (detail: string, scope?: string) => apiError("forbidden", detail, scope);
+export const missingScope = (scope: string) => apiError("forbidden", `this credential lacks the scope ${scope}`, scope);
+export const tenantNotProvisioned = () =>
+  apiError("tenant_not_provisioned", "the organisation in this session has no property group yet");
+export const sessionRequired = () =>
+  apiError("session_required", "this surface needs a signed-in web-app session; API keys and partner tokens cannot use it");
+export const mcpOAuthRequired = () =>
+  apiError("mcp_oauth_required", "the MCP server accepts API keys and MCP connector tokens, not web-app sessions");
+export const internalError = () => apiError("internal_error", "unexpected server fault; retry later");
+
+export function errorCodeOf(err: GraphQLError): ErrorCode | undefined {
+  const code = err.extensions?.code;
+  return typeof code === "string" && code in ERROR_STATUS ? (code as ErrorCode) : undefined;
+}
