@@ -31,10 +31,3 @@ export async function resolveScope(
   if (!property) throw forbidden("X-Property-Id is not a property of this credential's group");
   return { propertyGroupId: group, propertyId: property.id };
 }
-
-/** Where-fragment for rows that belong to one property (guests, reservations, …). */
-export function propertyRowScope(scope: Scope) {
-  return scope.propertyId
-    ? { propertyGroupId: scope.propertyGroupId, propertyId: scope.propertyId }
-    : { propertyGroupId: scope.propertyGroupId };
-}

@@ -1,5 +1,7 @@
 // Web-app session JWTs (HS256). Organisation and role come only from verified claims.
 import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
+import type { PrismaClient } from "../generated/prisma/client";
+import { serviceSecret } from "../db/service-secrets";
 import { unauthorized } from "../graphql/errors";
 
 export interface SessionKeyConfig {
@@ -57,9 +59,8 @@ export async function verifySessionToken(cfg: SessionKeyConfig, token: string): 
 /** The configured session key, or the one the service generated and keeps in the database. */
 export async function resolveSessionKey(
   session: { secret?: string; issuer: string; audience: string },
-  prisma: import("../generated/prisma/client").PrismaClient,
+  prisma: PrismaClient,
 ): Promise<SessionKeyConfig> {
-  const { serviceSecret } = await import("../db/service-secrets");
   return {
     secret: session.secret ?? (await serviceSecret(prisma, "session_jwt_hs256")),
     issuer: session.issuer,

@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   mcp_oauth_required: 403,
   not_found: 404,
   method_not_allowed: 405,
+  payload_too_large: 413,
   internal_error: 500,
   service_unavailable: 503,
 } as const;
@@ -26,7 +27,6 @@ export function apiError(code: ErrorCode, detail?: string, scope?: string): Grap
       code,
       ...(scope ? { scope } : {}),
       ...(detail ? { detail } : {}),
-      http: { status: ERROR_STATUS[code] },
     },
   });
 }
@@ -45,6 +45,14 @@ export const sessionRequired = () =>
 export const mcpOAuthRequired = () =>
   apiError("mcp_oauth_required", "the MCP server accepts API keys and MCP connector tokens, not web-app sessions");
 export const internalError = () => apiError("internal_error", "unexpected server fault; retry later");
+
+/** The same error with an HTTP status for Apollo: used for failures before execution (auth). */
+export function withHttpStatus(err: unknown): unknown {
+  if (!(err instanceof GraphQLError)) return err;
+  const code = errorCodeOf(err);
+  if (!code) return err;
+  return new GraphQLError(err.message, { extensions: { ...err.extensions, http: { status: ERROR_STATUS[code] } } });
+}
 
 export function errorCodeOf(err: GraphQLError): ErrorCode | undefined {
   const code = err.extensions?.code;

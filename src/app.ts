@@ -1,0 +1,121 @@
+// createApp(): Express 5 with /v1 (REST facade), /graphql (Apollo) and health checks. No listen():
+// tests drive it with supertest, server.ts binds it to a port.
+import { randomUUID } from "node:crypto";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { ApolloServer } from "@apollo/server";
+import { expressMiddleware } from "@as-integrations/express5";
+import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { unwrapResolverError } from "@apollo/server/errors";
+import { GraphQLError, type GraphQLFormattedError } from "graphql";
+import { createContext } from "./context";
+import { buildSchema } from "./graphql/schema";
+import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
+import { prepareOperations } from "./rest/execute";
+import { createRestRouter } from "./rest/router";
+import { mcpHandler } from "./mcp/server";
+import { sendError } from "./rest/respond";
+import type { Logger } from "./logger";
+import type { Services } from "./services";
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      id: string;
+      log: Logger;
+    }
+  }
+}
+
+export interface App {
+  app: express.Express;
+  stop(): Promise<void>;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export async function createApp(services: Services): Promise<App> {
+  const schema = buildSchema();
+  const operations = prepareOperations(schema);
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "simple");
+
+  app.use((req, res, next) => {
+    const given = req.get("x-request-id");
+    req.id = given && REQUEST_ID.test(given) ? given : randomUUID();
+    req.log = services.logger.child({ requestId: req.id });
+    res.set("X-Request-Id", req.id);
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // The path only: query strings can carry personal data (an e-mail filter).
+      req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+    });
+    next();
+  });
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (req, res) => {
+    try {
+      await services.db.primary.$queryRaw`SELECT 1`;
+      res.json({ status: "ready" });
+    } catch (err) {
+      req.log.warn({ err }, "database not reachable");
+      res.status(503).json({ error: "service_unavailable", detail: "database not reachable" });
+    }
+  });
+
+  const apollo = new ApolloServer({
+    schema,
+    introspection: services.config.graphqlIntrospection,
+    includeStacktraceInErrorResponses: false,
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()],
+    formatError: (formatted, error) => maskUnexpected(formatted, error, services.logger),
+  });
+  await apollo.start();
+  app.use(
+    "/graphql",
+    express.json({ limit: "1mb" }),
+    expressMiddleware(apollo, {
+      context: ({ req }) =>
+        createContext(services, {
+          authorization: req.get("authorization"),
+          propertyHeader: req.get("x-property-id"),
+          surface: "graphql",
+        }).catch((err) => {
+          throw withHttpStatus(err);
+        }),
+    }),
+  );
+
+  app.use("/v1", express.json({ limit: "256kb" }));
+  app.use(createRestRouter(services, schema, operations)); // route paths include /v1
+  app.post("/mcp", express.json({ limit: "256kb" }), mcpHandler(services, schema, operations));
+
+  app.use((req, res) => {
+    res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}` });
+  });
+  // Body parsing failures and anything that escaped a handler.
+  app.use((err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === "entity.parse.failed") return sendError(req, res, apiError("invalid_request", "request body is not valid JSON"));
+    if (err.type === "entity.too.large") return sendError(req, res, apiError("payload_too_large", "request body is too large"));
+    if (err.status === 400) return sendError(req, res, apiError("invalid_request", "malformed request"));
+    sendError(req, res, err);
+  });
+
+  return { app, stop: () => apollo.stop() };
+}
+
+/** GraphQL errors of ours and Apollo's keep their code; anything else becomes internal_error. */
+function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger: Logger): GraphQLFormattedError {
+  const cause = unwrapResolverError(error);
+  if (cause instanceof GraphQLError && (errorCodeOf(cause) || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR")) {
+    return formatted;
+  }
+  logger.error({ err: cause }, "unhandled GraphQL error");
+  return { message: "unexpected server fault; retry later", path: formatted.path, extensions: { code: "internal_error" } };
+}

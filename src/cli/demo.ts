@@ -1,0 +1,34 @@
+// First start on the embedded database loads demo data; every embedded start prints a fresh demo
+// API key and a curl line that works. Only for the embedded default: never on a real server.
+import { createApiKey } from "../auth/credentials";
+import { ALL_SCOPES } from "../auth/scopes";
+import { resolveSessionKey } from "../auth/session";
+import { loadFixtures } from "../fixtures";
+import type { RunningServer } from "../server";
+
+const DEMO_KEY_NAME = "embedded demo key";
+
+export async function announceEmbeddedDemo(server: RunningServer) {
+  const { db, config, logger } = server.services;
+  const prisma = db.primary;
+  if ((await prisma.propertyGroup.count()) === 0) {
+    logger.info("first start on the embedded database: loading demo data");
+    const sessionKey = await resolveSessionKey(config.session, prisma);
+    await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, progress: (line) => logger.info(line) });
+  }
+  const group = await prisma.propertyGroup.findFirstOrThrow({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  // One demo key at a time: the previous start's key stops working.
+  await prisma.apiKey.updateMany({ where: { name: DEMO_KEY_NAME, revokedAt: null }, data: { revokedAt: new Date() } });
+  const key = await createApiKey(prisma, { propertyGroupId: group.id, name: DEMO_KEY_NAME, scopes: ALL_SCOPES });
+  const base = `http://localhost:${server.port}`;
+  process.stdout.write(
+    [
+      "",
+      `Guest Context Service on the embedded database (${config.dataDir}), group "${group.name}".`,
+      `Demo API key (valid until the next start): ${key.token}`,
+      "Try:",
+      `  curl -s -H "Authorization: Bearer ${key.token}" "${base}/v1/guests?limit=2"`,
+      "",
+    ].join("\n") + "\n",
+  );
+}

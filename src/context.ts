@@ -1,0 +1,43 @@
+// The one per-request context, built the same way for /v1 and /graphql: who is calling, what they
+// may see, the database, and fresh loaders.
+import type { PrismaClient } from "./generated/prisma/client";
+import { authenticate, bearerToken, type AuthDeps, type Credential, type Surface } from "./auth/authenticate";
+import { resolveScope, type Scope } from "./auth/scope";
+import { scopedPrisma } from "./auth/tenant-scope";
+import { createLoaders, type Loaders } from "./loaders";
+import type { Services } from "./services";
+
+export interface GraphQLContext {
+  credential: Credential;
+  scope: Scope;
+  /** Reads, limited to the caller's scope (tenant-scope.ts); the replica when one is configured. */
+  db: PrismaClient;
+  /** Writes, limited to the caller's scope. */
+  dbPrimary: PrismaClient;
+  loaders: Loaders;
+  cursorSecret: string;
+}
+
+export interface RequestCredentials {
+  authorization: string | undefined;
+  propertyHeader: string | undefined;
+  surface: Surface;
+  /** The first scope the route requires, echoed by 403s raised while authenticating. */
+  requiredScope?: string;
+}
+
+export async function createContext(services: Services, req: RequestCredentials): Promise<GraphQLContext> {
+  const prisma = services.db.reader;
+  const deps: AuthDeps = { prisma, sessionKey: services.sessionKey };
+  const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
+  const scope = await resolveScope(credential, req.propertyHeader, prisma);
+  const db = scopedPrisma(prisma, scope);
+  return {
+    credential,
+    scope,
+    db,
+    dbPrimary: services.db.reader === services.db.primary ? db : scopedPrisma(services.db.primary, scope),
+    loaders: createLoaders(db),
+    cursorSecret: services.cursorSecret,
+  };
+}

@@ -1,0 +1,86 @@
+// Custom scalars. Input parsing rejects bad values with `invalid_request` and an example.
+import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
+import { isUuid } from "../auth/scope";
+import { invalidRequest } from "./errors";
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function stringLiteral(ast: ValueNode): unknown {
+  return ast.kind === Kind.STRING ? ast.value : undefined;
+}
+
+/** True when YYYY-MM-DD at the start of `value` names a real calendar day (no 30 February). */
+function isCalendarDay(value: string): boolean {
+  const day = new Date(`${value.slice(0, 10)}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === value.slice(0, 10);
+}
+
+export function parseInstant(value: unknown): Date {
+  const valid = typeof value === "string" && ISO_INSTANT.test(value) && isCalendarDay(value);
+  const date = valid ? new Date(value as string) : undefined;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw invalidRequest(`expected an ISO 8601 instant with time zone, e.g. 2026-03-14T09:30:00Z; got ${JSON.stringify(value)}`);
+  }
+  return date;
+}
+
+export function parseDate(value: unknown): Date {
+  const date = typeof value === "string" && ISO_DATE.test(value) && isCalendarDay(value) ? new Date(`${value}T00:00:00Z`) : undefined;
+  if (!date) {
+    throw invalidRequest(`expected a date YYYY-MM-DD, e.g. 2026-03-14; got ${JSON.stringify(value)}`);
+  }
+  return date;
+}
+
+function parseUuid(value: unknown): string {
+  if (typeof value !== "string" || !isUuid(value)) {
+    throw invalidRequest(`expected a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${JSON.stringify(value)}`);
+  }
+  return value.toLowerCase();
+}
+
+export const DateTime = new GraphQLScalarType<Date, string>({
+  name: "DateTime",
+  serialize: (value) => (value instanceof Date ? value.toISOString() : parseInstant(value).toISOString()),
+  parseValue: parseInstant,
+  parseLiteral: (ast) => parseInstant(stringLiteral(ast)),
+});
+
+export const DateScalar = new GraphQLScalarType<Date, string>({
+  name: "Date",
+  serialize: (value) => (value instanceof Date ? value.toISOString().slice(0, 10) : String(value)),
+  parseValue: parseDate,
+  parseLiteral: (ast) => parseDate(stringLiteral(ast)),
+});
+
+export const UUID = new GraphQLScalarType<string, string>({
+  name: "UUID",
+  serialize: (value) => String(value),
+  parseValue: parseUuid,
+  parseLiteral: (ast) => parseUuid(stringLiteral(ast)),
+});
+
+export const JSONScalar = new GraphQLScalarType({
+  name: "JSON",
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: function literal(ast): unknown {
+    switch (ast.kind) {
+      case Kind.STRING:
+      case Kind.BOOLEAN:
+        return ast.value;
+      case Kind.INT:
+      case Kind.FLOAT:
+        return Number(ast.value);
+      case Kind.NULL:
+        return null;
+      case Kind.LIST:
+        return ast.values.map(literal);
+      case Kind.OBJECT:
+        return Object.fromEntries(ast.fields.map((f) => [f.name.value, literal(f.value)]));
+      default:
+        throw invalidRequest("JSON literals cannot contain variables");
+    }
+  },
+});

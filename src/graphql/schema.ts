@@ -1,0 +1,32 @@
+// Loads schema.graphql (the contract), attaches resolvers and enforces @requiresScope on every
+// field that carries it, so no resolver can forget its scope check.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { defaultFieldResolver, type GraphQLSchema } from "graphql";
+import { makeExecutableSchema } from "@graphql-tools/schema";
+import { MapperKind, getDirective, mapSchema } from "@graphql-tools/utils";
+import type { GraphQLContext } from "../context";
+import { missingScope } from "./errors";
+import { resolvers } from "./resolvers";
+
+export const SCHEMA_PATH = path.resolve(__dirname, "../../schema.graphql");
+
+export function loadTypeDefs(): string {
+  return readFileSync(SCHEMA_PATH, "utf8");
+}
+
+export function buildSchema(): GraphQLSchema {
+  const schema = makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
+  return mapSchema(schema, {
+    [MapperKind.OBJECT_FIELD]: (field) => {
+      const required = getDirective(schema, field, "requiresScope")?.[0]?.scope as string | undefined;
+      if (!required) return field;
+      const resolve = field.resolve ?? defaultFieldResolver;
+      field.resolve = (source, args, ctx: GraphQLContext, info) => {
+        if (!ctx.credential.scopes.has(required)) throw missingScope(required);
+        return resolve(source, args, ctx, info);
+      };
+      return field;
+    },
+  });
+}

@@ -1,0 +1,89 @@
+// Runs a route's named operation in-process against the one schema, with the request's context:
+// no HTTP hop, no second authentication. Operation documents are parsed and validated once.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import {
+  GraphQLError,
+  Kind,
+  execute,
+  parse,
+  validate,
+  visit,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
+import type { GraphQLContext } from "../context";
+import { invalidRequest } from "../graphql/errors";
+import { parsePath, parseQuery } from "./params";
+import type { RouteSpec } from "./routes";
+
+const OPERATIONS_DIR = path.resolve(__dirname, "operations");
+
+export type PreparedOperations = Map<string, DocumentNode>;
+
+/** One minimal document per named operation: the operation plus the fragments it spreads. */
+export function prepareOperations(schema: GraphQLSchema): PreparedOperations {
+  const files = readdirSync(OPERATIONS_DIR).filter((f) => f.endsWith(".graphql")).sort();
+  const source = files.map((f) => readFileSync(path.join(OPERATIONS_DIR, f), "utf8")).join("\n");
+  const all = parse(source);
+  const errors = validate(schema, all);
+  if (errors.length > 0) throw new Error(`REST operations do not match schema.graphql: ${errors.map((e) => e.message).join("; ")}`);
+
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of all.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  const prepared: PreparedOperations = new Map();
+  for (const def of all.definitions) {
+    if (def.kind !== Kind.OPERATION_DEFINITION || !def.name) continue;
+    prepared.set(def.name.value, { kind: Kind.DOCUMENT, definitions: [def, ...fragmentsUsedBy(def, fragments)] });
+  }
+  return prepared;
+}
+
+function fragmentsUsedBy(op: OperationDefinitionNode, fragments: Map<string, FragmentDefinitionNode>) {
+  const used = new Map<string, FragmentDefinitionNode>();
+  const collect = (node: OperationDefinitionNode | FragmentDefinitionNode) =>
+    visit(node, {
+      FragmentSpread(spread) {
+        const name = spread.name.value;
+        if (used.has(name)) return;
+        const fragment = fragments.get(name)!;
+        used.set(name, fragment);
+        collect(fragment);
+      },
+    });
+  collect(op);
+  return [...used.values()];
+}
+
+/** Executes and returns `data`, or throws the first error (coded errors pass through unchanged). */
+export async function runOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  context: GraphQLContext,
+): Promise<Record<string, unknown>> {
+  const result = await execute({ schema, document, variableValues: variables, contextValue: context });
+  const first = result.errors?.[0];
+  if (first) {
+    // No data at all means the request never ran: variables did not coerce (bad input).
+    if (result.data === undefined && !first.extensions?.code) throw invalidRequest(first.message);
+    throw first;
+  }
+  if (!result.data) throw new GraphQLError("operation returned no data");
+  return result.data as Record<string, unknown>;
+}
+
+/** A route's response body for raw path and query parameters: shared by /v1 and the MCP tools. */
+export async function runRoute(
+  schema: GraphQLSchema,
+  operations: PreparedOperations,
+  route: RouteSpec,
+  context: GraphQLContext,
+  raw: { path: Record<string, string>; query: Record<string, unknown> },
+): Promise<unknown> {
+  const variables = { ...parsePath(raw.path, route.pathParams ?? {}), ...parseQuery(raw.query, route.query ?? {}) };
+  const data = await runOperation(schema, operations.get(route.operation)!, variables, context);
+  return route.envelope === "unwrap" ? Object.values(data)[0] : data;
+}

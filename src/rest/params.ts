@@ -1,0 +1,137 @@
+// Pure parsers for query-string and path parameters. Each rejects bad input with a 400 whose detail
+// names the parameter and shows a valid example. Range rules (limit bounds, clamping) are business
+// rules and live in the resolvers; here only the type is checked.
+import { isUuid } from "../auth/scope";
+import { invalidRequest } from "../graphql/errors";
+import { parseDate, parseInstant } from "../graphql/scalars";
+
+export interface ParamSpec {
+  /** Where the value goes in the operation's variables, e.g. "limit" or "filter.sourceId". */
+  variable: string;
+  parse: (raw: string, name: string) => unknown;
+}
+
+const ISO_INSTANT_HINT = "2026-03-14T09:30:00Z";
+
+export const int = (variable: string): ParamSpec => ({
+  variable,
+  parse: (raw, name) => {
+    if (!/^-?\d{1,9}$/.test(raw)) throw invalidRequest(`${name} must be an integer, e.g. ${name}=50; got ${JSON.stringify(raw)}`);
+    return Number(raw);
+  },
+});
+
+export const str = (variable: string): ParamSpec => ({
+  variable,
+  parse: (raw, name) => {
+    if (raw.length === 0 || raw.length > 512) throw invalidRequest(`${name} must be a non-empty string of at most 512 characters`);
+    return raw;
+  },
+});
+
+export const uuid = (variable: string): ParamSpec => ({
+  variable,
+  parse: (raw, name) => {
+    if (!isUuid(raw)) throw invalidRequest(`${name} must be a uuid, e.g. ${name}=3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${JSON.stringify(raw)}`);
+    return raw.toLowerCase();
+  },
+});
+
+export const instant = (variable: string): ParamSpec => ({
+  variable,
+  parse: (raw, name) => {
+    try {
+      return parseInstant(raw).toISOString();
+    } catch {
+      throw invalidRequest(`${name} must be an ISO 8601 instant with time zone, e.g. ${name}=${ISO_INSTANT_HINT}; got ${JSON.stringify(raw)}`);
+    }
+  },
+});
+
+export const date = (variable: string): ParamSpec => ({
+  variable,
+  parse: (raw, name) => {
+    try {
+      return parseDate(raw).toISOString().slice(0, 10);
+    } catch {
+      throw invalidRequest(`${name} must be a date YYYY-MM-DD, e.g. ${name}=2026-03-14; got ${JSON.stringify(raw)}`);
+    }
+  },
+});
+
+export const bool = (variable: string): ParamSpec => ({
+  variable,
+  parse: (raw, name) => {
+    if (raw === "true" || raw === "1") return true;
+    if (raw === "false" || raw === "0") return false;
+    throw invalidRequest(`${name} must be true, false, 1 or 0; got ${JSON.stringify(raw)}`);
+  },
+});
+
+export const oneOf = (variable: string, values: readonly string[]): ParamSpec => ({
+  variable,
+  parse: (raw, name) => {
+    if (!values.includes(raw)) throw invalidRequest(`${name} must be one of ${values.join(", ")}; got ${JSON.stringify(raw)}`);
+    return raw;
+  },
+});
+
+/**
+ * Query string → variables. Unknown parameters are rejected (a silently ignored `after` would make
+ * a client re-read page one forever), with the closest known name as a hint.
+ */
+export function parseQuery(query: Record<string, unknown>, specs: Record<string, ParamSpec>): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  for (const [name, raw] of Object.entries(query)) {
+    const spec = specs[name];
+    if (!spec) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)));
+    if (typeof raw !== "string") throw invalidRequest(`${name} must be given once, as a plain value`);
+    setPath(variables, spec.variable, spec.parse(raw, name));
+  }
+  return variables;
+}
+
+export function parsePath(params: Record<string, string>, specs: Record<string, ParamSpec>): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(specs)) setPath(variables, spec.variable, spec.parse(params[name] ?? "", name));
+  return variables;
+}
+
+export function unknownParameterDetail(name: string, known: string[]): string {
+  const suggestion = closest(name, known);
+  const hint = suggestion ? `; did you mean ${suggestion}?` : "";
+  const list = known.length ? ` Accepted: ${known.join(", ")}.` : " This route takes no query parameters.";
+  return `unknown query parameter ${name}${hint}${list}`;
+}
+
+/** The known name nearest to `name`, when one is near enough to be what was meant. */
+export function closest(name: string, known: string[]): string | undefined {
+  const aliases: Record<string, string> = { after: "cursor", page_token: "cursor", next: "cursor", per_page: "limit", page_size: "limit", size: "limit" };
+  if (aliases[name] && known.includes(aliases[name])) return aliases[name];
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown) {
+  const keys = path.split(".");
+  let node = target;
+  for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+  node[keys[keys.length - 1]] = value;
+}

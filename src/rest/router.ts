@@ -1,0 +1,44 @@
+// Builds the /v1 Express router from the route table. A handler authenticates, parses parameters,
+// runs the route's operation and sends the body: no business logic lives here.
+import { Router, type Request, type Response } from "express";
+import type { GraphQLSchema } from "graphql";
+import { createContext } from "../context";
+import type { Services } from "../services";
+import { runRoute, type PreparedOperations } from "./execute";
+import { sendError } from "./respond";
+import { routes, type RouteSpec } from "./routes";
+
+export function createRestRouter(services: Services, schema: GraphQLSchema, operations: PreparedOperations): Router {
+  const router = Router();
+  for (const route of routes) {
+    if (!operations.has(route.operation)) throw new Error(`route ${route.method} ${route.path} names unknown operation ${route.operation}`);
+    const handle = async (req: Request, res: Response) => {
+      try {
+        const context = await createContext(services, {
+          authorization: req.get("authorization"),
+          propertyHeader: req.get("x-property-id"),
+          surface: "rest",
+          requiredScope: route.scope,
+        });
+        res.json(await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query }));
+      } catch (err) {
+        sendError(req, res, err);
+      }
+    };
+    if (route.method === "GET") router.get(route.path, handle);
+    else router.post(route.path, handle);
+  }
+  for (const [path, methods] of methodsByPath(routes)) {
+    router.all(path, (req, res) => {
+      res.set("Allow", methods.join(", "));
+      res.status(405).json({ error: "method_not_allowed", detail: `${req.method} is not allowed here; use ${methods.join(" or ")}` });
+    });
+  }
+  return router;
+}
+
+function methodsByPath(table: RouteSpec[]): Map<string, string[]> {
+  const map = new Map<string, string[]>();
+  for (const r of table) map.set(r.path, [...(map.get(r.path) ?? []), r.method]);
+  return map;
+}

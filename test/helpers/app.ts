@@ -1,0 +1,66 @@
+// Per test file: a database cloned from the fixture template, the real app on it, supertest, and
+// the fixture manifest with real credentials.
+import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { Client } from "pg";
+import request from "supertest";
+import { createApp, type App } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { openDatabase, type Database } from "../../src/db/database";
+import { createLogger, type Logger } from "../../src/logger";
+import { createServices, type Services } from "../../src/services";
+import { TEMPLATE_DB, withDatabase } from "./database-url";
+import type { FixtureManifest } from "../../src/fixtures";
+
+export interface TestApp {
+  /** supertest bound to the app: api.get("/v1/guests")… */
+  api: ReturnType<typeof request>;
+  services: Services;
+  db: Database;
+  manifest: FixtureManifest;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+export function loadManifest(): FixtureManifest {
+  return JSON.parse(readFileSync(process.env.GCS_TEST_MANIFEST!, "utf8"));
+}
+
+/** A fresh database cloned from the fixture template. */
+export async function cloneTemplateDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.GCS_TEST_ADMIN_URL!;
+  const name = `gcs_t_${randomBytes(6).toString("hex")}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DB}`);
+  await admin.end();
+  return {
+    url: withDatabase(adminUrl, name),
+    async drop() {
+      const c = new Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export async function startTestApp(env: Record<string, string> = {}, logger?: Logger): Promise<TestApp> {
+  const clone = await cloneTemplateDatabase();
+  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: clone.url, ...env });
+  const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 5 });
+  const services = await createServices(config, db, logger ?? createLogger(config.logLevel));
+  const app: App = await createApp(services);
+  return {
+    api: request(app.app),
+    services,
+    db,
+    manifest: loadManifest(),
+    databaseUrl: clone.url,
+    async close() {
+      await app.stop();
+      await db.close();
+      await clone.drop();
+    },
+  };
+}

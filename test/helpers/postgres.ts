@@ -1,0 +1,62 @@
+// A throwaway PostgreSQL 15 server for the test run: initdb into a temp dir, start on a free port.
+// Runs the server as the `postgres` user when the tests run as root (PostgreSQL refuses root).
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, chmodSync, rmSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+const PG_BIN = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"].find((d) =>
+  existsSync(path.join(d, "initdb")),
+);
+
+export interface TestPostgres {
+  adminUrl: (database?: string) => string;
+  dataDir: string;
+  stop(): void;
+}
+
+function asPostgresUser(cmd: string, args: string[]) {
+  const isRoot = process.getuid?.() === 0;
+  const result = isRoot
+    ? spawnSync("su", ["postgres", "-s", "/bin/sh", "-c", [cmd, ...args].map(shellQuote).join(" ")], { encoding: "utf8" })
+    : spawnSync(cmd, args, { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`${path.basename(cmd)} failed: ${result.stderr || result.stdout}`);
+  return result.stdout;
+}
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export async function startTestPostgres(): Promise<TestPostgres> {
+  if (!PG_BIN) throw new Error("PostgreSQL server binaries not found (apt-get install postgresql-15)");
+  const root = mkdtempSync(path.join(os.tmpdir(), "gcs-test-pg-"));
+  chmodSync(root, 0o777);
+  if (process.getuid?.() === 0) execFileSync("chown", ["postgres", root]);
+  const dataDir = path.join(root, "data");
+  const port = await freePort();
+  asPostgresUser(path.join(PG_BIN, "initdb"), ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  asPostgresUser(path.join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-o", options, "-l", path.join(root, "log"), "-w", "start"]);
+  return {
+    dataDir,
+    adminUrl: (database = "postgres") => `postgresql://postgres@127.0.0.1:${port}/${database}`,
+    stop() {
+      try {
+        asPostgresUser(path.join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}

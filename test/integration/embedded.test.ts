@@ -1,0 +1,103 @@
+// The embedded default (PGlite) end to end, as the README's first command runs it: `gcs fixtures`
+// and `gcs serve` with no DATABASE_URL, then real HTTP. PGlite runs in child processes because it
+// loads its WebAssembly through dynamic import, which Jest's module sandbox does not allow.
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import type { FixtureManifest } from "../../src/fixtures";
+
+const ROOT = path.resolve(__dirname, "../..");
+const NODE = path.join(ROOT, "node_modules/.bin/node");
+const GCS = path.join(ROOT, "bin/gcs.js");
+
+let dir: string;
+let server: ChildProcess;
+let base: string;
+let demoKey: string;
+let manifest: FixtureManifest;
+
+function embeddedEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, GCS_DATA_DIR: path.join(dir, "pglite"), LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" };
+  delete env.DATABASE_URL;
+  return env;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), "gcs-embedded-"));
+  await promisify(execFile)(NODE, [GCS, "fixtures", "--out", path.join(dir, "m.json"), "--seed", "5", "--guests", "12"], {
+    cwd: ROOT,
+    env: embeddedEnv(),
+    timeout: 180_000,
+  });
+  manifest = JSON.parse(readFileSync(path.join(dir, "m.json"), "utf8"));
+
+  server = spawn(NODE, [GCS, "serve"], { cwd: ROOT, env: embeddedEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not print its curl line: ${out}`)), 120_000);
+    server.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const m = /curl -s -H "Authorization: Bearer (gcs_\S+)" "(http:\/\/localhost:\d+)/.exec(out);
+      if (m) {
+        [demoKey, base] = [m[1], m[2]];
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    server.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+  });
+}, 300_000);
+
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once("exit", r));
+    server.kill("SIGTERM");
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const get = async (p: string, token: string) => {
+  const res = await fetch(base + p, { headers: { Authorization: `Bearer ${token}` } });
+  return { status: res.status, body: await res.json() };
+};
+
+describe("embedded PGlite", () => {
+  it("the printed demo key and curl line return guests", async () => {
+    const res = await get("/v1/guests?limit=2", demoKey);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(2);
+  });
+
+  it("serves properties, integrations and a full limit=2 guest walk", async () => {
+    const A = manifest.groups.A;
+    expect((await get("/v1/properties", A.credentials.api_key)).body.data).toHaveLength(A.properties.length);
+    expect((await get("/v1/integrations", A.credentials.api_key)).body.data.length).toBeGreaterThan(0);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await get(`/v1/guests?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, A.credentials.api_key);
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((g: { id: string }) => g.id));
+      cursor = res.body.next_cursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBeGreaterThan(3);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.length).toBe(A.counts.guest_profiles);
+  });
+
+  it("keeps tenants apart and answers lookups and errors as on PostgreSQL", async () => {
+    const A = manifest.groups.A;
+    const { integration_id, source_id, guest_id } = A.guest_lookup;
+    const hit = await get(`/v1/guests?source_id=${encodeURIComponent(source_id)}&integration_id=${integration_id}`, A.credentials.api_key);
+    expect(hit.body.data.map((g: { id: string }) => g.id)).toEqual([guest_id]);
+    expect((await get(`/v1/guests/${guest_id}`, manifest.groups.B.credentials.api_key)).status).toBe(404);
+    expect((await get("/v1/guests?source_id=x", A.credentials.api_key)).body.error).toBe("source_id requires integration_id");
+    expect((await get("/v1/guests", manifest.unprovisioned_session_token)).body.error).toBe("tenant_not_provisioned");
+    expect((await get("/v1/guests", A.credentials.session_token)).status).toBe(200);
+  });
+});

@@ -1,0 +1,59 @@
+// /graphql: the same credentials, scoping and error codes as /v1.
+import { startTestApp, type TestApp } from "../helpers/app";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+const A = () => t.manifest.groups.A;
+const gql = (query: string, token?: string, variables?: Record<string, unknown>) => {
+  const req = t.api.post("/graphql").set("Content-Type", "application/json");
+  if (token) req.set("Authorization", `Bearer ${token}`);
+  return req.send({ query, variables });
+};
+
+describe("/graphql", () => {
+  it("serves guests with their relations through the same scope", async () => {
+    const res = await gql(
+      `query { viewer { kind propertyGroupId } guests(limit: 5) { nodes { id propertyId property { id } masterProfile { id guests { id } } } nextCursor hasMore } }`,
+      A().credentials.api_key,
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.viewer).toEqual({ kind: "api_key", propertyGroupId: A().id });
+    const nodes = res.body.data.guests.nodes;
+    expect(nodes).toHaveLength(5);
+    for (const g of nodes) {
+      expect(g.property.id).toBe(g.propertyId);
+      if (g.masterProfile) expect(g.masterProfile.guests.map((x: { id: string }) => x.id)).toContain(g.id);
+    }
+  });
+
+  it("401 without a credential, 403 for partner tokens (REST only)", async () => {
+    const none = await gql("{ viewer { kind } }");
+    expect(none.status).toBe(401);
+    expect(none.body.errors[0].extensions.code).toBe("unauthorized");
+    const partner = await gql("{ viewer { kind } }", A().credentials.partner_token);
+    expect(partner.status).toBe(403);
+    expect(partner.body.errors[0].extensions.code).toBe("forbidden");
+  });
+
+  it("reports a missing scope on the field with code forbidden and the scope", async () => {
+    const res = await gql("{ integrations { id } }", A().credentials.api_key_limited);
+    expect(res.body.data).toBeNull();
+    expect(res.body.errors[0].extensions).toMatchObject({ code: "forbidden", scope: "read:properties" });
+  });
+
+  it("keeps groups apart: another group's guest is not_found", async () => {
+    const res = await gql("query($id: UUID!) { guest(id: $id) { id } }", t.manifest.groups.B.credentials.api_key, { id: A().guest_lookup.guest_id });
+    expect(res.body.errors[0].extensions.code).toBe("not_found");
+  });
+
+  it("rejects bad input with a clear code", async () => {
+    const res = await gql("query($id: UUID!) { guest(id: $id) { id } }", A().credentials.api_key, { id: "nope" });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].message).toMatch(/uuid/);
+  });
+});
