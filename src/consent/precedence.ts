@@ -1,0 +1,49 @@
+// Consent precedence (spec 1.5): rows store decisive signals only. The effective status of a contact
+// and purpose within a property group is the most restrictive among its observations: withdrawn or
+// denied beats granted, whatever the order they were seen in. No observation means unknown, which
+// is never eligible.
+export type ConsentStatus = "granted" | "withdrawn" | "denied";
+export type EffectiveStatus = ConsentStatus | "unknown";
+
+export interface Observation {
+  id: string;
+  status: ConsentStatus;
+  observedAt: Date;
+}
+
+export interface EffectiveConsent {
+  status: EffectiveStatus;
+  /** The observation that decides the status: the latest of the most restrictive ones. */
+  decidedBy: Observation | null;
+  observationCount: number;
+  lastObservedAt: Date | null;
+}
+
+export function effectiveConsent(observations: readonly Observation[]): EffectiveConsent {
+  let decisive: Observation | null = null;
+  let restrictive: Observation | null = null;
+  let last: Date | null = null;
+  for (const o of observations) {
+    if (!last || o.observedAt > last) last = o.observedAt;
+    if (o.status !== "granted") {
+      if (!restrictive || o.observedAt > restrictive.observedAt) restrictive = o;
+    } else if (!decisive || o.observedAt > decisive.observedAt) {
+      decisive = o;
+    }
+  }
+  const decidedBy = restrictive ?? decisive;
+  return {
+    status: decidedBy ? decidedBy.status : "unknown",
+    decidedBy,
+    observationCount: observations.length,
+    lastObservedAt: last,
+  };
+}
+
+/** Only an effective `granted` makes a contact eligible for the purpose. */
+export const isEligible = (c: EffectiveConsent) => c.status === "granted";
+
+/** The key consent observations are grouped by: a contact point and a purpose. */
+export function normaliseContact(type: "email" | "phone", value: string): string {
+  return type === "email" ? value.trim().toLowerCase() : value.replace(/[^\d+]/g, "");
+}
