@@ -14,6 +14,11 @@ export interface GraphQLContext {
   db: PrismaClient;
   /** Writes, limited to the caller's scope. */
   dbPrimary: PrismaClient;
+  /**
+   * Reads across the caller's whole group even when the request is narrowed to one property: only
+   * for rules the spec defines group-wide (consent precedence).
+   */
+  dbGroup: PrismaClient;
   loaders: Loaders;
   cursorSecret: string;
 }
@@ -37,6 +42,7 @@ export async function createContext(services: Services, req: RequestCredentials)
     scope,
     db,
     dbPrimary: services.db.reader === services.db.primary ? db : scopedPrisma(services.db.primary, scope),
+    dbGroup: scope.propertyId ? scopedPrisma(prisma, { ...scope, propertyId: null }) : db,
     loaders: createLoaders(db),
     cursorSecret: services.cursorSecret,
   };

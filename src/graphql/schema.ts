@@ -1,19 +1,14 @@
 // Loads schema.graphql (the contract), attaches resolvers and enforces @requiresScope on every
 // field that carries it, so no resolver can forget its scope check.
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { defaultFieldResolver, type GraphQLSchema } from "graphql";
 import { makeExecutableSchema } from "@graphql-tools/schema";
 import { MapperKind, getDirective, mapSchema } from "@graphql-tools/utils";
 import type { GraphQLContext } from "../context";
 import { missingScope } from "./errors";
 import { resolvers } from "./resolvers";
+import { SCHEMA_PATH, loadTypeDefs } from "./schema-source";
 
-export const SCHEMA_PATH = path.resolve(__dirname, "../../schema.graphql");
-
-export function loadTypeDefs(): string {
-  return readFileSync(SCHEMA_PATH, "utf8");
-}
+export { SCHEMA_PATH, loadTypeDefs };
 
 export function buildSchema(): GraphQLSchema {
   const schema = makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });

@@ -11,7 +11,7 @@ function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) 
   });
 }
 
-/** All rows per key, matched by a foreign key. */
+/** All rows per key, matched by a foreign key, in the order the query returns them. */
 function byForeignKey<T>(fetch: (keys: string[]) => Promise<T[]>, keyOf: (row: T) => string | null) {
   return new DataLoader<string, T[]>(async (keys) => {
     const groups = new Map<string, T[]>(keys.map((k) => [k, []]));
@@ -20,19 +20,55 @@ function byForeignKey<T>(fetch: (keys: string[]) => Promise<T[]>, keyOf: (row: T
   });
 }
 
+const oldestFirst = [{ createdAt: "asc" as const }, { id: "asc" as const }];
+
 export function createLoaders(db: PrismaClient) {
   return {
     property: byId((ids) => db.property.findMany({ where: { id: { in: ids } } })),
     integration: byId((ids) => db.integration.findMany({ where: { id: { in: ids } } })),
     masterProfile: byId((ids) => db.masterProfile.findMany({ where: { id: { in: ids } } })),
+    guest: byId((ids) => db.guestProfile.findMany({ where: { id: { in: ids } } })),
     guestsByMasterProfile: byForeignKey(
-      (ids) =>
-        db.guestProfile.findMany({
-          where: { masterProfileId: { in: ids } },
-          orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-        }),
+      (ids) => db.guestProfile.findMany({ where: { masterProfileId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.masterProfileId,
     ),
+    reservationsByGuest: byForeignKey(
+      (ids) => db.reservation.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.guestProfileId,
+    ),
+    transactionsByGuest: byForeignKey(
+      (ids) => db.transaction.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.guestProfileId,
+    ),
+    transactionsByReservation: byForeignKey(
+      (ids) => db.transaction.findMany({ where: { reservationId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.reservationId,
+    ),
+    consentsByGuest: byForeignKey(
+      (ids) => db.consentObservation.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.guestProfileId,
+    ),
+    reviewsByGuest: byForeignKey(
+      (ids) => db.review.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.guestProfileId,
+    ),
+    actionsByGuest: byForeignKey(
+      (ids) => db.action.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.guestProfileId,
+    ),
+    loyaltyByGuest: byForeignKey(
+      (ids) => db.loyaltyMember.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.guestProfileId,
+    ),
+    loyaltyByMaster: byForeignKey(
+      (ids) => db.loyaltyMember.findMany({ where: { masterProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (row) => row.masterProfileId,
+    ),
+    memberCountByTable: new DataLoader<string, number>(async (ids) => {
+      const counts = await db.tableMember.groupBy({ by: ["tableId"], where: { tableId: { in: [...ids] } }, _count: { _all: true } });
+      const byTable = new Map(counts.map((c) => [c.tableId, c._count._all]));
+      return ids.map((id) => byTable.get(id) ?? 0);
+    }),
   };
 }
 

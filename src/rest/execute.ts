@@ -16,7 +16,7 @@ import {
 } from "graphql";
 import type { GraphQLContext } from "../context";
 import { invalidRequest } from "../graphql/errors";
-import { parsePath, parseQuery } from "./params";
+import { parseBody, parsePath, parseQuery } from "./params";
 import type { RouteSpec } from "./routes";
 
 const OPERATIONS_DIR = path.resolve(__dirname, "operations");
@@ -81,9 +81,15 @@ export async function runRoute(
   operations: PreparedOperations,
   route: RouteSpec,
   context: GraphQLContext,
-  raw: { path: Record<string, string>; query: Record<string, unknown> },
+  raw: { path: Record<string, string>; query: Record<string, unknown>; body?: unknown },
 ): Promise<unknown> {
-  const variables = { ...parsePath(raw.path, route.pathParams ?? {}), ...parseQuery(raw.query, route.query ?? {}) };
+  const variables = {
+    ...parsePath(raw.path, route.pathParams ?? {}),
+    ...parseQuery(raw.query, route.query ?? {}),
+    ...(route.body ? parseBody(raw.body ?? {}, route.body) : {}),
+  };
   const data = await runOperation(schema, operations.get(route.operation)!, variables, context);
-  return route.envelope === "unwrap" ? Object.values(data)[0] : data;
+  const body = (route.envelope === "unwrap" ? Object.values(data)[0] : data) as Record<string, unknown>;
+  for (const key of route.omitNull ?? []) if (body[key] === null) delete body[key];
+  return body;
 }

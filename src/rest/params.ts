@@ -1,7 +1,9 @@
 // Pure parsers for query-string and path parameters. Each rejects bad input with a 400 whose detail
 // names the parameter and shows a valid example. Range rules (limit bounds, clamping) are business
 // rules and live in the resolvers; here only the type is checked.
+import { buildASTSchema, isEnumType, parse } from "graphql";
 import { isUuid } from "../auth/scope";
+import { loadTypeDefs } from "../graphql/schema-source";
 import { invalidRequest } from "../graphql/errors";
 import { parseDate, parseInstant } from "../graphql/scalars";
 
@@ -75,6 +77,65 @@ export const oneOf = (variable: string, values: readonly string[]): ParamSpec =>
     return raw;
   },
 });
+
+let enums: Map<string, string[]> | undefined;
+
+/** The values of an enum of schema.graphql, so REST and GraphQL accept exactly the same ones. */
+export function schemaEnumValues(name: string): string[] {
+  if (!enums) {
+    const schema = buildASTSchema(parse(loadTypeDefs()));
+    enums = new Map();
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (isEnumType(type)) enums.set(type.name, type.getValues().map((v) => v.name));
+    }
+  }
+  const values = enums.get(name);
+  if (!values) throw new Error(`schema.graphql has no enum ${name}`);
+  return values;
+}
+
+export const enumOf = (variable: string, enumName: string): ParamSpec => {
+  let values: string[] | undefined;
+  return {
+    variable,
+    parse: (raw, name) => oneOf(variable, (values ??= schemaEnumValues(enumName))).parse(raw, name),
+  };
+};
+
+/** A JSON body member: the value as sent, checked by `parse`. */
+export interface BodySpec {
+  variable: string;
+  required?: boolean;
+  parse: (value: unknown, name: string) => unknown;
+}
+
+export const jsonValue = (variable: string, required = false): BodySpec => ({ variable, required, parse: (v) => v });
+
+/** A body member given as the query-string parser expects (number or string, checked the same way). */
+export const bodyParam = (spec: ParamSpec, required = false): BodySpec => ({
+  variable: spec.variable,
+  required,
+  parse: (value, name) => spec.parse(typeof value === "string" ? value : JSON.stringify(value), name),
+});
+
+export function parseBody(body: unknown, specs: Record<string, BodySpec>): Record<string, unknown> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalidRequest(`the body must be a JSON object with ${Object.keys(specs).join(", ")}`);
+  }
+  const variables: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const value = (body as Record<string, unknown>)[name];
+    if (value === undefined || value === null) {
+      if (spec.required) throw invalidRequest(`${name} is required in the body`);
+      continue;
+    }
+    setPath(variables, spec.variable, spec.parse(value, name));
+  }
+  for (const name of Object.keys(body)) {
+    if (!specs[name]) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)).replace("query parameter", "body member"));
+  }
+  return variables;
+}
 
 /**
  * Query string → variables. Unknown parameters are rejected (a silently ignored `after` would make

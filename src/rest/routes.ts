@@ -1,6 +1,6 @@
 // The whole /v1 surface as data: each route names its scope, its GraphQL operation, how request
 // parameters become variables, and how the result becomes the response body.
-import { instant, int, str, uuid, type ParamSpec } from "./params";
+import { bodyParam, bool, date, enumOf, instant, int, jsonValue, str, uuid, type BodySpec, type ParamSpec } from "./params";
 
 export interface RouteSpec {
   method: "GET" | "POST";
@@ -12,66 +12,178 @@ export interface RouteSpec {
   operation: string;
   pathParams?: Record<string, ParamSpec>;
   query?: Record<string, ParamSpec>;
+  body?: Record<string, BodySpec>;
   /**
    * "body": the operation's data is the body (`{ data: … }` via the `data:` alias).
-   * "unwrap": the single root field's value is the body (keyset pages, aggregate objects).
+   * "unwrap": the single root field's value is the body (pages, aggregate objects).
    */
   envelope: "body" | "unwrap";
+  /** Members dropped from the body when null (total_count appears only when asked for). */
+  omitNull?: string[];
   /** Name of the MCP tool that serves this route (read routes only), with a one-line description. */
   mcp?: { tool: string; description: string };
 }
 
 const keyset = { limit: int("limit"), cursor: str("cursor") };
+const offset = { limit: int("limit"), offset: int("offset"), include_total: bool("includeTotal") };
+const byId = (variable = "id") => ({ id: uuid(variable) });
+const updatedSince = { updated_since: instant("filter.updatedSince") };
+
+/** A keyset list route: GET path, filters under `filter.*`. */
+function list(path: string, scope: string, operation: string, filters: Record<string, ParamSpec>, mcp?: RouteSpec["mcp"]): RouteSpec {
+  return { method: "GET", path, scope, operation, query: { ...keyset, ...filters }, envelope: "unwrap", omitNull: ["total_count"], mcp };
+}
+
+/** A get-by-id route: `{ data }` or 404. */
+function get(path: string, scope: string, operation: string, mcp?: RouteSpec["mcp"]): RouteSpec {
+  return { method: "GET", path, scope, operation, pathParams: byId(), envelope: "body", mcp };
+}
 
 export const routes: RouteSpec[] = [
   { method: "GET", path: "/v1/properties", scope: "read:properties", operation: "ListProperties", envelope: "body",
     mcp: { tool: "list_properties", description: "Every property of the group (hotels, restaurants …)." } },
-  {
-    method: "GET",
-    path: "/v1/properties/:id",
-    scope: "read:properties",
-    operation: "GetProperty",
-    pathParams: { id: uuid("id") },
-    envelope: "body",
-    mcp: { tool: "get_property", description: "One property by id." },
-  },
+  get("/v1/properties/:id", "read:properties", "GetProperty", { tool: "get_property", description: "One property by id." }),
   { method: "GET", path: "/v1/integrations", scope: "read:properties", operation: "ListIntegrations", envelope: "body",
     mcp: { tool: "list_integrations", description: "The integration roster: source systems mapped to properties." } },
-  {
-    method: "GET",
-    path: "/v1/integrations/:id/connection",
-    scope: "read:properties",
-    operation: "GetIntegrationConnection",
-    pathParams: { id: uuid("integrationId") },
-    envelope: "body",
-  },
-  {
-    method: "GET",
-    path: "/v1/guests",
-    scope: "read:guests",
-    operation: "ListGuests",
-    query: {
-      ...keyset,
-      source_id: str("filter.sourceId"),
-      integration_id: uuid("filter.integrationId"),
-      property_id: uuid("filter.propertyId"),
-      master_profile_id: uuid("filter.masterProfileId"),
-      email: str("filter.email"),
-      updated_since: instant("filter.updatedSince"),
-    },
-    envelope: "unwrap",
-    mcp: {
-      tool: "list_guests",
-      description: "Guest profiles, keyset-paged (pass next_cursor back as cursor). source_id lookups need integration_id.",
-    },
-  },
-  {
-    method: "GET",
-    path: "/v1/guests/:id",
-    scope: "read:guests",
-    operation: "GetGuest",
-    pathParams: { id: uuid("id") },
-    envelope: "body",
-    mcp: { tool: "get_guest", description: "One guest profile by id." },
-  },
+  { method: "GET", path: "/v1/integrations/:id/connection", scope: "read:properties", operation: "GetIntegrationConnection",
+    pathParams: byId("integrationId"), envelope: "body" },
+
+  list("/v1/guests", "read:guests", "ListGuests", {
+    source_id: str("filter.sourceId"),
+    integration_id: uuid("filter.integrationId"),
+    property_id: uuid("filter.propertyId"),
+    master_profile_id: uuid("filter.masterProfileId"),
+    email: str("filter.email"),
+    ...updatedSince,
+  }, { tool: "list_guests", description: "Guest profiles, keyset-paged (pass next_cursor back as cursor). source_id lookups need integration_id." }),
+  get("/v1/guests/:id", "read:guests", "GetGuest", { tool: "get_guest", description: "One guest profile by id." }),
+
+  list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
+    q: str("filter.q"),
+    email: str("filter.email"),
+    property_id: uuid("filter.propertyId"),
+    vip: bool("filter.vip"),
+    include_total: bool("includeTotal"),
+    ...updatedSince,
+  }, { tool: "search_master_profiles", description: "Identity-resolved master profiles; q searches names and e-mail." }),
+  get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile", { tool: "get_master_profile", description: "One master profile by id, with its guest profile ids." }),
+
+  list("/v1/reservations", "read:reservations", "ListReservations", {
+    guest_profile_id: uuid("filter.guestProfileId"),
+    master_profile_id: uuid("filter.masterProfileId"),
+    property_id: uuid("filter.propertyId"),
+    integration_id: uuid("filter.integrationId"),
+    source_id: str("filter.sourceId"),
+    status: enumOf("filter.status", "ReservationStatus"),
+    kind: enumOf("filter.kind", "ReservationKind"),
+    confirmation_number: str("filter.confirmationNumber"),
+    arrival_from: date("filter.arrivalFrom"),
+    arrival_to: date("filter.arrivalTo"),
+    departure_from: date("filter.departureFrom"),
+    departure_to: date("filter.departureTo"),
+    ...updatedSince,
+  }, { tool: "list_reservations", description: "Reservations (stays, dining, spa, events); filter by guest, master profile, dates, status." }),
+  get("/v1/reservations/:id", "read:reservations", "GetReservation", { tool: "get_reservation", description: "One reservation by id." }),
+
+  list("/v1/transactions", "read:transactions", "ListTransactions", {
+    guest_profile_id: uuid("filter.guestProfileId"),
+    master_profile_id: uuid("filter.masterProfileId"),
+    reservation_id: uuid("filter.reservationId"),
+    property_id: uuid("filter.propertyId"),
+    integration_id: uuid("filter.integrationId"),
+    kind: enumOf("filter.kind", "TransactionKind"),
+    category: str("filter.category"),
+    occurred_from: instant("filter.occurredFrom"),
+    occurred_to: instant("filter.occurredTo"),
+  }, { tool: "list_transactions", description: "Folio transactions (spend), amounts in minor units." }),
+  get("/v1/transactions/:id", "read:transactions", "GetTransaction"),
+
+  list("/v1/consents", "read:consents", "ListConsents", {
+    guest_profile_id: uuid("filter.guestProfileId"),
+    master_profile_id: uuid("filter.masterProfileId"),
+    contact_value: str("filter.contactValue"),
+    email: str("filter.contactValue"),
+    purpose: str("filter.purpose"),
+    status: enumOf("filter.status", "ConsentStatus"),
+    property_id: uuid("filter.propertyId"),
+    observed_from: instant("filter.observedFrom"),
+    observed_to: instant("filter.observedTo"),
+  }, { tool: "list_consent_observations", description: "Stored consent observations (granted, withdrawn, denied)." }),
+  list("/v1/consents/effective", "read:consents", "ListEffectiveConsents", {
+    contact_value: str("filter.contactValue"),
+    email: str("filter.contactValue"),
+    purpose: str("filter.purpose"),
+    guest_profile_id: uuid("filter.guestProfileId"),
+  }, { tool: "effective_consent", description: "Effective consent per contact and purpose: withdrawn or denied beat granted; none means unknown." }),
+
+  list("/v1/actions", "read:actions", "ListActions", {
+    guest_profile_id: uuid("filter.guestProfileId"),
+    master_profile_id: uuid("filter.masterProfileId"),
+    reservation_id: uuid("filter.reservationId"),
+    property_id: uuid("filter.propertyId"),
+    status: enumOf("filter.status", "ActionStatus"),
+    priority: enumOf("filter.priority", "ActionPriority"),
+    kind: str("filter.kind"),
+    due_from: instant("filter.dueFrom"),
+    due_to: instant("filter.dueTo"),
+    ...updatedSince,
+  }, { tool: "list_actions", description: "Guest actions: tasks, amenities, follow-ups." }),
+  get("/v1/actions/:id", "read:actions", "GetAction"),
+
+  { method: "GET", path: "/v1/reviews/summary", scope: "read:reviews", operation: "GetReviewSummary", envelope: "unwrap",
+    query: reviewFilters(), mcp: { tool: "review_summary", description: "Review count, average rating and breakdowns by rating, source and property." } },
+  list("/v1/reviews", "read:reviews", "ListReviews", reviewFilters(), { tool: "list_reviews", description: "Guest reviews from every platform." }),
+  get("/v1/reviews/:id", "read:reviews", "GetReview"),
+
+  list("/v1/loyalty/programs", "read:loyalty", "ListLoyaltyPrograms", { active: bool("filter.active") }),
+  list("/v1/loyalty/members", "read:loyalty", "ListLoyaltyMembers", {
+    program_id: uuid("filter.programId"),
+    guest_profile_id: uuid("filter.guestProfileId"),
+    master_profile_id: uuid("filter.masterProfileId"),
+    member_number: str("filter.memberNumber"),
+    tier: str("filter.tier"),
+    status: enumOf("filter.status", "LoyaltyMemberStatus"),
+    ...updatedSince,
+  }, { tool: "list_loyalty_members", description: "Loyalty memberships: tier, points, status." }),
+  get("/v1/loyalty/members/:id", "read:loyalty", "GetLoyaltyMember"),
+
+  list("/v1/channels", "read:resources", "ListChannels", {
+    property_id: uuid("filter.propertyId"),
+    kind: str("filter.kind"),
+    active: bool("filter.active"),
+  }),
+  list("/v1/spaces", "read:resources", "ListSpaces", {
+    property_id: uuid("filter.propertyId"),
+    kind: str("filter.kind"),
+    active: bool("filter.active"),
+    min_capacity: int("filter.minCapacity"),
+  }),
+
+  { method: "GET", path: "/v1/tables", scope: "read:tables", operation: "ListTables", envelope: "unwrap", omitNull: ["total_count"],
+    query: { ...offset, kind: enumOf("filter.kind", "TableKind"), member_type: enumOf("filter.memberType", "MemberType"), property_id: uuid("filter.propertyId") } },
+  { method: "POST", path: "/v1/tables/preview", scope: "read:tables", operation: "PreviewTable", envelope: "unwrap", omitNull: ["total_count"],
+    body: {
+      member_type: bodyParam(enumOf("memberType", "MemberType"), true),
+      filter_doc: jsonValue("filterDoc", true),
+      limit: bodyParam(int("limit")),
+      offset: bodyParam(int("offset")),
+      include_total: bodyParam(bool("includeTotal")),
+    } },
+  get("/v1/tables/:id", "read:tables", "GetTable"),
+  { method: "GET", path: "/v1/tables/:id/members", scope: "read:tables", operation: "ListTableMembers", envelope: "unwrap",
+    omitNull: ["total_count"], pathParams: byId("tableId"), query: offset },
 ];
+
+function reviewFilters(): Record<string, ParamSpec> {
+  return {
+    guest_profile_id: uuid("filter.guestProfileId"),
+    master_profile_id: uuid("filter.masterProfileId"),
+    reservation_id: uuid("filter.reservationId"),
+    property_id: uuid("filter.propertyId"),
+    source: str("filter.source"),
+    min_rating: int("filter.minRating"),
+    max_rating: int("filter.maxRating"),
+    published_from: instant("filter.publishedFrom"),
+    published_to: instant("filter.publishedTo"),
+  };
+}

@@ -1,7 +1,13 @@
 import type { GraphQLContext } from "../../context";
 import { DateScalar, DateTime, JSONScalar, UUID } from "../scalars";
+import { consentResolvers } from "./consents";
+import { engagementResolvers } from "./engagement";
 import { guestResolvers } from "./guests";
+import { loyaltyResourceResolvers } from "./loyalty-resources";
+import { masterProfileResolvers } from "./master-profiles";
 import { propertyResolvers } from "./properties";
+import { stayResolvers } from "./stays";
+import { tableResolvers } from "./tables";
 
 const viewerResolvers = {
   Query: {
@@ -19,4 +25,10 @@ export const resolvers = [
   viewerResolvers,
   propertyResolvers,
   guestResolvers,
+  masterProfileResolvers,
+  stayResolvers,
+  consentResolvers,
+  engagementResolvers,
+  loyaltyResourceResolvers,
+  tableResolvers,
 ];

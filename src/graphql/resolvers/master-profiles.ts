@@ -1,0 +1,63 @@
+// Master profiles: one per real guest, clustering guest profiles across sources and properties.
+import type { GraphQLContext } from "../../context";
+import type { Prisma } from "../../generated/prisma/client";
+import { getById, given, insensitive, keysetList, type PageArgs } from "./lists";
+
+interface MasterProfileFilter {
+  q?: string | null;
+  email?: string | null;
+  propertyId?: string | null;
+  vip?: boolean | null;
+  updatedSince?: Date | null;
+}
+
+function masterWhere(f: MasterProfileFilter): Prisma.MasterProfileWhereInput {
+  const search = f.q?.trim();
+  return {
+    ...given({
+      email: insensitive(f.email),
+      vip: f.vip,
+      updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
+      guests: f.propertyId == null ? undefined : { some: { propertyId: f.propertyId } },
+    }),
+    ...(search
+      ? {
+          OR: [
+            { givenName: { contains: search, mode: "insensitive" } },
+            { familyName: { contains: search, mode: "insensitive" } },
+            { email: { contains: search, mode: "insensitive" } },
+          ],
+        }
+      : {}),
+  };
+}
+
+const listMasterProfiles = keysetList<MasterProfileFilter, Prisma.MasterProfileGetPayload<object>>(
+  "master_profiles",
+  (db, args) => db.masterProfile.findMany(args),
+  masterWhere,
+);
+
+export const masterProfileResolvers = {
+  Query: {
+    masterProfiles: async (
+      parent: unknown,
+      args: PageArgs<MasterProfileFilter> & { includeTotal?: boolean | null },
+      ctx: GraphQLContext,
+    ) => {
+      const page = await listMasterProfiles(parent, args, ctx);
+      // The total is asked for on the first page only: later pages never carry it.
+      const totalCount =
+        args.includeTotal && !args.cursor ? await ctx.db.masterProfile.count({ where: masterWhere(args.filter ?? {}) }) : null;
+      return { ...page, totalCount };
+    },
+    masterProfile: getById("master profile", (db, id) => db.masterProfile.findUnique({ where: { id } })),
+  },
+
+  MasterProfile: {
+    guests: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.guestsByMasterProfile.load(row.id),
+    guestProfileIds: async (row: { id: string }, _: unknown, ctx: GraphQLContext) =>
+      (await ctx.loaders.guestsByMasterProfile.load(row.id)).map((g) => g.id),
+    loyaltyMemberships: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.loyaltyByMaster.load(row.id),
+  },
+};
