@@ -9,6 +9,7 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
+import { startCounting } from "./db/sql-count";
 import { buildSchema } from "./graphql/schema";
 import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
 import { prepareOperations } from "./rest/execute";
@@ -48,10 +49,20 @@ export async function createApp(services: Services): Promise<App> {
     req.log = services.logger.child({ requestId: req.id });
     res.set("X-Request-Id", req.id);
     const started = process.hrtime.bigint();
+    const sql = startCounting();
+    // The statement count goes out as a header, so it is taken just before the headers are written.
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: Response, ...args: unknown[]) {
+      if (!res.headersSent) res.setHeader("X-Sql-Statements", String(sql.statements()));
+      return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    } as typeof res.writeHead;
     res.on("finish", () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // The path only: query strings can carry personal data (an e-mail filter).
-      req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, "request");
+      req.log.info(
+        { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, sql: sql.statements() },
+        "request",
+      );
     });
     next();
   });

@@ -1,6 +1,7 @@
 // Opens the service's database: PostgreSQL at DATABASE_URL, or the embedded PGlite default. Applies
 // pending migrations, and returns Prisma clients for writes (primary) and reads (replica if set).
 import { PrismaPg } from "@prisma/adapter-pg";
+import { countQueries } from "./sql-count";
 import { PrismaClient } from "../generated/prisma/client";
 import { startEmbeddedPostgres } from "./embedded";
 import { migrate } from "./migrate";
@@ -51,7 +52,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 }
 
 export function createPrismaClient(connectionString: string, max: number): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString, max }) });
+  return countQueries(new PrismaClient({ adapter: new PrismaPg({ connectionString, max }) }));
 }
 
 /** A connection string with its password removed, for log lines. */

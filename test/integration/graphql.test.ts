@@ -31,6 +31,25 @@ describe("/graphql", () => {
     }
   });
 
+  it("batches every relation: the SQL statement count does not grow with the page size", async () => {
+    const query = `query($limit: Int) { guests(limit: $limit) { nodes { id
+      property { id } integration { id } masterProfile { id guests { id } loyaltyMemberships { id } }
+      reservations { id transactions { id } } transactions { id } consents { id } reviews { id } actions { id } loyaltyMemberships { id }
+    } } }`;
+    const statements = async (limit: number) => {
+      const res = await gql(query, A().credentials.api_key, { limit });
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.guests.nodes).toHaveLength(limit);
+      return Number(res.headers["x-sql-statements"]);
+    };
+    // Pages big enough that every relation has rows to load in both.
+    const small = await statements(15);
+    const large = await statements(40);
+    expect(large).toBe(small);
+    // One for the credential, one for the page, at most one per relation (12 relations here).
+    expect(large).toBeLessThanOrEqual(14);
+  });
+
   it("401 without a credential, 403 for partner tokens (REST only)", async () => {
     const none = await gql("{ viewer { kind } }");
     expect(none.status).toBe(401);

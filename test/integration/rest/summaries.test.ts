@@ -1,0 +1,66 @@
+// Master profile search with include_total, and the review summary.
+import { startTestApp, type TestApp } from "../../helpers/app";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+const A = () => t.manifest.groups.A;
+const get = (path: string, token = A().credentials.api_key) => t.api.get(path).set("Authorization", `Bearer ${token}`);
+
+describe("GET /v1/master-profiles include_total", () => {
+  it("the first page carries total_count, later pages never do", async () => {
+    const total = await t.db.primary.masterProfile.count({ where: { propertyGroupId: A().id } });
+    for (const flag of ["true", "1"]) {
+      const first = await get(`/v1/master-profiles?limit=2&include_total=${flag}`);
+      expect(first.body.total_count).toBe(total);
+      const second = await get(`/v1/master-profiles?limit=2&include_total=${flag}&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+      expect(second.status).toBe(200);
+      expect(second.body).not.toHaveProperty("total_count");
+    }
+    expect(await get("/v1/master-profiles?limit=2").then((r) => r.body)).not.toHaveProperty("total_count");
+  });
+
+  it("searches names and e-mail and counts the matches", async () => {
+    const master = await t.db.primary.masterProfile.findUniqueOrThrow({ where: { id: A().master_with_two_guests } });
+    const res = await get(`/v1/master-profiles?q=${encodeURIComponent(master.familyName!.toUpperCase())}&include_total=1`);
+    expect(res.body.data.map((m: { id: string }) => m.id)).toContain(master.id);
+    const expected = await t.db.primary.masterProfile.count({
+      where: { propertyGroupId: A().id, OR: [{ givenName: { contains: master.familyName!, mode: "insensitive" } }, { familyName: { contains: master.familyName!, mode: "insensitive" } }, { email: { contains: master.familyName!, mode: "insensitive" } }] },
+    });
+    expect(res.body.total_count).toBe(expected);
+    const one = await get(`/v1/master-profiles/${master.id}`);
+    expect(one.body.data.guest_profile_ids.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe("GET /v1/reviews/summary", () => {
+  it("aggregates the group's reviews consistently with the list", async () => {
+    const res = await get("/v1/reviews/summary");
+    expect(res.status).toBe(200);
+    const reviews = await t.db.primary.review.findMany({ where: { propertyGroupId: A().id } });
+    expect(res.body.count).toBe(reviews.length);
+    const mean = reviews.reduce((s, r) => s + r.rating, 0) / reviews.length;
+    expect(res.body.average_rating).toBeCloseTo(mean, 2);
+    expect(res.body.by_rating.map((r: { rating: number }) => r.rating)).toEqual([1, 2, 3, 4, 5]);
+    expect(res.body.by_rating.reduce((s: number, r: { count: number }) => s + r.count, 0)).toBe(reviews.length);
+    expect(res.body.by_source.reduce((s: number, r: { count: number }) => s + r.count, 0)).toBe(reviews.length);
+    for (const p of res.body.by_property) expect(A().properties).toContain(p.property_id);
+  });
+
+  it("honours filters and X-Property-Id", async () => {
+    const property = A().properties[0];
+    const narrowed = await get("/v1/reviews/summary").set("X-Property-Id", property);
+    const filtered = await get(`/v1/reviews/summary?property_id=${property}`);
+    const count = await t.db.primary.review.count({ where: { propertyGroupId: A().id, propertyId: property } });
+    expect(narrowed.body.count).toBe(count);
+    expect(filtered.body.count).toBe(count);
+    const high = await get("/v1/reviews/summary?min_rating=4");
+    expect(high.body.by_rating.slice(0, 3).every((r: { count: number }) => r.count === 0)).toBe(true);
+    expect((await get("/v1/reviews/summary", t.manifest.groups.B.credentials.api_key)).body.count).toBe(
+      await t.db.primary.review.count({ where: { propertyGroupId: t.manifest.groups.B.id } }),
+    );
+  });
+});

@@ -1,0 +1,138 @@
+// Tables: offset pages, members, previews and the filter document language.
+import { startTestApp, type TestApp } from "../../helpers/app";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+const A = () => t.manifest.groups.A;
+const B = () => t.manifest.groups.B;
+const auth = (token = A().credentials.api_key) => ({ Authorization: `Bearer ${token}` });
+const get = (path: string, token?: string) => t.api.get(path).set(auth(token));
+const preview = (body: unknown, token?: string) => t.api.post("/v1/tables/preview").set(auth(token)).send(body as object);
+
+async function walkOffset(path: string, body?: Record<string, unknown>) {
+  const ids: string[] = [];
+  let offset = 0;
+  let pages = 0;
+  for (;;) {
+    const res = body ? await preview({ ...body, offset }) : await get(`${path}${path.includes("?") ? "&" : "?"}offset=${offset}`);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(["data", "has_more", "next_offset"]);
+    ids.push(...res.body.data.map((r: { id?: string; member_id?: string }) => r.id ?? r.member_id));
+    pages++;
+    if (!res.body.has_more) return { ids, pages };
+    offset = res.body.next_offset;
+  }
+}
+
+describe("GET /v1/tables", () => {
+  it("offset-walks the group's tables and only those", async () => {
+    const { ids, pages } = await walkOffset("/v1/tables?limit=1");
+    expect(pages).toBe(2);
+    expect(ids.sort()).toEqual([A().tables.bound, A().tables.unbound].sort());
+    const b = await get("/v1/tables", B().credentials.api_key);
+    expect(b.body.data.map((r: { id: string }) => r.id)).not.toContain(A().tables.bound);
+  });
+
+  it("include_total adds total_count; offset clamps at 50,000 and ends the walk", async () => {
+    const res = await get("/v1/tables?limit=1&include_total=true");
+    expect(res.body.total_count).toBe(2);
+    const far = await get("/v1/tables?offset=999999");
+    expect(far.status).toBe(200);
+    expect(far.body).toEqual({ data: [], has_more: false, next_offset: 50000 });
+    expect((await get("/v1/tables?offset=-1")).status).toBe(400);
+  });
+
+  it("needs read:tables", async () => {
+    const res = await get("/v1/tables", A().credentials.api_key_limited);
+    expect(res.body).toMatchObject({ error: "forbidden", scope: "read:tables" });
+  });
+});
+
+describe("GET /v1/tables/{id}/members", () => {
+  it("walks a curated table's stored members with their guest records", async () => {
+    const stored = await t.db.primary.tableMember.findMany({ where: { tableId: A().tables.bound } });
+    const { ids, pages } = await walkOffset(`/v1/tables/${A().tables.bound}/members?limit=2`);
+    expect(pages).toBeGreaterThan(2);
+    expect(ids.sort()).toEqual(stored.map((m) => m.memberId).sort());
+    const page = await get(`/v1/tables/${A().tables.bound}/members?limit=1&include_total=1`);
+    expect(page.body.total_count).toBe(stored.length);
+    expect(page.body.data[0].guest.id).toBe(page.body.data[0].member_id);
+    expect((await get(`/v1/tables/${A().tables.bound}`)).body.data.member_count).toBe(stored.length);
+  });
+
+  it("evaluates a filter-defined table's document", async () => {
+    const table = await t.db.primary.guestTable.findUniqueOrThrow({ where: { id: A().tables.unbound } });
+    const viaMembers = await walkOffset(`/v1/tables/${table.id}/members?limit=3`);
+    const viaPreview = await walkOffset("", { member_type: table.memberType, filter_doc: table.filterDoc, limit: 3 });
+    expect(viaMembers.ids).toEqual(viaPreview.ids);
+  });
+
+  it("404 for another group's table", async () => {
+    const res = await get(`/v1/tables/${A().tables.bound}/members`, B().credentials.api_key);
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("POST /v1/tables/preview", () => {
+  it("400 invalid_request without member_type or filter_doc", async () => {
+    for (const body of [{}, { member_type: "guest_profile" }, { filter_doc: { field: "email", op: "exists", value: true } }]) {
+      const res = await preview(body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+    }
+  });
+
+  it("names the offending part of a bad filter document", async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ and: [{ field: "country_code", op: "eq", value: "GB" }, { field: "country_code", op: "like", value: "G%" }] }, /filter_doc\.and\[1\]\.op/],
+      [{ field: "shoe_size", op: "eq", value: 9 }, /filter_doc\.field: unknown field shoe_size/],
+      [{ field: "created_at", op: "gt", value: "last week" }, /filter_doc\.value/],
+      [{ or: [] }, /filter_doc\.or/],
+      [{ not: { field: "consent.email_marketing", op: "eq", value: "yes" } }, /filter_doc\.not\.value/],
+      ["everyone", /filter_doc: expected an object/],
+    ];
+    for (const [doc, detail] of cases) {
+      const res = await preview({ member_type: "guest_profile", filter_doc: doc });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("invalid_request");
+      expect(res.body.detail).toMatch(detail);
+    }
+  });
+
+  it("selects by fields, nesting and effective consent", async () => {
+    const gb = await preview({ member_type: "guest_profile", filter_doc: { field: "country_code", op: "eq", value: "gb" }, limit: 500, include_total: true });
+    const expected = await t.db.primary.guestProfile.count({ where: { propertyGroupId: A().id, countryCode: "GB" } });
+    expect(gb.body.total_count).toBe(expected);
+    expect(gb.body.data.every((m: { guest: { country_code: string } }) => m.guest.country_code === "GB")).toBe(true);
+
+    const granted = await preview({ member_type: "guest_profile", filter_doc: { field: "consent.email_marketing", op: "eq", value: "granted" }, limit: 500 });
+    const emails = granted.body.data.map((m: { guest: { email: string } }) => m.guest.email.toLowerCase());
+    expect(emails).toContain(A().consent_granted_only.contact_value);
+    expect(emails).not.toContain(A().consent_conflict.contact_value);
+
+    const notGranted = await preview({
+      member_type: "guest_profile",
+      filter_doc: { and: [{ not: { field: "consent.email_marketing", op: "eq", value: "granted" } }, { field: "email", op: "exists", value: true }] },
+      limit: 500,
+      include_total: true,
+    });
+    const all = await t.db.primary.guestProfile.count({ where: { propertyGroupId: A().id, email: { not: null } } });
+    expect(notGranted.body.total_count + granted.body.data.length).toBe(all);
+  });
+
+  it("previews master profiles and never another group's rows", async () => {
+    const res = await preview({ member_type: "master_profile", filter_doc: { field: "property_id", op: "in", value: A().properties }, limit: 500 });
+    expect(res.status).toBe(200);
+    const mine = await t.db.primary.masterProfile.findMany({ where: { propertyGroupId: A().id }, select: { id: true } });
+    const ids = res.body.data.map((m: { member_id: string }) => m.member_id);
+    expect(ids.length).toBeGreaterThan(0);
+    for (const id of ids) expect(mine.map((m) => m.id)).toContain(id);
+    const cross = await preview({ member_type: "guest_profile", filter_doc: { field: "email", op: "exists", value: true }, limit: 500 }, B().credentials.api_key);
+    const aGuests = new Set((await t.db.primary.guestProfile.findMany({ where: { propertyGroupId: A().id }, select: { id: true } })).map((g) => g.id));
+    expect(cross.body.data.filter((m: { member_id: string }) => aGuests.has(m.member_id))).toEqual([]);
+  });
+});
