@@ -159,6 +159,16 @@ export const routes: RouteSpec[] = [
     min_capacity: int("filter.minCapacity"),
   }),
 
+  { method: "GET", path: "/v1/events", scope: "read:events", operation: "ListEvents", envelope: "unwrap",
+    query: {
+      ...keyset,
+      mode: enumOf("mode", "EventMode"),
+      entity_type: enumOf("filter.entityType", "EntityType"),
+      entity_id: uuid("filter.entityId"),
+      guest_profile_id: uuid("filter.guestProfileId"),
+      master_profile_id: uuid("filter.masterProfileId"),
+    },
+    mcp: { tool: "guest_events", description: "The guest event log: mode timeline (full history, paged) or latest (newest event per entity)." } },
   { method: "GET", path: "/v1/tables", scope: "read:tables", operation: "ListTables", envelope: "unwrap", omitNull: ["total_count"],
     query: { ...offset, kind: enumOf("filter.kind", "TableKind"), member_type: enumOf("filter.memberType", "MemberType"), property_id: uuid("filter.propertyId") } },
   { method: "POST", path: "/v1/tables/preview", scope: "read:tables", operation: "PreviewTable", envelope: "unwrap", omitNull: ["total_count"],

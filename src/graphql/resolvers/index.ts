@@ -2,6 +2,7 @@ import type { GraphQLContext } from "../../context";
 import { DateScalar, DateTime, JSONScalar, UUID } from "../scalars";
 import { consentResolvers } from "./consents";
 import { engagementResolvers } from "./engagement";
+import { eventResolvers } from "./events";
 import { guestResolvers } from "./guests";
 import { loyaltyResourceResolvers } from "./loyalty-resources";
 import { masterProfileResolvers } from "./master-profiles";
@@ -31,4 +32,5 @@ export const resolvers = [
   engagementResolvers,
   loyaltyResourceResolvers,
   tableResolvers,
+  eventResolvers,
 ];
