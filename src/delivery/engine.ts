@@ -107,28 +107,40 @@ async function flushNextBinding(
   for (let n = 0; n < maxBatches && !opts.signal?.aborted; n++) {
     // The first batch claims any due binding not tried yet; later ones re-claim this one by id.
     const target = report ? { id: report.bindingId } : { exclude: [...tried] };
-    let claimed: ClaimedBinding | undefined;
-    let step: BatchStep | null;
-    try {
-      step = await prisma.$transaction(
-        async (tx) => {
-          claimed = await claimDueBinding(tx, target, now(opts));
-          if (!claimed) return null;
-          tried.add(claimed.id);
-          return flushBatch(tx, claimed, opts, report?.counts ?? zeroCounts());
-        },
-        { maxWait: 10_000, timeout: opts.transactionTimeoutMs ?? 120_000 },
-      );
-    } catch (err) {
-      if (!claimed) throw err; // the claim itself failed: the database is not usable, stop the run
-      opts.logger?.error({ err, binding: claimed.id }, "delivery batch failed unexpectedly; retried at the next poll");
-      step = { binding: claimed, outcome: "failed", toSeq: claimed.confirmedSeq, counts: zeroCounts(), more: false, error: String((err as Error)?.message ?? err) };
-    }
+    const step = await runBatch(prisma, opts, target, tried, report?.counts ?? zeroCounts());
     if (!step) return { claimed: report !== undefined, report };
     if (step.outcome !== "idle") report = mergeStep(report, step);
     if (step.outcome !== "delivered" || !step.more) break;
   }
   return { claimed: true, report };
+}
+
+/** One batch in its own transaction; null when nothing matching `target` is due (or it is locked). */
+async function runBatch(
+  prisma: PrismaClient,
+  opts: FlushOptions,
+  target: ClaimTarget,
+  tried: Set<string>,
+  countsSoFar: FlushCounts,
+): Promise<BatchStep | null> {
+  let claimed: ClaimedBinding | undefined;
+  try {
+    return await prisma.$transaction(
+      async (tx) => {
+        claimed = await claimDueBinding(tx, target, now(opts));
+        if (!claimed) return null;
+        tried.add(claimed.id);
+        return flushBatch(tx, claimed, opts, countsSoFar);
+      },
+      { maxWait: 10_000, timeout: opts.transactionTimeoutMs ?? 120_000 },
+    );
+  } catch (err) {
+    if (!claimed) throw err; // the claim itself failed: the database is not usable, stop the run
+    // Rolled back, cursor unchanged: the next poll tries this binding again.
+    opts.logger?.error({ err, binding: claimed.id }, "delivery batch failed unexpectedly");
+    const error = String((err as Error)?.message ?? err).slice(0, 300);
+    return { binding: claimed, outcome: "failed", toSeq: claimed.confirmedSeq, counts: countsSoFar, more: false, error };
+  }
 }
 
 function mergeStep(report: FlushReport | undefined, step: BatchStep): FlushReport {
@@ -152,6 +164,9 @@ function mergeStep(report: FlushReport | undefined, step: BatchStep): FlushRepor
 // Claim: the row lock that makes a batch exclusive.
 // ---------------------------------------------------------------------------------------------
 
+/** A binding by id (the next batch of the one in hand), or any due binding but these. */
+type ClaimTarget = { id: string } | { exclude: string[] };
+
 interface ClaimedBinding {
   id: string;
   propertyGroupId: string;
@@ -169,7 +184,7 @@ interface ClaimedBinding {
  * the locking statement, so they are re-checked on the row as it is once locked: a binding paused
  * (or flushed) while this call was queued behind it is not taken.
  */
-async function claimDueBinding(tx: Tx, target: { id: string } | { exclude: string[] }, at: Date): Promise<ClaimedBinding | undefined> {
+async function claimDueBinding(tx: Tx, target: ClaimTarget, at: Date): Promise<ClaimedBinding | undefined> {
   const which = "id" in target
     ? Prisma.sql`AND b.id = ${target.id}::uuid`
     : Prisma.sql`AND NOT (b.id = ANY(${target.exclude}::uuid[]))`;

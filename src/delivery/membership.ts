@@ -52,7 +52,7 @@ export function removeTableMembers(prisma: PrismaClient, input: MembershipInput)
       select: { memberId: true },
     });
     const removed = new Set(present.map((r) => r.memberId));
-    await tx.tableMember.deleteMany({ where: { tableId: input.tableId, memberId: { in: [...removed] } } });
+    if (removed.size > 0) await tx.tableMember.deleteMany({ where: { tableId: input.tableId, memberId: { in: [...removed] } } });
     return logChanges(tx, input, ids.filter((id) => removed.has(id)), "remove");
   });
 }

@@ -39,7 +39,7 @@ export interface StandIn {
   rejectEmails(emails: string[]): void;
   /** Every request waits this long before it is answered (to hold a flush's lock in tests). */
   setDelay(ms: number): void;
-  /** Forgets received operations and switches; list contents are kept. */
+  /** Forgets received operations, the request count and switches; list contents are kept. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -105,6 +105,7 @@ class StandInState {
 
   reset() {
     this.operations = [];
+    this.requests = 0;
     this.failures = [];
     this.rejected.clear();
     this.delayMs = 0;

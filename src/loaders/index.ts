@@ -64,6 +64,10 @@ export function createLoaders(db: PrismaClient) {
       (ids) => db.loyaltyMember.findMany({ where: { masterProfileId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.masterProfileId,
     ),
+    bindingsByTable: byForeignKey(
+      (ids) => db.destinationBinding.findMany({ where: { tableId: { in: ids } }, orderBy: { provider: "asc" } }),
+      (row) => row.tableId,
+    ),
     memberCountByTable: new DataLoader<string, number>(async (ids) => {
       const counts = await db.tableMember.groupBy({ by: ["tableId"], where: { tableId: { in: [...ids] } }, _count: { _all: true } });
       const byTable = new Map(counts.map((c) => [c.tableId, c._count._all]));

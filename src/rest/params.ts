@@ -11,12 +11,15 @@ export interface ParamSpec {
   /** Where the value goes in the operation's variables, e.g. "limit" or "filter.sourceId". */
   variable: string;
   parse: (raw: string, name: string) => unknown;
+  /** The value's JSON Schema, for the OpenAPI description (enum values resolved lazily). */
+  schema: () => Record<string, unknown>;
 }
 
 const ISO_INSTANT_HINT = "2026-03-14T09:30:00Z";
 
 export const int = (variable: string): ParamSpec => ({
   variable,
+  schema: () => ({ type: "integer" }),
   parse: (raw, name) => {
     if (!/^-?\d{1,9}$/.test(raw)) throw invalidRequest(`${name} must be an integer, e.g. ${name}=50; got ${JSON.stringify(raw)}`);
     return Number(raw);
@@ -25,6 +28,7 @@ export const int = (variable: string): ParamSpec => ({
 
 export const str = (variable: string): ParamSpec => ({
   variable,
+  schema: () => ({ type: "string", minLength: 1, maxLength: 512 }),
   parse: (raw, name) => {
     if (raw.length === 0 || raw.length > 512) throw invalidRequest(`${name} must be a non-empty string of at most 512 characters`);
     return raw;
@@ -33,6 +37,7 @@ export const str = (variable: string): ParamSpec => ({
 
 export const uuid = (variable: string): ParamSpec => ({
   variable,
+  schema: () => ({ type: "string", format: "uuid" }),
   parse: (raw, name) => {
     if (!isUuid(raw)) throw invalidRequest(`${name} must be a uuid, e.g. ${name}=3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${JSON.stringify(raw)}`);
     return raw.toLowerCase();
@@ -41,6 +46,7 @@ export const uuid = (variable: string): ParamSpec => ({
 
 export const instant = (variable: string): ParamSpec => ({
   variable,
+  schema: () => ({ type: "string", format: "date-time" }),
   parse: (raw, name) => {
     try {
       return parseInstant(raw).toISOString();
@@ -52,6 +58,7 @@ export const instant = (variable: string): ParamSpec => ({
 
 export const date = (variable: string): ParamSpec => ({
   variable,
+  schema: () => ({ type: "string", format: "date" }),
   parse: (raw, name) => {
     try {
       return parseDate(raw).toISOString().slice(0, 10);
@@ -63,6 +70,7 @@ export const date = (variable: string): ParamSpec => ({
 
 export const bool = (variable: string): ParamSpec => ({
   variable,
+  schema: () => ({ type: "string", enum: ["true", "false", "1", "0"] }),
   parse: (raw, name) => {
     if (raw === "true" || raw === "1") return true;
     if (raw === "false" || raw === "0") return false;
@@ -72,6 +80,7 @@ export const bool = (variable: string): ParamSpec => ({
 
 export const oneOf = (variable: string, values: readonly string[]): ParamSpec => ({
   variable,
+  schema: () => ({ type: "string", enum: [...values] }),
   parse: (raw, name) => {
     if (!values.includes(raw)) throw invalidRequest(`${name} must be one of ${values.join(", ")}; got ${JSON.stringify(raw)}`);
     return raw;
@@ -99,6 +108,7 @@ export const enumOf = (variable: string, enumName: string): ParamSpec => {
   return {
     variable,
     parse: (raw, name) => oneOf(variable, (values ??= schemaEnumValues(enumName))).parse(raw, name),
+    schema: () => ({ type: "string", enum: (values ??= schemaEnumValues(enumName)) }),
   };
 };
 
@@ -107,14 +117,25 @@ export interface BodySpec {
   variable: string;
   required?: boolean;
   parse: (value: unknown, name: string) => unknown;
+  schema: () => Record<string, unknown>;
 }
 
-export const jsonValue = (variable: string, required = false): BodySpec => ({ variable, required, parse: (v) => v });
+export const jsonValue = (variable: string, required = false): BodySpec => ({
+  variable,
+  required,
+  parse: (v) => v,
+  schema: () => ({ type: "object" }),
+});
 
 /** A body member given as the query-string parser expects (number or string, checked the same way). */
 export const bodyParam = (spec: ParamSpec, required = false): BodySpec => ({
   variable: spec.variable,
   required,
+  schema: () => {
+    const schema = spec.schema();
+    // In a JSON body, booleans and integers travel as themselves.
+    return schema.enum && schema.enum.toString() === "true,false,1,0" ? { type: "boolean" } : schema;
+  },
   parse: (value, name) => spec.parse(typeof value === "string" ? value : JSON.stringify(value), name),
 });
 

@@ -180,6 +180,10 @@ export const routes: RouteSpec[] = [
       include_total: bodyParam(bool("includeTotal")),
     } },
   get("/v1/tables/:id", "read:tables", "GetTable"),
+  { method: "POST", path: "/v1/tables/:id/destinations/:provider/pause", scope: "write:tables", operation: "PauseDestination",
+    pathParams: { id: uuid("tableId"), provider: str("provider") }, envelope: "body" },
+  { method: "POST", path: "/v1/tables/:id/destinations/:provider/resume", scope: "write:tables", operation: "ResumeDestination",
+    pathParams: { id: uuid("tableId"), provider: str("provider") }, envelope: "body" },
   { method: "GET", path: "/v1/tables/:id/members", scope: "read:tables", operation: "ListTableMembers", envelope: "unwrap",
     omitNull: ["total_count"], pathParams: byId("tableId"), query: offset },
 ];

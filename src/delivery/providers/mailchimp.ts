@@ -35,7 +35,7 @@ export function mailchimpClient(opts: ClientOptions): DestinationClient {
         email_address: m.email,
         status: "subscribed",
         status_if_new: "subscribed",
-        merge_fields: { FNAME: m.givenName ?? "", LNAME: m.familyName ?? "" },
+        merge_fields: mergeFields(m),
       })),
       update_existing: true,
     };
@@ -74,6 +74,14 @@ export function mailchimpClient(opts: ClientOptions): DestinationClient {
       return { accepted: emails.length, failed: [] };
     },
   };
+}
+
+/** Names we do not know are left out rather than sent blank, which would erase the list's copy. */
+function mergeFields(m: SubscriberInput): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (m.givenName) fields.FNAME = m.givenName;
+  if (m.familyName) fields.LNAME = m.familyName;
+  return fields;
 }
 
 /** Runs fn over items, at most `limit` at a time; the first failure stops new calls and is thrown. */

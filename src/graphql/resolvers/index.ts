@@ -1,6 +1,7 @@
 import type { GraphQLContext } from "../../context";
 import { DateScalar, DateTime, JSONScalar, UUID } from "../scalars";
 import { consentResolvers } from "./consents";
+import { destinationResolvers } from "./destinations";
 import { engagementResolvers } from "./engagement";
 import { eventResolvers } from "./events";
 import { guestResolvers } from "./guests";
@@ -33,4 +34,5 @@ export const resolvers = [
   loyaltyResourceResolvers,
   tableResolvers,
   eventResolvers,
+  destinationResolvers,
 ];

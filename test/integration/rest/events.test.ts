@@ -32,6 +32,22 @@ async function walkEvents(query: string, between?: () => Promise<void>, from: st
   return { rows, pages };
 }
 
+/**
+ * Retries until `check` passes: the timeline serves a commit once every older transaction of the
+ * PostgreSQL cluster has finished, and parallel test files keep transactions open in other databases.
+ */
+async function eventually(check: () => Promise<void>, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 /** Appends one event for a fixture guest through a connection of its own. */
 async function appendEvent(client: Client, groupId: string, guestId: string) {
   const { rows } = await client.query(
@@ -120,10 +136,12 @@ describe("GET /v1/events timeline", () => {
 
       await slow.query("COMMIT");
       // The walk that started before the commit, continued after it, sees both.
-      const rest = await walkEvents(`guest_profile_id=${guest}&limit=1`, undefined, page1.body.next_cursor);
-      const seen = [page1.body.data[0].seq, ...rest.rows.map((r) => r.seq)];
-      expect(seen).toEqual(expect.arrayContaining([early, late]));
-      expect(new Set(seen).size).toBe(seen.length);
+      await eventually(async () => {
+        const rest = await walkEvents(`guest_profile_id=${guest}&limit=1`, undefined, page1.body.next_cursor);
+        const seen = [page1.body.data[0].seq, ...rest.rows.map((r) => r.seq)];
+        expect(seen).toEqual(expect.arrayContaining([early, late]));
+        expect(new Set(seen).size).toBe(seen.length);
+      });
     } finally {
       await Promise.all([slow.end(), fast.end()]);
     }
@@ -155,10 +173,12 @@ describe("GET /v1/events timeline", () => {
       await Promise.all(writers.map((c) => c.end()));
     }
     // Once the writers are done, a fresh walk sees every row exactly once.
-    const final = await walkEvents("limit=500");
-    const finalSeqs = final.rows.map((r) => r.seq);
-    expect(new Set(finalSeqs).size).toBe(finalSeqs.length);
-    expect(finalSeqs.sort()).toEqual((await seqsOfGroup(A().id)).sort());
+    await eventually(async () => {
+      const final = await walkEvents("limit=500");
+      const finalSeqs = final.rows.map((r) => r.seq);
+      expect(new Set(finalSeqs).size).toBe(finalSeqs.length);
+      expect(finalSeqs.sort()).toEqual((await seqsOfGroup(A().id)).sort());
+    });
   });
 });
 

@@ -1,0 +1,102 @@
+// POST /v1/tables/{id}/destinations/{provider}/pause|resume (spec 3.2, 4.2, 4.3).
+import { addTableMembers } from "../../../src/delivery/membership";
+import { startTestApp, type TestApp } from "../../helpers/app";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+const A = () => t.manifest.groups.A;
+const B = () => t.manifest.groups.B;
+const post = (path: string, token = A().credentials.api_key) => t.api.post(path).set("Authorization", `Bearer ${token}`);
+const action = (op: "pause" | "resume", provider: string, table = A().tables.bound, token?: string) =>
+  post(`/v1/tables/${table}/destinations/${provider}/${op}`, token);
+
+const BINDING_FIELDS = [
+  "id", "table_id", "connection_id", "provider", "remote_list_id", "state", "confirmed_seq", "log_head", "lag",
+  "last_flush_at", "last_error", "last_flush_counts", "last_resync_run_handle", "guidance",
+].sort();
+
+describe("pause and resume", () => {
+  it.each(["mailchimp", "klaviyo"])("%s: pause → paused, resume → active, the cursor kept, both idempotent", async (provider) => {
+    const paused = await action("pause", provider);
+    expect(paused.status).toBe(200);
+    expect(Object.keys(paused.body)).toEqual(["data"]);
+    expect(Object.keys(paused.body.data).sort()).toEqual(BINDING_FIELDS);
+    expect(paused.body.data).toMatchObject({ table_id: A().tables.bound, provider, state: "paused" });
+    expect(Object.keys(paused.body.data.last_flush_counts).sort()).toEqual(
+      ["failed", "pushed", "removed", "skipped_no_consent_subscribe", "skipped_suppressed", "skipped_unresolved", "subscribed"],
+    );
+    expect(paused.body.data.guidance).toMatchObject({ consent_filter_field: "consent.email_marketing", recommends_consent_filter: true });
+
+    const again = await action("pause", provider);
+    expect(again.body.data.state).toBe("paused");
+    expect(again.body.data.confirmed_seq).toBe(paused.body.data.confirmed_seq);
+
+    const resumed = await action("resume", provider);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.data).toMatchObject({ state: "active", confirmed_seq: paused.body.data.confirmed_seq });
+    expect((await action("resume", provider)).body.data.state).toBe("active");
+  });
+
+  it("while paused, log_head grows with membership changes and lag rises; confirmed_seq stays", async () => {
+    const paused = (await action("pause", "mailchimp")).body.data;
+    const guests = await t.db.primary.guestProfile.findMany({ where: { propertyGroupId: A().id }, orderBy: { createdAt: "desc" }, take: 3 });
+    await addTableMembers(t.db.primary, { tableId: A().tables.bound, propertyGroupId: A().id, memberIds: guests.map((g) => g.id) });
+    const after = (await action("pause", "mailchimp")).body.data;
+    expect(after.confirmed_seq).toBe(paused.confirmed_seq);
+    expect(BigInt(after.log_head)).toBeGreaterThan(BigInt(paused.log_head));
+    expect(after.lag).toBe(paused.lag + (Number(BigInt(after.log_head) - BigInt(paused.log_head))));
+    expect(after.lag).toBe(Number(BigInt(after.log_head) - BigInt(after.confirmed_seq)));
+    const resumed = (await action("resume", "mailchimp")).body.data;
+    expect(resumed).toMatchObject({ state: "active", confirmed_seq: paused.confirmed_seq, lag: after.lag });
+  });
+
+  it("concurrent pause and resume calls leave one consistent state", async () => {
+    const calls = Array.from({ length: 12 }, (_, i) => action(i % 2 ? "resume" : "pause", "klaviyo"));
+    const results = await Promise.all(calls);
+    for (const r of results) expect(["active", "paused"]).toContain(r.body.data.state);
+    const row = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
+    expect(["active", "paused"]).toContain(row.state);
+    const final = (await action(row.state === "paused" ? "pause" : "resume", "klaviyo")).body.data;
+    expect(final.state).toBe(row.state);
+    expect(final.confirmed_seq).toBe(row.confirmedSeq.toString());
+  });
+
+  it("404 not_found for a table without a binding, an unknown provider, another group's table or a missing table", async () => {
+    for (const res of [
+      await action("pause", "mailchimp", A().tables.unbound),
+      await action("pause", "hubspot"),
+      await action("resume", "mailchimp", B().tables.bound),
+      await action("resume", "klaviyo", "00000000-0000-4000-8000-000000000000"),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.body.error).toBe("not_found");
+    }
+    const foreign = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: B().tables.bound, provider: "mailchimp" } });
+    expect(foreign.state).toBe("active");
+    expect((await action("pause", "mailchimp", "not-a-uuid")).status).toBe(400);
+  });
+
+  it("403 forbidden with scope write:tables for credentials that only read", async () => {
+    for (const token of [A().credentials.api_key_pinned.token, A().credentials.api_key_limited]) {
+      const res = await action("pause", "mailchimp", A().tables.bound, token);
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ error: "forbidden", scope: "write:tables" });
+    }
+    for (const token of [A().credentials.partner_token, A().credentials.session_token, A().credentials.static_token]) {
+      expect((await action("resume", "mailchimp", A().tables.bound, token)).status).toBe(200);
+    }
+    const res = await action("pause", "mailchimp", A().tables.bound, A().credentials.mcp_token);
+    expect(res.body).toMatchObject({ error: "forbidden", scope: "write:tables" });
+  });
+
+  it("GET /v1/tables/{id} shows the bindings; a GET on the action path is 405 or 404, never a change", async () => {
+    const res = await t.api.get(`/v1/tables/${A().tables.bound}`).set("Authorization", `Bearer ${A().credentials.api_key}`);
+    expect(res.body.data.bindings.map((b: { provider: string }) => b.provider).sort()).toEqual(["klaviyo", "mailchimp"]);
+    const get = await t.api.get(`/v1/tables/${A().tables.bound}/destinations/mailchimp/pause`).set("Authorization", `Bearer ${A().credentials.api_key}`);
+    expect(get.status).toBe(405);
+  });
+});
