@@ -27,6 +27,13 @@ const envSchema = z.object({
   GCS_STATIC_TOKENS: z.string().optional(),
   GCS_GRAPHQL_INTROSPECTION: z.enum(["true", "false"]).optional(),
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
+  // Passphrase that seals destination connection secrets. Unset: generated once and kept in the
+  // database (fine for the embedded demo; production should keep it outside the database).
+  GCS_DELIVERY_SECRET_KEY: z.string().min(16).optional(),
+  GCS_MAILCHIMP_BASE_URL: z.string().url().optional(),
+  GCS_KLAVIYO_BASE_URL: z.string().url().optional(),
+  GCS_DELIVERY_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
+  GCS_DELIVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(500),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -63,6 +70,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlIntrospection: e.GCS_GRAPHQL_INTROSPECTION
       ? e.GCS_GRAPHQL_INTROSPECTION === "true"
       : e.NODE_ENV !== "production",
-    deliveryWorker: e.GCS_DELIVERY_WORKER === "true",
+    delivery: {
+      worker: e.GCS_DELIVERY_WORKER === "true",
+      secretKey: e.GCS_DELIVERY_SECRET_KEY,
+      mailchimpBaseUrl: e.GCS_MAILCHIMP_BASE_URL,
+      klaviyoBaseUrl: e.GCS_KLAVIYO_BASE_URL,
+      intervalMs: e.GCS_DELIVERY_INTERVAL_MS,
+      batchSize: e.GCS_DELIVERY_BATCH_SIZE,
+    },
   };
 }

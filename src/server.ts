@@ -6,6 +6,7 @@ import { createApp } from "./app";
 import { openDatabase, redactUrl } from "./db/database";
 import { createLogger } from "./logger";
 import { createServices, type Services } from "./services";
+import { runDelivery } from "./delivery/run";
 
 export interface RunningServer {
   services: Services;
@@ -25,6 +26,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   logger.info({ database: db.embedded ? `embedded PGlite at ${config.dataDir}` : redactUrl(db.url) }, "database ready");
   const services = await createServices(config, db, logger);
   const { app, stop: stopApp } = await createApp(services);
+  const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
   const http = await new Promise<Server>((resolve) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
   });
@@ -38,6 +40,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     stop: () =>
       (stopping ??= (async () => {
         await new Promise<void>((resolve) => http.close(() => resolve()));
+        await delivery?.stop();
         await stopApp();
         await db.close();
       })()),

@@ -1,5 +1,6 @@
 // First start on the embedded database loads demo data; every embedded start prints a fresh demo
 // API key and a curl line that works. Only for the embedded default: never on a real server.
+import { deliverySecretKey } from "../delivery/run";
 import { createApiKey } from "../auth/credentials";
 import { ALL_SCOPES } from "../auth/scopes";
 import { resolveSessionKey } from "../auth/session";
@@ -14,7 +15,7 @@ export async function announceEmbeddedDemo(server: RunningServer) {
   if ((await prisma.propertyGroup.count()) === 0) {
     logger.info("first start on the embedded database: loading demo data");
     const sessionKey = await resolveSessionKey(config.session, prisma);
-    await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, progress: (line) => logger.info(line) });
+    await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, deliveryKey: await deliverySecretKey(config, prisma), progress: (line) => logger.info(line) });
   }
   const group = await prisma.propertyGroup.findFirstOrThrow({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   // One demo key at a time: the previous start's key stops working.

@@ -10,9 +10,13 @@ import { resolveSessionKey } from "../auth/session";
 import { loadFixtures } from "../fixtures";
 import { startServer } from "../server";
 import { announceEmbeddedDemo } from "./demo";
+import { createLogger } from "../logger";
+import { flushDue } from "../delivery/engine";
+import { deliverySecretKey, destinationsFromConfig, runDelivery } from "../delivery/run";
 
 const USAGE = `usage: gcs <command>
   serve                                   run the API (PORT, DATABASE_URL; embedded PGlite when unset)
+  deliver [--once]                        run only the destination delivery worker (or one pass)
   migrate                                 apply pending database migrations
   fixtures --out <file> [--seed N] [--guests N]
                                           replace the fixture tenants and write their manifest
@@ -30,6 +34,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "serve":
       return serve(config);
+    case "deliver":
+      return deliver(config, argv.slice(1));
     case "migrate":
       return withDatabase(config, false, async (db) => {
         const result = await migrate(db.url);
@@ -62,6 +68,33 @@ async function serve(config: Config): Promise<number> {
   return new Promise<number>(() => undefined); // runs until a signal
 }
 
+async function deliver(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { once: { type: "boolean", default: false } } });
+  const logger = createLogger(config.logLevel);
+  if (values.once) {
+    return withDatabase(config, true, async (db) => {
+      const reports = await flushDue(db.primary, {
+        secretKey: await deliverySecretKey(config, db.primary),
+        destinations: destinationsFromConfig(config),
+        batchSize: config.delivery.batchSize,
+        logger,
+      });
+      for (const r of reports) console.log(JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? v.toString() : v)));
+    });
+  }
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 4 });
+  const delivery = await runDelivery(config, db.primary, logger, false);
+  logger.info("delivery worker running");
+  const shutdown = async () => {
+    await delivery.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+  return new Promise<number>(() => undefined);
+}
+
 async function fixtures(config: Config, args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -73,7 +106,7 @@ async function fixtures(config: Config, args: string[]): Promise<number> {
   return withDatabase(config, true, async (db) => {
     const started = Date.now();
     const sessionKey = await resolveSessionKey(config.session, db.primary);
-    const manifest = await loadFixtures(db.primary, { seed, guests, sessionKey, progress: (line) => console.error(line) });
+    const manifest = await loadFixtures(db.primary, { seed, guests, sessionKey, deliveryKey: await deliverySecretKey(config, db.primary), progress: (line) => console.error(line) });
     const out = path.resolve(values.out!);
     writeFileSync(out, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
     console.error(`fixtures loaded in ${((Date.now() - started) / 1000).toFixed(1)}s; manifest written to ${out}`);

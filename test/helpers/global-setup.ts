@@ -1,5 +1,6 @@
 // Once per test run: start PostgreSQL 15, build a template database (migrations + fixtures), and
 // hand workers its address and the fixture manifest. Each test file then clones the template.
+import { deliverySecretKey } from "../../src/delivery/run";
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -27,6 +28,7 @@ export default async function globalSetup() {
     seed: 7,
     guests: 40,
     sessionKey: await resolveSessionKey(config.session, db.primary),
+    deliveryKey: await deliverySecretKey(config, db.primary),
     progress: () => undefined,
   });
   await db.close();

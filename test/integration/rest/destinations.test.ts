@@ -1,5 +1,9 @@
 // POST /v1/tables/{id}/destinations/{provider}/pause|resume (spec 3.2, 4.2, 4.3).
+import { randomUUID } from "node:crypto";
 import { addTableMembers } from "../../../src/delivery/membership";
+import { flushDue } from "../../../src/delivery/engine";
+import { deliverySecretKey } from "../../../src/delivery/run";
+import { startStandIn } from "../../../src/delivery/standin";
 import { startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;
@@ -98,5 +102,59 @@ describe("pause and resume", () => {
     expect(res.body.data.bindings.map((b: { provider: string }) => b.provider).sort()).toEqual(["klaviyo", "mailchimp"]);
     const get = await t.api.get(`/v1/tables/${A().tables.bound}/destinations/mailchimp/pause`).set("Authorization", `Bearer ${A().credentials.api_key}`);
     expect(get.status).toBe(405);
+  });
+
+  it("end to end: pause over REST holds deliveries back; resume delivers exactly the missed changes, once", async () => {
+    const standIn = await startStandIn();
+    try {
+      const destinations = { mailchimp: { baseUrl: standIn.url }, klaviyo: { baseUrl: standIn.url } };
+      const secretKey = await deliverySecretKey(t.services.config, t.db.primary);
+      const flush = () => flushDue(t.db.primary, { secretKey, destinations });
+      await action("resume", "mailchimp");
+      await action("resume", "klaviyo");
+      await flush(); // the fixture's backlog: catch up first
+      standIn.reset();
+
+      // Two new guests who granted e-mail marketing, one who withdrew after granting.
+      const lookup = await t.db.primary.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
+      const guests = ["granted", "granted", "withdrawn"].map((last, i) => ({ id: randomUUID(), email: `e2e.${i}.${randomUUID()}@example.org`, last }));
+      for (const g of guests) {
+        await t.db.primary.guestProfile.create({
+          data: { id: g.id, propertyGroupId: A().id, propertyId: lookup.propertyId, integrationId: lookup.integrationId, sourceId: `e2e-${g.id}`, email: g.email },
+        });
+        const statuses = g.last === "granted" ? ["granted"] : ["granted", "withdrawn"];
+        await t.db.primary.consentObservation.createMany({
+          data: statuses.map((status, k) => ({
+            id: randomUUID(), propertyGroupId: A().id, contactType: "email" as const, contactValue: g.email, purpose: "email_marketing",
+            channel: "email", status: status as "granted" | "withdrawn", source: "test", observedAt: new Date(Date.UTC(2026, 0, 1 + k)),
+          })),
+        });
+      }
+
+      const paused = (await action("pause", "mailchimp")).body.data;
+      await addTableMembers(t.db.primary, { tableId: A().tables.bound, propertyGroupId: A().id, memberIds: guests.map((g) => g.id) });
+      await flush();
+      const toMailchimp = () => standIn.received().filter((r) => r.provider === "mailchimp");
+      expect(toMailchimp()).toEqual([]);
+      const klaviyo = standIn.received().filter((r) => r.provider === "klaviyo").map((r) => r.email).sort();
+      expect(klaviyo).toEqual([guests[0].email, guests[1].email].sort());
+      const stillPaused = (await action("pause", "mailchimp")).body.data;
+      expect(stillPaused.confirmed_seq).toBe(paused.confirmed_seq);
+      expect(stillPaused.lag).toBeGreaterThan(0);
+
+      const resumed = (await action("resume", "mailchimp")).body.data;
+      expect(resumed).toMatchObject({ state: "active", confirmed_seq: paused.confirmed_seq });
+      await flush();
+      await flush();
+      expect(toMailchimp().map((r) => ({ op: r.op, email: r.email })).sort((a, b) => a.email.localeCompare(b.email))).toEqual(
+        [guests[0], guests[1]].map((g) => ({ op: "subscribe", email: g.email })).sort((a, b) => a.email.localeCompare(b.email)),
+      );
+      const done = (await action("resume", "mailchimp")).body.data;
+      expect(done.lag).toBe(0);
+      expect(done.last_flush_counts.skipped_suppressed).toBe(1);
+      expect(done.last_flush_counts.subscribed).toBe(2);
+    } finally {
+      await standIn.close();
+    }
   });
 });
