@@ -1,11 +1,11 @@
 // The one write path for table membership: `table_members` (the current set) and
 // `table_membership_changes` (the log delivery reads) change together, in one transaction.
 //
-// Why the table row is locked: change seqs come from a sequence, and sequence values commit out of
-// order. If two writers of one table interleaved, the engine could confirm seq 11 before seq 10
-// commits and never deliver 10. Holding the table row (FOR NO KEY UPDATE) while taking seqs makes
-// each table's log commit in seq order, so a reader always sees a gap-free prefix. Any other writer
-// of table_membership_changes must take the same lock.
+// Why the table row is locked: each table's log is numbered 1, 2, 3 … (next seq = head + 1), and the
+// engine confirms positions in it. Holding the table row (FOR NO KEY UPDATE) while numbering makes
+// two writers of one table take turns, so seqs are unique, gap-free and commit in order: the engine
+// can never confirm 11 before 10 is visible. Any other writer of table_membership_changes must take
+// the same lock.
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
 
 type Tx = Prisma.TransactionClient;
@@ -78,12 +78,12 @@ async function assertMembersExist(tx: Tx, groupId: string, memberType: string, i
 async function logChanges(tx: Tx, input: MembershipInput, memberIds: string[], op: "add" | "remove"): Promise<MembershipResult> {
   if (memberIds.length === 0) return { changed: [], lastSeq: null };
   const base = { tableId: input.tableId, propertyGroupId: input.propertyGroupId, op };
-  const rows = await tx.tableMembershipChange.createManyAndReturn({
-    data: memberIds.map((memberId) => ({ ...base, memberId })),
-    select: { seq: true },
+  const head = await tx.tableMembershipChange.aggregate({ where: { tableId: input.tableId }, _max: { seq: true } });
+  const first = (head._max.seq ?? 0n) + 1n;
+  await tx.tableMembershipChange.createMany({
+    data: memberIds.map((memberId, i) => ({ ...base, memberId, seq: first + BigInt(i) })),
   });
-  const lastSeq = rows.reduce((max, r) => (r.seq > max ? r.seq : max), rows[0].seq);
-  return { changed: memberIds, lastSeq };
+  return { changed: memberIds, lastSeq: first + BigInt(memberIds.length - 1) };
 }
 
 const unique = (ids: readonly string[]) => [...new Set(ids)];

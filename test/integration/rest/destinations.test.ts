@@ -48,12 +48,15 @@ describe("pause and resume", () => {
   it("while paused, log_head grows with membership changes and lag rises; confirmed_seq stays", async () => {
     const paused = (await action("pause", "mailchimp")).body.data;
     const guests = await t.db.primary.guestProfile.findMany({ where: { propertyGroupId: A().id }, orderBy: { createdAt: "desc" }, take: 3 });
-    await addTableMembers(t.db.primary, { tableId: A().tables.bound, propertyGroupId: A().id, memberIds: guests.map((g) => g.id) });
+    const added = await addTableMembers(t.db.primary, { tableId: A().tables.bound, propertyGroupId: A().id, memberIds: guests.map((g) => g.id) });
+    expect(added.changed.length).toBeGreaterThan(0);
     const after = (await action("pause", "mailchimp")).body.data;
     expect(after.confirmed_seq).toBe(paused.confirmed_seq);
     expect(BigInt(after.log_head)).toBeGreaterThan(BigInt(paused.log_head));
     expect(after.lag).toBe(paused.lag + (Number(BigInt(after.log_head) - BigInt(paused.log_head))));
     expect(after.lag).toBe(Number(BigInt(after.log_head) - BigInt(after.confirmed_seq)));
+    // Positions are per table, so lag counts exactly the changes not yet delivered.
+    expect(after.lag - paused.lag).toBe(added.changed.length);
     const resumed = (await action("resume", "mailchimp")).body.data;
     expect(resumed).toMatchObject({ state: "active", confirmed_seq: paused.confirmed_seq, lag: after.lag });
   });
