@@ -91,6 +91,27 @@ describe("authentication", () => {
   });
 });
 
+describe("static tokens from configuration", () => {
+  it("registers GCS_STATIC_TOKENS at start: the token works, with its group and scopes", async () => {
+    const token = "ops-dashboard-token-0123456789abcdef";
+    const B = t.manifest.groups.B;
+    const configured = await startTestApp({
+      GCS_STATIC_TOKENS: JSON.stringify([{ name: "ops dashboard", token, property_group_id: B.id, scopes: ["read:properties"] }]),
+    });
+    try {
+      const res = await configured.api.get("/v1/properties").set(bearer(token));
+      expect(res.status).toBe(200);
+      expect(res.body.data.map((p: { id: string }) => p.id).sort()).toEqual([...B.properties].sort());
+      const denied = await configured.api.get("/v1/guests").set(bearer(token));
+      expect(denied.body).toMatchObject({ error: "forbidden", scope: "read:guests" });
+      const stored = await configured.db.primary.staticToken.findMany({ where: { name: "ops dashboard" } });
+      expect(JSON.stringify(stored)).not.toContain(token);
+    } finally {
+      await configured.close();
+    }
+  });
+});
+
 describe("X-Property-Id", () => {
   const A = () => t.manifest.groups.A;
 
