@@ -29,7 +29,8 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   };
 }
 
-function freePort(): Promise<number> {
+/** A port the OS has just handed out on loopback (free at that moment). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once("error", reject);

@@ -2,9 +2,9 @@
 // Runs the server as the `postgres` user when the tests run as root (PostgreSQL refuses root).
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, chmodSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "../../src/db/embedded";
 
 const PG_BIN = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"].find((d) =>
   existsSync(path.join(d, "initdb")),
@@ -48,15 +48,4 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       }
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
