@@ -12,6 +12,7 @@ import { invalidRequest } from "../graphql/errors";
 import { parseDate, parseInstant } from "../graphql/scalars";
 import { isUuid } from "../auth/scope";
 import { effectiveConsent, type ConsentStatus } from "../consent/precedence";
+import { escapeLike } from "../db/like";
 
 export type MemberType = "guest_profile" | "master_profile";
 type FieldType = "string" | "uuid" | "date" | "instant" | "boolean" | "consent";
@@ -195,19 +196,21 @@ function scalar(type: FieldType, value: unknown, at: string): unknown {
 
 function columnWhere(column: string, type: FieldType, op: string, value: unknown): Where {
   const text = type === "string" ? { mode: "insensitive" as const } : {};
+  // Insensitive equals/contains/startsWith are ILIKE patterns: escape their wildcards.
+  const literal = typeof value === "string" && type === "string" ? escapeLike(value) : value;
   switch (op) {
     case "eq":
-      return { [column]: { equals: value, ...text } };
+      return { [column]: { equals: literal, ...text } };
     case "neq":
-      return { NOT: { [column]: { equals: value, ...text } } };
+      return { NOT: { [column]: { equals: literal, ...text } } };
     case "in":
       return { [column]: { in: value, ...text } };
     case "not_in":
       return { NOT: { [column]: { in: value, ...text } } };
     case "contains":
-      return { [column]: { contains: value, mode: "insensitive" } };
+      return { [column]: { contains: literal, mode: "insensitive" } };
     case "starts_with":
-      return { [column]: { startsWith: value, mode: "insensitive" } };
+      return { [column]: { startsWith: literal, mode: "insensitive" } };
     case "exists":
       return value ? { [column]: { not: null } } : { [column]: null };
     default: // gt, gte, lt, lte

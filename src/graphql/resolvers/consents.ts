@@ -3,7 +3,7 @@ import type { GraphQLContext } from "../../context";
 import type { Prisma } from "../../generated/prisma/client";
 import { effectiveConsent } from "../../consent/precedence";
 import { keysetPage } from "../../pagination/keyset";
-import { given, guestIdsOfMaster, keysetList, range, type PageArgs } from "./lists";
+import { given, guestIdsOfMaster, insensitive, keysetList, range, type PageArgs } from "./lists";
 
 interface ConsentFilter {
   guestProfileId?: string | null;
@@ -28,7 +28,7 @@ async function consentWhere(f: ConsentFilter, ctx: GraphQLContext): Promise<Pris
   const ofMaster = await guestIdsOfMaster(ctx, f.masterProfileId);
   return {
     ...given({
-      contactValue: f.contactValue == null ? undefined : { equals: f.contactValue.trim(), mode: "insensitive" },
+      contactValue: insensitive(f.contactValue?.trim()),
       purpose: f.purpose,
       status: f.status,
       propertyId: f.propertyId,

@@ -4,6 +4,7 @@ import type { GraphQLContext } from "../../context";
 import type { PrismaClient } from "../../generated/prisma/client";
 import { byCreatedAt, keysetPage } from "../../pagination/keyset";
 import { apiError, notFound } from "../errors";
+import { escapeLike } from "../../db/like";
 
 export interface PageArgs<F> {
   filter?: F | null;
@@ -70,4 +71,7 @@ export async function guestIdsOfMaster(ctx: GraphQLContext, masterProfileId: str
 
 /** Case-insensitive equality, for e-mail addresses and other natural keys typed by people. */
 export const insensitive = (value: string | null | undefined) =>
-  value == null ? undefined : { equals: value, mode: "insensitive" as const };
+  value == null ? undefined : { equals: escapeLike(value), mode: "insensitive" as const };
+
+/** Case-insensitive substring match. */
+export const containsInsensitive = (value: string) => ({ contains: escapeLike(value), mode: "insensitive" as const });

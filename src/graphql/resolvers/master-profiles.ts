@@ -1,7 +1,7 @@
 // Master profiles: one per real guest, clustering guest profiles across sources and properties.
 import type { GraphQLContext } from "../../context";
 import type { Prisma } from "../../generated/prisma/client";
-import { getById, given, insensitive, keysetList, type PageArgs } from "./lists";
+import { containsInsensitive, getById, given, insensitive, keysetList, type PageArgs } from "./lists";
 
 interface MasterProfileFilter {
   q?: string | null;
@@ -23,9 +23,9 @@ function masterWhere(f: MasterProfileFilter): Prisma.MasterProfileWhereInput {
     ...(search
       ? {
           OR: [
-            { givenName: { contains: search, mode: "insensitive" } },
-            { familyName: { contains: search, mode: "insensitive" } },
-            { email: { contains: search, mode: "insensitive" } },
+            { givenName: containsInsensitive(search) },
+            { familyName: containsInsensitive(search) },
+            { email: containsInsensitive(search) },
           ],
         }
       : {}),

@@ -60,6 +60,24 @@ describe("GET /v1/guests", () => {
     expect(miss.body).toEqual({ data: [], next_cursor: null, has_more: false });
   });
 
+  it("matches e-mail addresses literally: LIKE wildcards are not patterns", async () => {
+    const guest = await t.db.primary.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
+    const exact = await get(`/v1/guests?email=${encodeURIComponent(guest.email!.toUpperCase())}`);
+    expect(exact.body.data.map((g: { id: string }) => g.id)).toContain(guest.id);
+    for (const pattern of ["%", "_%", guest.email!.replace(/^./, "_")]) {
+      const res = await get(`/v1/guests?email=${encodeURIComponent(pattern)}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual([]);
+    }
+    const search = await get("/v1/master-profiles?q=%25&include_total=1");
+    expect(search.body.total_count).toBe(0);
+    const preview = await t.api
+      .post("/v1/tables/preview")
+      .set("Authorization", `Bearer ${A().credentials.api_key}`)
+      .send({ member_type: "guest_profile", filter_doc: { field: "email", op: "contains", value: "%" }, include_total: true });
+    expect(preview.body.total_count).toBe(0);
+  });
+
   it("400 'source_id requires integration_id' for a source_id alone", async () => {
     const res = await get("/v1/guests?source_id=abc");
     expect(res.status).toBe(400);
