@@ -2,10 +2,10 @@
 // no HTTP hop, no second authentication. Operation documents are parsed and validated once.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import {
   GraphQLError,
   Kind,
-  execute,
   parse,
   validate,
   visit,
@@ -36,7 +36,9 @@ export function prepareOperations(schema: GraphQLSchema): PreparedOperations {
   const prepared: PreparedOperations = new Map();
   for (const def of all.definitions) {
     if (def.kind !== Kind.OPERATION_DEFINITION || !def.name) continue;
-    prepared.set(def.name.value, { kind: Kind.DOCUMENT, definitions: [def, ...fragmentsUsedBy(def, fragments)] });
+    const document: DocumentNode = { kind: Kind.DOCUMENT, definitions: [def, ...fragmentsUsedBy(def, fragments)] };
+    compile(schema, document);
+    prepared.set(def.name.value, document);
   }
   return prepared;
 }
@@ -57,6 +59,21 @@ function fragmentsUsedBy(op: OperationDefinitionNode, fragments: Map<string, Fra
   return [...used.values()];
 }
 
+// REST runs a fixed set of operations, so each is compiled once (graphql-jit) into a function that
+// resolves exactly its selection: no per-request parsing, validation or generic field walking.
+const compiled = new WeakMap<DocumentNode, CompiledQuery>();
+
+function compile(schema: GraphQLSchema, document: DocumentNode): CompiledQuery {
+  let query = compiled.get(document);
+  if (!query) {
+    const result = compileQuery(schema, document);
+    if (!isCompiledQuery(result)) throw new Error(`cannot compile REST operation: ${result.errors?.map((e) => e.message).join("; ")}`);
+    query = result;
+    compiled.set(document, query);
+  }
+  return query;
+}
+
 /** Executes and returns `data`, or throws the first error (coded errors pass through unchanged). */
 export async function runOperation(
   schema: GraphQLSchema,
@@ -64,7 +81,7 @@ export async function runOperation(
   variables: Record<string, unknown>,
   context: GraphQLContext,
 ): Promise<Record<string, unknown>> {
-  const result = await execute({ schema, document, variableValues: variables, contextValue: context });
+  const result = await compile(schema, document).query(undefined, context, variables);
   const first = result.errors?.[0];
   if (first) {
     // No data at all means the request never ran: variables did not coerce (bad input).
