@@ -15,6 +15,8 @@ import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
 import { prepareOperations } from "./rest/execute";
 import { createRestRouter } from "./rest/router";
 import { mcpHandler } from "./mcp/server";
+import { mountOpenApi } from "./openapi";
+import { validationRules } from "./graphql/limits";
 import { sendError } from "./rest/respond";
 import type { Logger } from "./logger";
 import type { Services } from "./services";
@@ -83,6 +85,7 @@ export async function createApp(services: Services): Promise<App> {
   const apollo = new ApolloServer({
     schema,
     introspection: services.config.graphqlIntrospection,
+    validationRules: validationRules(services.config),
     includeStacktraceInErrorResponses: false,
     plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()],
     formatError: (formatted, error) => maskUnexpected(formatted, error, services.logger),
@@ -106,6 +109,7 @@ export async function createApp(services: Services): Promise<App> {
   app.use("/v1", express.json({ limit: "256kb" }));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
   app.post("/mcp", express.json({ limit: "256kb" }), mcpHandler(services, schema, operations));
+  mountOpenApi(app); // GET /openapi.json and GET /docs
 
   app.use((req, res) => {
     res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}` });

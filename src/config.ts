@@ -26,6 +26,9 @@ const envSchema = z.object({
   // JSON array of { name, token, property_group_id, scopes }.
   GCS_STATIC_TOKENS: z.string().optional(),
   GCS_GRAPHQL_INTROSPECTION: z.enum(["true", "false"]).optional(),
+  // Bounds on one /graphql operation (src/graphql/limits.ts): nesting depth and estimated cost.
+  GCS_GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
+  GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(10_000),
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
   // Passphrase that seals destination connection secrets. Unset: generated once and kept in the
   // database (fine for the embedded demo; production should keep it outside the database).
@@ -70,6 +73,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlIntrospection: e.GCS_GRAPHQL_INTROSPECTION
       ? e.GCS_GRAPHQL_INTROSPECTION === "true"
       : e.NODE_ENV !== "production",
+    graphqlMaxDepth: e.GCS_GRAPHQL_MAX_DEPTH,
+    graphqlMaxCost: e.GCS_GRAPHQL_MAX_COST,
     delivery: {
       worker: e.GCS_DELIVERY_WORKER === "true",
       secretKey: e.GCS_DELIVERY_SECRET_KEY,

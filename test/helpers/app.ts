@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
 import request from "supertest";
+import { validated } from "./openapi-validate";
 import { createApp, type App } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { openDatabase, type Database } from "../../src/db/database";
@@ -52,7 +53,7 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
   const services = await createServices(config, db, logger ?? createLogger(config.logLevel));
   const app: App = await createApp(services);
   return {
-    api: request(app.app),
+    api: validated(request(app.app)), // every response is checked against openapi.yaml
     services,
     db,
     manifest: loadManifest(),

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { FixtureManifest } from "../../src/fixtures";
+import { contract } from "../helpers/openapi-validate";
 
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -61,6 +62,7 @@ afterAll(async () => {
 
 const get = async (p: string, token: string) => {
   const res = await fetch(base + p, { headers: { Authorization: `Bearer ${token}` } });
+  await contract().assertFetch("GET", p, res); // the same contract check as every supertest response
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: res.status, body: (await res.json()) as any };
 };

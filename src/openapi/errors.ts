@@ -1,0 +1,123 @@
+// Error responses of the document, derived from ERROR_STATUS (src/graphql/errors.ts): each status
+// lists exactly the codes that map to it, so a new code shows up here by itself.
+import { ERROR_STATUS, type ErrorCode } from "../graphql/errors";
+import type { JsonSchema } from "./selection-schema";
+
+export const ERROR_SCHEMA: JsonSchema = {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: { type: "string", description: "Machine-readable error code." },
+    scope: { type: "string", description: "The scope that was required, present when the error is a scope failure." },
+    detail: { type: "string", description: "Human-readable detail; for a bad parameter it names the parameter and shows a valid example." },
+  },
+  additionalProperties: false,
+};
+
+/** Response components by status; per-route 403s are built by `forbiddenResponse`. */
+const RESPONSES: Record<number, { name: string; when: string; example: Record<string, string> }> = {
+  400: {
+    name: "BadRequest",
+    when:
+      "`invalid_request`: a bad parameter type or value, an unknown query parameter or body member, a malformed JSON body, " +
+      "or an `X-Property-Id` that is not a uuid. `invalid_cursor`: the cursor was altered, is not ours, or belongs to " +
+      "another group, list or filter set; restart from page one. `source_id requires integration_id`: a `source_id` " +
+      "filter without `integration_id`.",
+    example: { error: "invalid_request", detail: "limit must be an integer from 1 to 500 (larger values are clamped), e.g. limit=50" },
+  },
+  401: {
+    name: "Unauthorized",
+    when: "`unauthorized`: the bearer credential is missing, unknown, revoked or expired, or a session is badly signed.",
+    example: { error: "unauthorized", detail: "send Authorization: Bearer <token>" },
+  },
+  404: {
+    name: "NotFound",
+    when: "`not_found`: no such resource in the caller's scope (missing, or another group's).",
+    example: { error: "not_found", detail: "no guest 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f in scope" },
+  },
+  413: {
+    name: "PayloadTooLarge",
+    when: "`payload_too_large`: the body is over 256 KB.",
+    example: { error: "payload_too_large", detail: "request body is too large" },
+  },
+  500: {
+    name: "InternalError",
+    when: "`internal_error`: a fault of the service. The body carries no internals; `X-Request-Id` finds the cause in the log. Retry later.",
+    example: { error: "internal_error", detail: "unexpected server fault; retry later" },
+  },
+  503: {
+    name: "ServiceUnavailable",
+    when: "`service_unavailable`: the database is not reachable.",
+    example: { error: "service_unavailable", detail: "database not reachable" },
+  },
+};
+
+export function codesFor(status: number): ErrorCode[] {
+  return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status);
+}
+
+/** The Error component narrowed to some codes. */
+export function errorSchema(codes: readonly string[]): JsonSchema {
+  return { type: "object", allOf: [{ $ref: "#/components/schemas/Error" }], properties: { error: { type: "string", enum: [...codes] } } };
+}
+
+export const COMMON_HEADERS = {
+  "X-Request-Id": { $ref: "#/components/headers/XRequestId" },
+  "X-Sql-Statements": { $ref: "#/components/headers/XSqlStatements" },
+};
+
+export const HEADER_COMPONENTS = {
+  XRequestId: {
+    description: "The request id, echoed from the request's `X-Request-Id` (1–128 of `A-Z a-z 0-9 _ . : -`) or generated; it finds the request in the logs.",
+    required: true,
+    schema: { type: "string", minLength: 1, maxLength: 128 },
+  },
+  XSqlStatements: {
+    description: "How many database statements the request issued.",
+    required: true,
+    schema: { type: "integer", minimum: 0 },
+  },
+  WWWAuthenticate: {
+    description: "The authentication scheme: `Bearer`.",
+    required: true,
+    schema: { type: "string" },
+  },
+};
+
+function errorResponse(codes: readonly string[], description: string, example: Record<string, string>, extraHeaders = {}) {
+  return {
+    description,
+    headers: { ...COMMON_HEADERS, ...extraHeaders },
+    content: { "application/json": { schema: errorSchema(codes), example } },
+  };
+}
+
+export function errorResponseComponents(): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, r] of Object.entries(RESPONSES)) {
+    const extra = Number(status) === 401 ? { "WWW-Authenticate": { $ref: "#/components/headers/WWWAuthenticate" } } : {};
+    out[r.name] = errorResponse(codesFor(Number(status)), r.when, r.example, extra);
+  }
+  return out;
+}
+
+export const errorRef = (status: number) => ({ $ref: `#/components/responses/${RESPONSES[status].name}` });
+
+/**
+ * A route's 403: only the codes /v1 can answer (mcp_oauth_required is /mcp's), session_required
+ * where the route needs a session, and the route's own scope in the example.
+ */
+export function forbiddenResponse(scope: string, sessionOnly: boolean) {
+  const when = [
+    `\`forbidden\` with \`scope: ${scope}\`: the credential lacks the scope; also an MCP connector token on \`/v1\`.`,
+    "`forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token.",
+    "`tenant_not_provisioned`: the session's organisation has no property group yet.",
+    sessionOnly ? "`session_required`: this route needs a signed-in web-app session; API keys and partner tokens cannot use it." : "",
+  ];
+  const codes = ["forbidden", "tenant_not_provisioned", ...(sessionOnly ? ["session_required"] : [])];
+  return errorResponse(codes, when.filter(Boolean).join(" "), {
+    error: "forbidden",
+    scope,
+    detail: `this credential lacks the scope ${scope}`,
+  });
+}

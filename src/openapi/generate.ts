@@ -1,0 +1,274 @@
+// Builds the OpenAPI 3.1 document from the code, so it cannot drift: paths, parameters and scopes
+// from the route table (src/rest/routes.ts), response schemas from each route's GraphQL operation
+// walked against schema.graphql, error statuses from ERROR_STATUS. Only prose is hand-written
+// (descriptions.ts). Missing prose never breaks the service: it is collected in `gaps`, which a
+// unit test requires to be empty.
+import {
+  buildASTSchema,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  Kind,
+  parse,
+  typeFromAST,
+  type FragmentDefinitionNode,
+  type GraphQLInputType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
+import { loadTypeDefs } from "../graphql/schema-source";
+import { prepareOperations } from "../rest/execute";
+import type { BodySpec, ParamSpec } from "../rest/params";
+import { routes, type RouteSpec } from "../rest/routes";
+import { API_VERSION, ENVELOPE_MEMBERS, INFO_DESCRIPTION, PARAMETERS, RECORDS, ROUTES, TAGS, type RouteProse } from "./descriptions";
+import { COMMON_HEADERS, ERROR_SCHEMA, HEADER_COMPONENTS, errorRef, errorResponseComponents, forbiddenResponse } from "./errors";
+import { Components, componentName, fieldsOf, objectSchema, omitNullMembers, type JsonSchema, type WalkContext } from "./selection-schema";
+import { serviceOperations } from "./service-routes";
+
+export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, OperationObject>> };
+export type OperationObject = Record<string, unknown> & { responses: Record<string, unknown> };
+
+export interface Generated {
+  document: OpenApiDocument;
+  /** Prose that is missing and names that clash: empty when the document is complete. */
+  gaps: string[];
+}
+
+/** `/v1/guests/:id` → `/v1/guests/{id}` */
+export const openApiPath = (expressPath: string) => expressPath.replace(/:(\w+)/g, "{$1}");
+
+export const routeKey = (route: Pick<RouteSpec, "method" | "path">) => `${route.method} ${openApiPath(route.path)}`;
+
+export function generateOpenApi(): Generated {
+  const schema = buildASTSchema(parse(loadTypeDefs()));
+  const operations = prepareOperations(schema);
+  const gaps: string[] = [];
+  const components = new Components((name, shape) => RECORDS[name] ?? pageDescription(shape));
+  const paths: OpenApiDocument["paths"] = {};
+
+  for (const route of routes) {
+    const document = operations.get(route.operation);
+    if (!document) throw new Error(`route ${routeKey(route)} names unknown operation ${route.operation}`);
+    const op = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
+    const fragments = new Map(
+      document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]),
+    );
+    const walk: WalkContext = { fragments, components, envelopeMember: (name) => ENVELOPE_MEMBERS[name] };
+    const prose = ROUTES[routeKey(route)] ?? missingRoute(route, gaps);
+    (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = routeOperation(route, prose, schema, op, walk, gaps);
+  }
+  for (const [path, methods] of Object.entries(serviceOperations())) paths[path] = methods;
+
+  for (const name of components.schemas.keys()) if (!components.schemas.get(name)!.description) gaps.push(`record ${name}: no description`);
+  gaps.push(...components.clashes);
+  const schemas = Object.fromEntries([...components.schemas.entries(), ["Error", { description: RECORDS.Error, ...ERROR_SCHEMA }]].sort(([a], [b]) => (a < b ? -1 : 1)));
+
+  return {
+    gaps,
+    document: {
+      openapi: "3.1.0",
+      info: {
+        title: "Guest Context Service API",
+        version: API_VERSION,
+        summary: "Read-only guest data for hotel and restaurant groups.",
+        description: INFO_DESCRIPTION,
+        license: { name: "UNLICENSED" },
+      },
+      // Relative: the document is served by the service it describes (GET /openapi.json).
+      servers: [{ url: "/", description: "The address this document is served from." }],
+      tags: TAGS,
+      paths,
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: "http",
+            scheme: "bearer",
+            description:
+              "A personal API key (`gcs_…`), a partner access token (`gcsp_…`), a web-app session JWT or a static token. " +
+              "Each route names the scope it needs in `x-required-scope`.",
+          },
+        },
+        parameters: {
+          PropertyId: {
+            name: "X-Property-Id",
+            in: "header",
+            required: false,
+            description:
+              "Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the " +
+              "group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.",
+            schema: { type: "string", format: "uuid" },
+          },
+          RequestId: {
+            name: "X-Request-Id",
+            in: "header",
+            required: false,
+            description: "Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.",
+            schema: { type: "string" },
+          },
+        },
+        headers: HEADER_COMPONENTS,
+        responses: errorResponseComponents(),
+        schemas,
+      },
+    },
+  };
+}
+
+function missingRoute(route: RouteSpec, gaps: string[]): RouteProse {
+  gaps.push(`route ${routeKey(route)}: no prose in descriptions.ts`);
+  return { tag: "Undocumented", summary: routeKey(route), description: routeKey(route), response: "OK" };
+}
+
+function routeOperation(
+  route: RouteSpec,
+  prose: RouteProse,
+  schema: GraphQLSchema,
+  op: OperationDefinitionNode,
+  walk: WalkContext,
+  gaps: string[],
+): OperationObject {
+  const operation: OperationObject = {
+    operationId: route.operation.charAt(0).toLowerCase() + route.operation.slice(1),
+    summary: prose.summary,
+    description: `${prose.description}\n\nRequires the scope \`${route.scope}\`.`,
+    tags: [prose.tag],
+    "x-required-scope": route.scope,
+    security: [{ bearerAuth: [] }],
+    parameters: [
+      ...parameters("path", route.pathParams, route, prose, schema, op, gaps),
+      ...parameters("query", route.query, route, prose, schema, op, gaps),
+      { $ref: "#/components/parameters/PropertyId" },
+      { $ref: "#/components/parameters/RequestId" },
+    ],
+    responses: {},
+  };
+  if (route.body) operation.requestBody = requestBody(route.body, route, prose, schema, op, gaps);
+  const examples = prose.examples && { examples: prose.examples };
+  operation.responses = {
+    "200": {
+      description: prose.response,
+      headers: COMMON_HEADERS,
+      content: { "application/json": { schema: responseSchema(route, schema, op, walk), ...examples } },
+    },
+    "400": errorRef(400),
+    "401": errorRef(401),
+    "403": forbiddenResponse(route.scope, prose.sessionOnly === true),
+    ...(route.pathParams ? { "404": errorRef(404) } : {}),
+    ...(route.method === "POST" ? { "413": errorRef(413) } : {}),
+    "500": errorRef(500),
+  };
+  return operation;
+}
+
+/** The 200 body: the operation's data (`envelope: body`) or its single root field (`unwrap`). */
+function responseSchema(route: RouteSpec, schema: GraphQLSchema, op: OperationDefinitionNode, walk: WalkContext): JsonSchema {
+  const root = schema.getRootType(op.operation)!;
+  if (route.envelope === "body") return omitNullMembers(objectSchema(root, op.selectionSet, walk), route.omitNull);
+  const [node] = fieldsOf(op.selectionSet, walk.fragments);
+  const type = getNamedType(root.getFields()[node.name.value].type) as GraphQLObjectType;
+  const body = omitNullMembers(objectSchema(type, node.selectionSet!, walk), route.omitNull);
+  return walk.components.ref(componentName(type, node.selectionSet!), body);
+}
+
+function parameters(
+  location: "path" | "query",
+  specs: Record<string, ParamSpec> | undefined,
+  route: RouteSpec,
+  prose: RouteProse,
+  schema: GraphQLSchema,
+  op: OperationDefinitionNode,
+  gaps: string[],
+) {
+  return Object.entries(specs ?? {}).map(([name, spec]) => ({
+    name,
+    in: location,
+    required: location === "path",
+    description: parameterDescription(name, route, prose, inputOf(schema, op, spec.variable), gaps),
+    schema: parameterSchema(name, spec.schema(), inputOf(schema, op, spec.variable)?.type),
+  }));
+}
+
+function requestBody(
+  specs: Record<string, BodySpec>,
+  route: RouteSpec,
+  prose: RouteProse,
+  schema: GraphQLSchema,
+  op: OperationDefinitionNode,
+  gaps: string[],
+) {
+  const properties: Record<string, JsonSchema> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const input = inputOf(schema, op, spec.variable);
+    properties[name] = { description: parameterDescription(name, route, prose, input, gaps), ...parameterSchema(name, spec.schema(), input?.type) };
+  }
+  const required = Object.entries(specs).filter(([, s]) => s.required).map(([n]) => n);
+  return {
+    required: required.length > 0,
+    content: {
+      "application/json": {
+        // Unknown members are a 400, so the body is closed.
+        schema: { type: "object", required, properties, additionalProperties: false },
+      },
+    },
+  };
+}
+
+function parameterDescription(
+  name: string,
+  route: RouteSpec,
+  prose: RouteProse,
+  input: { description?: string } | undefined,
+  gaps: string[],
+): string {
+  const text = prose.parameters?.[name] ?? PARAMETERS[name]?.description ?? input?.description;
+  if (!text) gaps.push(`parameter ${name} of ${routeKey(route)}: no description`);
+  return text ?? name;
+}
+
+/**
+ * The parser's schema, with the business-rule bounds and defaults of descriptions.ts, and deprecated
+ * GraphQL enum values split into a deprecated branch (OpenAPI cannot deprecate one enum value).
+ */
+function parameterSchema(name: string, base: JsonSchema, input: GraphQLInputType | undefined): JsonSchema {
+  const schema = { ...base, ...PARAMETERS[name]?.schema?.(base) };
+  const named = input && getNamedType(input);
+  if (!isEnumType(named)) return schema;
+  const deprecated = named.getValues().filter((v) => v.deprecationReason);
+  if (deprecated.length === 0) return schema;
+  const { enum: _all, ...rest } = schema;
+  return {
+    ...rest,
+    oneOf: [
+      { enum: named.getValues().filter((v) => !v.deprecationReason).map((v) => v.name) },
+      ...deprecated.map((v) => ({ const: v.name, deprecated: true, description: `Deprecated: ${v.deprecationReason}` })),
+    ],
+  };
+}
+
+/** The GraphQL input a parameter feeds (`filter.sourceId` → GuestFilter.sourceId), for its prose and enum. */
+function inputOf(schema: GraphQLSchema, op: OperationDefinitionNode, variablePath: string) {
+  const [root, ...members] = variablePath.split(".");
+  const definition = op.variableDefinitions?.find((v) => v.variable.name.value === root);
+  if (!definition) throw new Error(`operation ${op.name?.value} has no variable $${root}`);
+  let type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+  let description: string | undefined;
+  for (const member of members) {
+    const named = type && getNamedType(type);
+    if (!isInputObjectType(named)) return undefined;
+    const field = named.getFields()[member];
+    if (!field) throw new Error(`${named.name} has no field ${member} (route parameter ${variablePath})`);
+    type = field.type;
+    description = field.description ?? undefined;
+  }
+  return type && { type, description };
+}
+
+/** Page components describe themselves from their envelope. */
+function pageDescription(shape: JsonSchema): string | undefined {
+  const members = Object.keys((shape.properties ?? {}) as object);
+  if (members.includes("mode")) return "A page of the event log: keyset-paged in `timeline` mode, one page in `latest` mode.";
+  if (members.includes("next_cursor")) return "A keyset page (spec section 8): follow `next_cursor` until it is null.";
+  if (members.includes("next_offset")) return "An offset page (spec section 8): while `has_more`, send `next_offset` as `offset`.";
+  return undefined;
+}

@@ -1,0 +1,72 @@
+// Serves the OpenAPI document at GET /openapi.json and a reference page rendered from it at
+// GET /docs. Redoc's standalone bundle comes from node_modules, so the page works offline.
+import { createHash } from "node:crypto";
+import type { Express } from "express";
+import { generateOpenApi, type OpenApiDocument } from "./generate";
+
+export { generateOpenApi, openApiPath, routeKey, type OpenApiDocument } from "./generate";
+
+/** Express routes that the document leaves out on purpose, with the reason. */
+export const UNDOCUMENTED_ROUTES: Record<string, string> = {
+  "POST /mcp": "The MCP server is outside this document (spec 1.7); it is described by its own tools/list.",
+  "GET /docs/redoc.standalone.js": "The renderer script of GET /docs.",
+};
+
+let cached: OpenApiDocument | undefined;
+
+/** The document, built once per process (it depends on code only). */
+export function openApiDocument(): OpenApiDocument {
+  return (cached ??= generateOpenApi().document);
+}
+
+const REDOC_BUNDLE = require.resolve("redoc/bundles/redoc.standalone.js");
+
+const INIT_SCRIPT = `Redoc.init("/openapi.json", { expandResponses: "200", jsonSampleExpandLevel: 3 }, document.getElementById("redoc"));`;
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Guest Context Service API</title>
+<link rel="icon" href="data:,">
+<style>body { margin: 0; }</style>
+</head>
+<body>
+<div id="redoc"></div>
+<script src="/docs/redoc.standalone.js"></script>
+<script>${INIT_SCRIPT}</script>
+</body>
+</html>
+`;
+
+/**
+ * Nothing may load from elsewhere: Redoc's side menu always shows a logo from its CDN, which this
+ * policy blocks (the image then hides itself). Styles are inline (styled-components); search runs
+ * in a blob: worker; the init script is allowed by its hash.
+ */
+const DOCS_POLICY = [
+  "default-src 'none'",
+  `script-src 'self' 'sha256-${createHash("sha256").update(INIT_SCRIPT).digest("base64")}'`,
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+export function mountOpenApi(app: Express): void {
+  const json = JSON.stringify(openApiDocument());
+  app.get("/openapi.json", (_req, res) => {
+    res.type("application/json").send(json);
+  });
+  app.get("/docs", (_req, res) => {
+    res.set("Content-Security-Policy", DOCS_POLICY).type("html").send(DOCS_PAGE);
+  });
+  app.get("/docs/redoc.standalone.js", (_req, res) => {
+    res.sendFile(REDOC_BUNDLE, { maxAge: "1d" });
+  });
+}

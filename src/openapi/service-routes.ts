@@ -1,0 +1,64 @@
+// The routes outside /v1 that the document describes: health, readiness, the document itself and
+// its reference page. They need no credential. (/graphql has schema.graphql as its contract and
+// /mcp is outside the spec's document; see UNDOCUMENTED_ROUTES in index.ts.)
+import { COMMON_HEADERS, errorRef } from "./errors";
+import type { OperationObject } from "./generate";
+
+const statusBody = (value: string) => ({
+  type: "object",
+  required: ["status"],
+  properties: { status: { const: value } },
+  additionalProperties: false,
+});
+
+function service(operationId: string, summary: string, description: string, ok: Record<string, unknown>, more = {}): OperationObject {
+  return {
+    operationId,
+    summary,
+    description,
+    tags: ["Service"],
+    security: [],
+    parameters: [{ $ref: "#/components/parameters/RequestId" }],
+    responses: { "200": { headers: COMMON_HEADERS, ...ok }, ...more },
+  };
+}
+
+export function serviceOperations(): Record<string, Record<string, OperationObject>> {
+  return {
+    "/healthz": {
+      get: service("getHealth", "Liveness", "The process is up. Touches nothing else.", {
+        description: "Up.",
+        content: { "application/json": { schema: statusBody("ok") } },
+      }),
+    },
+    "/readyz": {
+      get: service(
+        "getReadiness",
+        "Readiness",
+        "The database is reachable: send traffic here.",
+        { description: "Ready.", content: { "application/json": { schema: statusBody("ready") } } },
+        { "503": errorRef(503) },
+      ),
+    },
+    "/openapi.json": {
+      get: service("getOpenApi", "This document", "This OpenAPI document, as JSON.", {
+        description: "The OpenAPI 3.1 document.",
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["openapi", "info", "paths"],
+              properties: { openapi: { const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
+            },
+          },
+        },
+      }),
+    },
+    "/docs": {
+      get: service("getDocs", "Reference page", "A readable reference rendered from this document (Redoc), served entirely by the service.", {
+        description: "An HTML page.",
+        content: { "text/html": { schema: { type: "string" } } },
+      }),
+    },
+  };
+}

@@ -1,0 +1,157 @@
+// The OpenAPI document: generated from the code, committed as openapi.yaml (with the client types
+// in test/generated/openapi.d.ts), complete, and saying per route what the route table says.
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
+import { generateOpenApi, openApiPath, routeKey } from "../../src/openapi";
+import { routes } from "../../src/rest/routes";
+import { TYPES_PATH, YAML_PATH, renderTypes, renderYaml } from "../../scripts/openapi";
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const { document, gaps } = generateOpenApi();
+const doc = document as Json;
+const operationOf = (route: { method: string; path: string }) => doc.paths[openApiPath(route.path)][route.method.toLowerCase()];
+const schemaOf = (ref: string) => doc.components.schemas[ref.split("/").pop()!];
+
+describe("openapi.yaml", () => {
+  it("is what `npm run openapi` writes from the code (run it after changing routes, operations or prose)", () => {
+    expect(readFileSync(YAML_PATH, "utf8")).toBe(renderYaml().text);
+  });
+
+  it("and test/generated/openapi.d.ts is openapi-typescript's output for it", () => {
+    expect(readFileSync(TYPES_PATH, "utf8")).toBe(renderTypes());
+  });
+
+  it("parses back to the generated document", () => {
+    expect(parse(readFileSync(YAML_PATH, "utf8"))).toEqual(JSON.parse(JSON.stringify(document)));
+  });
+
+  it("has prose for every route, parameter and record, and no clashing record names", () => {
+    expect(gaps).toEqual([]);
+  });
+
+  it("is OpenAPI 3.1, version 1.0.0 (spec section 9), with the bearer scheme", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.version).toBe("1.0.0");
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+});
+
+describe.each(routes.map((r) => [routeKey(r), r] as const))("%s", (_key, route) => {
+  const op = operationOf(route);
+
+  it("needs a bearer credential and names its scope", () => {
+    expect(op.security).toEqual([{ bearerAuth: [] }]);
+    expect(op["x-required-scope"]).toBe(route.scope);
+    expect(op.description).toContain(`Requires the scope \`${route.scope}\`.`);
+    expect(op.responses["403"].content["application/json"].example.scope).toBe(route.scope);
+  });
+
+  it("documents the statuses the route can answer", () => {
+    const expected = ["200", "400", "401", "403", ...(route.pathParams ? ["404"] : []), ...(route.method === "POST" ? ["413"] : []), "500"];
+    expect(Object.keys(op.responses).sort()).toEqual(expected.sort());
+  });
+
+  it("lists exactly its path and query parameters, plus X-Property-Id and X-Request-Id", () => {
+    const names = op.parameters.filter((p: Json) => p.name).map((p: Json) => `${p.in}:${p.name}`);
+    const expected = [
+      ...Object.keys(route.pathParams ?? {}).map((n) => `path:${n}`),
+      ...Object.keys(route.query ?? {}).map((n) => `query:${n}`),
+    ];
+    expect(names).toEqual(expected);
+    expect(op.parameters.filter((p: Json) => p.in === "path").every((p: Json) => p.required)).toBe(true);
+    expect(op.parameters.slice(-2)).toEqual([{ $ref: "#/components/parameters/PropertyId" }, { $ref: "#/components/parameters/RequestId" }]);
+  });
+
+  it("describes its body exactly when it takes one", () => {
+    if (!route.body) return expect(op.requestBody).toBeUndefined();
+    const schema = op.requestBody.content["application/json"].schema;
+    expect(Object.keys(schema.properties)).toEqual(Object.keys(route.body));
+    expect(schema.required).toEqual(Object.entries(route.body).filter(([, s]) => s.required).map(([n]) => n));
+  });
+});
+
+describe("envelopes (spec section 8)", () => {
+  const page = (route: (typeof routes)[number]) => {
+    const schema = operationOf(route).responses["200"].content["application/json"].schema;
+    return schema.$ref ? schemaOf(schema.$ref) : schema;
+  };
+  const keysetLists = routes.filter((r) => r.query?.cursor && r.path !== "/v1/events");
+  const offsetLists = routes.filter((r) => r.query?.offset || r.body?.offset);
+
+  it.each(keysetLists.map((r) => [routeKey(r), r] as const))("%s is a keyset page", (_key, route) => {
+    const schema = page(route);
+    expect(schema.required).toEqual(["data", "next_cursor", "has_more"]);
+    expect(schema.properties.next_cursor.type).toEqual(["string", "null"]);
+    expect(schema.properties.has_more.type).toBe("boolean");
+    expect(schema.properties.data.type).toBe("array");
+    // total_count exactly where include_total is accepted, and then optional and never null.
+    if (route.query?.include_total) expect(schema.properties.total_count).toMatchObject({ type: "integer" });
+    else expect(schema.properties.total_count).toBeUndefined();
+  });
+
+  it.each(offsetLists.map((r) => [routeKey(r), r] as const))("%s is an offset page", (_key, route) => {
+    const schema = page(route);
+    expect(schema.required).toEqual(["data", "has_more", "next_offset"]);
+    expect(schema.properties.total_count).toMatchObject({ type: "integer" });
+  });
+
+  it("the event log carries mode, which is never rollup", () => {
+    const schema = page(routes.find((r) => r.path === "/v1/events")!);
+    expect(schema.required).toEqual(["data", "next_cursor", "has_more", "mode"]);
+    expect(schema.properties.mode.enum).toEqual(["timeline", "latest"]);
+  });
+
+  it("get-by-id routes answer { data: record }", () => {
+    for (const route of routes.filter((r) => r.envelope === "body")) {
+      const schema = page(route);
+      expect(schema.required).toEqual(["data"]);
+    }
+  });
+
+  it("the integration roster row has exactly the six fields of spec 2.1", () => {
+    expect(schemaOf("Integration").required).toEqual(["id", "provider", "name", "property_id", "status", "source_ref"]);
+    expect(schemaOf("Integration").additionalProperties).toBe(false);
+  });
+});
+
+describe("parameters", () => {
+  const events = operationOf({ method: "GET", path: "/v1/events" });
+  const param = (name: string) => events.parameters.find((p: Json) => p.name === name);
+
+  it("mode=rollup is deprecated (spec section 9)", () => {
+    expect(param("mode").schema).toMatchObject({
+      default: "timeline",
+      oneOf: [{ enum: ["timeline", "latest"] }, { const: "rollup", deprecated: true }],
+    });
+  });
+
+  it("limit has its default and lower bound; values above 500 are clamped, so no maximum", () => {
+    expect(param("limit").schema).toEqual({ type: "integer", minimum: 1, default: 100 });
+  });
+});
+
+describe("records, the spec's 'not shown' ones included", () => {
+  it.each([
+    "Property", "Integration", "IntegrationConnection", "Guest", "MasterProfile", "Reservation", "Transaction",
+    "ConsentObservation", "EffectiveConsent", "Action", "Review", "ReviewSummary", "LoyaltyProgram", "LoyaltyTier",
+    "LoyaltyMember", "Channel", "Space", "Event", "Table", "TableMember", "DestinationBinding", "Error",
+  ])("%s is a closed object with described members", (name) => {
+    const schema = schemaOf(name);
+    expect(schema.type).toBe("object");
+    expect(schema.description).toEqual(expect.any(String));
+    expect(schema.additionalProperties).toBe(false);
+  });
+
+  it("the destination binding has the fields of spec 2.2", () => {
+    expect(schemaOf("DestinationBinding").required).toEqual([
+      "id", "table_id", "connection_id", "provider", "remote_list_id", "state", "confirmed_seq", "log_head", "lag",
+      "last_flush_at", "last_error", "last_flush_counts", "last_resync_run_handle", "guidance",
+    ]);
+  });
+
+  it("the error body is { error, scope?, detail? } (spec 2.3)", () => {
+    expect(schemaOf("Error")).toMatchObject({ required: ["error"], properties: { error: {}, scope: {}, detail: {} } });
+  });
+});
+
