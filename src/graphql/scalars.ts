@@ -84,3 +84,17 @@ export const JSONScalar = new GraphQLScalarType({
     }
   },
 });
+
+/** 64-bit integers from bigint columns; JSON numbers are exact up to 2^53, far above any amount. */
+function parseLong(value: unknown): bigint {
+  if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
+  if (typeof value === "string" && /^-?\d{1,18}$/.test(value)) return BigInt(value);
+  throw invalidRequest(`expected a 64-bit integer; got ${JSON.stringify(value)}`);
+}
+
+export const Long = new GraphQLScalarType<bigint, number>({
+  name: "Long",
+  serialize: (value) => Number(value as bigint | number),
+  parseValue: parseLong,
+  parseLiteral: (ast) => parseLong(ast.kind === Kind.INT || ast.kind === Kind.STRING ? ast.value : undefined),
+});

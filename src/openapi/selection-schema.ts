@@ -27,6 +27,7 @@ const SCALARS: Record<string, JsonSchema> = {
   Int: { type: "integer", format: "int32" },
   Float: { type: "number" },
   UUID: { type: "string", format: "uuid" },
+  Long: { type: "integer", format: "int64" },
   DateTime: { type: "string", format: "date-time" },
   Date: { type: "string", format: "date" },
   JSON: { type: ["object", "array", "string", "number", "boolean"] },

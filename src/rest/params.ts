@@ -17,9 +17,10 @@ export interface ParamSpec {
 
 const ISO_INSTANT_HINT = "2026-03-14T09:30:00Z";
 
-export const int = (variable: string): ParamSpec => ({
+/** @param bounds documented bounds; the resolver enforces them (they are business rules). */
+export const int = (variable: string, bounds: { minimum?: number; maximum?: number } = {}): ParamSpec => ({
   variable,
-  schema: () => ({ type: "integer" }),
+  schema: () => ({ type: "integer", ...bounds }),
   parse: (raw, name) => {
     if (!/^-?\d{1,9}$/.test(raw)) throw invalidRequest(`${name} must be an integer, e.g. ${name}=50; got ${JSON.stringify(raw)}`);
     return Number(raw);

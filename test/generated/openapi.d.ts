@@ -1290,7 +1290,7 @@ export interface components {
             /** @description direct, booking_com, expedia, phone, walk_in … */
             booking_channel: string | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description Total in minor units of `currency` (cents).
              */
             total_amount_minor: number;
@@ -1548,7 +1548,7 @@ export interface components {
             category: string;
             description: string | null;
             /**
-             * Format: int32
+             * Format: int64
              * @description Signed amount in minor units of `currency`: charges positive, payments and refunds negative.
              */
             amount_minor: number;

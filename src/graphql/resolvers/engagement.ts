@@ -1,6 +1,7 @@
 // Actions (guest tasks) and reviews, with the review summary.
 import type { GraphQLContext } from "../../context";
 import type { Prisma } from "../../generated/prisma/client";
+import { invalidRequest } from "../errors";
 import { getById, given, guestIdsOfMaster, keysetList, range } from "./lists";
 
 interface ActionFilter {
@@ -45,6 +46,9 @@ async function actionWhere(f: ActionFilter, ctx: GraphQLContext): Promise<Prisma
 }
 
 async function reviewWhere(f: ReviewFilter, ctx: GraphQLContext): Promise<Prisma.ReviewWhereInput> {
+  for (const [name, value] of [["min_rating", f.minRating], ["max_rating", f.maxRating]] as const) {
+    if (value != null && (value < 1 || value > 5)) throw invalidRequest(`${name} must be a rating from 1 to 5`);
+  }
   const ofMaster = await guestIdsOfMaster(ctx, f.masterProfileId);
   return {
     ...given({

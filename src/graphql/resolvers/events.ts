@@ -10,6 +10,7 @@ import type { GraphQLContext } from "../../context";
 import type { Prisma } from "../../generated/prisma/client";
 import { keysetPage, pageSize } from "../../pagination/keyset";
 import { invalidRequest } from "../errors";
+import { isUuid } from "../../auth/scope";
 import { given, guestIdsOfMaster, type PageArgs } from "./lists";
 
 interface EventFilter {
@@ -27,7 +28,9 @@ async function eventWhere(f: EventFilter, ctx: GraphQLContext): Promise<Prisma.E
   }
   // Unclustered guests have no master profile, so they never match a master_profile_id.
   const ofMaster = await guestIdsOfMaster(ctx, f.masterProfileId);
-  return given({ entityType: f.entityType, entityId: f.entityId, guestProfileId: f.guestProfileId ?? ofMaster });
+  // Entity ids are uuids: any other string names no entity (the column would reject it).
+  if (f.entityId != null && !isUuid(f.entityId)) return { seq: { lt: 0 } };
+  return given({ entityType: f.entityType, entityId: f.entityId?.toLowerCase(), guestProfileId: f.guestProfileId ?? ofMaster });
 }
 
 async function snapshotXmin(ctx: GraphQLContext): Promise<bigint> {

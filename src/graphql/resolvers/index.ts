@@ -1,5 +1,5 @@
 import type { GraphQLContext } from "../../context";
-import { DateScalar, DateTime, JSONScalar, UUID } from "../scalars";
+import { DateScalar, DateTime, JSONScalar, Long, UUID } from "../scalars";
 import { consentResolvers } from "./consents";
 import { destinationResolvers } from "./destinations";
 import { engagementResolvers } from "./engagement";
@@ -23,7 +23,7 @@ const viewerResolvers = {
 };
 
 export const resolvers = [
-  { DateTime, Date: DateScalar, UUID, JSON: JSONScalar },
+  { DateTime, Date: DateScalar, UUID, JSON: JSONScalar, Long },
   viewerResolvers,
   propertyResolvers,
   guestResolvers,

@@ -86,14 +86,10 @@ export const stayResolvers = {
   Reservation: {
     nights: (r: { arrivalDate: Date; departureDate: Date }) =>
       Math.max(0, Math.round((r.departureDate.getTime() - r.arrivalDate.getTime()) / DAY_MS)),
-    totalAmountMinor: (r: { totalAmountMinor: bigint }) => Number(r.totalAmountMinor),
     guest: (r: { guestProfileId: string | null }, _: unknown, ctx: GraphQLContext) =>
       r.guestProfileId ? ctx.loaders.guest.load(r.guestProfileId) : null,
     property: (r: { propertyId: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.property.load(r.propertyId),
     transactions: (r: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.transactionsByReservation.load(r.id),
   },
 
-  Transaction: {
-    amountMinor: (t: { amountMinor: bigint }) => Number(t.amountMinor),
-  },
 };
