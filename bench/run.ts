@@ -1,0 +1,338 @@
+// npm run bench: the service beside the raw-SQL ceiling and PostGraphile 5, on one PostgreSQL 15
+// and one data set, under autocannon. Prints a Markdown table and writes bench/results/<date>.md and
+// .json. Everything runs on this machine: the load generator shares its cores with the servers.
+//
+// Environment: BENCH_GUESTS (guests per group, default 1000000), BENCH_DURATION (s, default 15),
+// BENCH_WARMUP (s, default 3), BENCH_ROUNDS (default 2), BENCH_CONNECTIONS (default 32),
+// BENCH_DATABASE_URL (reuse a database instead of starting PostgreSQL), BENCH_ONLY (regexp on
+// scenario names).
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import autocannon from "autocannon";
+import { Client } from "pg";
+import { encodeCursor } from "../src/pagination/cursor";
+import { freePort } from "../src/db/embedded";
+import type { FixtureManifest } from "../src/fixtures";
+import { startTestPostgres } from "../test/helpers/postgres";
+
+const ROOT = path.resolve(__dirname, "..");
+const NODE = path.join(ROOT, "node_modules/.bin/node");
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const GUESTS = env("BENCH_GUESTS", 1_000_000);
+const DURATION = env("BENCH_DURATION", 15);
+const WARMUP = env("BENCH_WARMUP", 3);
+const ROUNDS = env("BENCH_ROUNDS", 2);
+const CONNECTIONS = env("BENCH_CONNECTIONS", 32);
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+type System = "service" | "ceiling" | "postgraphile";
+interface Request {
+  method?: "GET" | "POST";
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+interface Scenario {
+  name: string;
+  connections?: number;
+  systems: Partial<Record<System, Request>>;
+}
+interface Row {
+  scenario: string;
+  system: System;
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  rss_mb: number;
+  sql_per_request: number | null;
+  vs_ceiling: number | null;
+  vs_peer: number | null;
+}
+
+async function main() {
+  const pg = process.env.BENCH_DATABASE_URL ? undefined : await startTestPostgres();
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? (await createDatabase(pg!.adminUrl(), "bench"));
+  const children: ChildProcess[] = [];
+  try {
+    const manifest = await loadData(databaseUrl);
+    log("building the service (npm run build)");
+    execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
+    const ports = { service: await freePort(), ceiling: await freePort(), postgraphile: await freePort() };
+    // The schema must be complete before PostGraphile introspects it.
+    execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "migrate"], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: "inherit" });
+    await hideFromPostGraphile(databaseUrl);
+    const servers: Partial<Record<System, ChildProcess>> = {
+      service: start(children, NODE, [path.join(ROOT, "dist/cli/main.js"), "serve"], {
+        DATABASE_URL: databaseUrl, PORT: String(ports.service), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
+        GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
+      }),
+      postgraphile: start(children, NODE, [path.join(ROOT, "node_modules/.bin/postgraphile"), "-c", databaseUrl, "-s", "public", "-P", "postgraphile/presets/amber", "-p", String(ports.postgraphile), "-n", "127.0.0.1"], { GRAPHILE_ENV: "production" }),
+    };
+    await Promise.all([waitForPort(ports.service), waitForPort(ports.postgraphile)]);
+    // The service has made its cursor secret by now; the ceiling signs cursors with the same one.
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    const setup = await prepare(db, manifest);
+    await db.end();
+    // tsx as an in-process loader, so the measured pid is the server itself.
+    servers.ceiling = start(children, NODE, ["--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), setup.cursorSecret], {});
+    await waitForPort(ports.ceiling);
+
+    const scenarios = buildScenarios(manifest, setup).filter((s) => !process.env.BENCH_ONLY || new RegExp(process.env.BENCH_ONLY).test(s.name));
+    const runs = new Map<string, { rps: number[]; p50: number[]; p99: number[]; rss: number[]; sql: number | null }>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const scenario of scenarios) {
+        // Interleaved: each scenario's systems run back to back within a round.
+        for (const [system, request] of Object.entries(scenario.systems) as [System, Request][]) {
+          const port = ports[system];
+          const pid = servers[system]!.pid!;
+          const sql = system === "postgraphile" ? null : await sqlCount(port, request);
+          await load(port, request, scenario.connections ?? CONNECTIONS, WARMUP);
+          const sampler = sampleRss(pid);
+          const result = await load(port, request, scenario.connections ?? CONNECTIONS, DURATION);
+          const rss = sampler.stop();
+          const key = `${scenario.name}\u0000${system}`;
+          const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], sql };
+          entry.rps.push(result.requests.average);
+          entry.p50.push(result.latency.p50);
+          entry.p99.push(result.latency.p99);
+          entry.rss.push(rss);
+          runs.set(key, entry);
+          log(`round ${round} ${scenario.name} / ${system}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
+          if (result.non2xx > 0 || result.errors > 0 || result.requests.total === 0) {
+            throw new Error(`${scenario.name} on ${system}: ${result.requests.total} requests, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+          }
+        }
+      }
+    }
+    report(summarise(runs), manifest);
+  } finally {
+    for (const child of children) child.kill("SIGTERM");
+    pg?.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+// ---------------------------------------------------------------------------------------------
+
+async function createDatabase(adminUrl: string, name: string): Promise<string> {
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** `gcs fixtures --guests N`, unless this database already holds that load (its manifest is kept). */
+async function loadData(databaseUrl: string): Promise<FixtureManifest> {
+  const dataDir = path.join(__dirname, ".data");
+  mkdirSync(dataDir, { recursive: true });
+  const manifestPath = path.join(dataDir, `manifest-${GUESTS}-${Buffer.from(databaseUrl).toString("base64url").slice(-24)}.json`);
+  if (existsSync(manifestPath)) {
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest;
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM guest_profiles WHERE property_group_id = $1", [manifest.groups.A.id]).catch(() => ({ rows: [{ n: 0 }] }));
+    await db.end();
+    if (rows[0].n >= GUESTS) {
+      log(`reusing the loaded data (${rows[0].n} guests in group A)`);
+      return manifest;
+    }
+  }
+  log(`loading fixtures: ${GUESTS} guests per group (gcs fixtures)`);
+  const started = Date.now();
+  execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "fixtures", "--out", manifestPath, "--guests", String(GUESTS), "--seed", "1"], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  log(`loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return JSON.parse(readFileSync(manifestPath, "utf8"));
+}
+
+/**
+ * PostGraphile names the connection type of `integrations` IntegrationConnection, which clashes with
+ * the `integration_connections` table's type; that table (credentials) is not part of the comparison.
+ */
+async function hideFromPostGraphile(databaseUrl: string) {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  await db.query(`COMMENT ON TABLE integration_connections IS E'@behavior -*'`);
+  await db.end();
+}
+
+interface Setup {
+  cursorSecret: string;
+  deepCursor: string;
+  ceilingDeepCursor: string;
+  bigTableId: string;
+}
+
+/** What the scenarios need beyond the manifest: a cursor ~900,000 rows deep and a big table. */
+async function prepare(db: Client, manifest: FixtureManifest): Promise<Setup> {
+  const A = manifest.groups.A;
+  const secret = (await db.query("SELECT value FROM service_secrets WHERE name = 'cursor_hmac'")).rows[0]?.value;
+  if (!secret) throw new Error("the service has not made its cursor secret yet (start it once)");
+  const depth = Math.min(900_000, Math.floor(GUESTS * 0.9));
+  const row = (
+    await db.query(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, id FROM guest_profiles
+       WHERE property_group_id = $1 ORDER BY created_at, id OFFSET $2 LIMIT 1`,
+      [A.id, depth],
+    )
+  ).rows[0];
+  const binding = { family: "guests", propertyGroupId: A.id, query: { filter: {}, propertyId: null } };
+  const deepCursor = encodeCursor([row.created_at, row.id], binding, secret);
+  // A curated table of 50,000 members for the offset-40,000 members page.
+  const bigTableId = "b0000000-0000-4000-8000-000000000001";
+  const members = Math.min(50_000, GUESTS);
+  await db.query(
+    `INSERT INTO tables (id, property_group_id, name, kind, member_type) VALUES ($1, $2, 'Bench: big curated table', 'curated', 'guest_profile')
+     ON CONFLICT (id) DO NOTHING`,
+    [bigTableId, A.id],
+  );
+  await db.query(
+    `INSERT INTO table_members (table_id, member_id, property_group_id, added_at)
+     SELECT $1, id, property_group_id, created_at FROM guest_profiles WHERE property_group_id = $2 ORDER BY created_at, id LIMIT $3
+     ON CONFLICT DO NOTHING`,
+    [bigTableId, A.id, members],
+  );
+  return { cursorSecret: secret, deepCursor, ceilingDeepCursor: deepCursor, bigTableId };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+// ---------------------------------------------------------------------------------------------
+
+const GUEST_FIELDS_PG = "rowId propertyId integrationId sourceId masterProfileId givenName familyName email phone language countryCode city birthDate vipCode createdAt updatedAt";
+
+function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
+  const A = manifest.groups.A;
+  const auth = { authorization: `Bearer ${A.credentials.api_key}` };
+  const json = { ...auth, "content-type": "application/json" };
+  const get = (p: string): Request => ({ path: p, headers: auth });
+  const gql = (query: string, headers: Record<string, string> = json): Request => ({ method: "POST", path: "/graphql", headers, body: JSON.stringify({ query }) });
+  const { integration_id, source_id, guest_id } = A.guest_lookup;
+  const pgGuests = `{ allGuestProfiles(first: 100, condition: { propertyGroupId: "${A.id}" }, orderBy: [CREATED_AT_ASC, PRIMARY_KEY_ASC]) { nodes { ${GUEST_FIELDS_PG} } pageInfo { hasNextPage endCursor } } }`;
+  const nested = `{ guests(limit: 100) { nodes { id givenName familyName email reservations { id confirmationNumber status arrivalDate departureDate totalAmountMinor currency } transactions { id kind category amountMinor currency occurredAt } } nextCursor hasMore } }`;
+  const pgNested = `{ allGuestProfiles(first: 100, condition: { propertyGroupId: "${A.id}" }, orderBy: [CREATED_AT_ASC, PRIMARY_KEY_ASC]) { nodes { rowId givenName familyName email
+    reservationsByGuestProfileId { nodes { rowId confirmationNumber status arrivalDate departureDate totalAmountMinor currency } }
+    transactionsByGuestProfileId { nodes { rowId kind category amountMinor currency occurredAt } } } pageInfo { hasNextPage endCursor } } }`;
+  return [
+    { name: "guests page (limit 100)", systems: { service: get("/v1/guests?limit=100"), ceiling: get("/v1/guests?limit=100"), postgraphile: gql(pgGuests, { "content-type": "application/json" }) } },
+    { name: "guests page, 1 connection", connections: 1, systems: { service: get("/v1/guests?limit=100"), ceiling: get("/v1/guests?limit=100") } },
+    { name: "guests page at ~900,000 deep", systems: { service: get(`/v1/guests?limit=100&cursor=${encodeURIComponent(setup.deepCursor)}`), ceiling: get(`/v1/guests?limit=100&cursor=${encodeURIComponent(setup.ceilingDeepCursor)}`) } },
+    { name: "guest by source_id", systems: { service: get(`/v1/guests?integration_id=${integration_id}&source_id=${encodeURIComponent(source_id)}`) } },
+    { name: "guest by id", systems: { service: get(`/v1/guests/${guest_id}`) } },
+    { name: "events timeline, one guest", systems: { service: get(`/v1/events?guest_profile_id=${A.guest_with_events}&limit=100`) } },
+    { name: "events timeline, master profile", systems: { service: get(`/v1/events?master_profile_id=${A.master_with_two_guests}&limit=100`) } },
+    { name: "events latest, master profile", systems: { service: get(`/v1/events?mode=latest&master_profile_id=${A.master_with_two_guests}`) } },
+    { name: "master profiles include_total", systems: { service: get("/v1/master-profiles?include_total=1&limit=100") } },
+    { name: "table members at offset 40,000", systems: { service: get(`/v1/tables/${setup.bigTableId}/members?limit=100&offset=40000`) } },
+    { name: "GraphQL: 100 guests + reservations + transactions", systems: { service: gql(nested), postgraphile: gql(pgNested, { "content-type": "application/json" }) } },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load, measurements, report
+// ---------------------------------------------------------------------------------------------
+
+function load(port: number, request: Request, connections: number, duration: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: `http://127.0.0.1:${port}${request.path}`,
+    method: request.method ?? "GET",
+    headers: request.headers,
+    body: request.body,
+    connections,
+    duration,
+  });
+}
+
+async function sqlCount(port: number, request: Request): Promise<number | null> {
+  const res = await fetch(`http://127.0.0.1:${port}${request.path}`, { method: request.method ?? "GET", headers: request.headers, body: request.body });
+  if (!res.ok) throw new Error(`${request.path} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  const header = res.headers.get("x-sql-statements");
+  return header === null ? null : Number(header);
+}
+
+/** Samples a process's resident memory every 100 ms; stop() gives the peak in MB. */
+function sampleRss(pid: number) {
+  let peak = 0;
+  const read = () => {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+  };
+  read();
+  const timer = setInterval(read, 100);
+  return { stop: () => (clearInterval(timer), read(), Math.round(peak)) };
+}
+
+function start(children: ChildProcess[], cmd: string, args: string[], extraEnv: Record<string, string>): ChildProcess {
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...extraEnv }, stdio: ["ignore", "ignore", "inherit"] });
+  children.push(child);
+  return child;
+}
+
+async function waitForPort(port: number) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`nothing listens on ${port}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+function summarise(runs: Map<string, { rps: number[]; p50: number[]; p99: number[]; rss: number[]; sql: number | null }>): Row[] {
+  const rows: Row[] = [...runs].map(([key, r]) => {
+    const [scenario, system] = key.split("\u0000") as [string, System];
+    return {
+      scenario, system, rps: Math.round(median(r.rps)), p50_ms: median(r.p50), p99_ms: median(r.p99),
+      rss_mb: Math.max(...r.rss), sql_per_request: r.sql, vs_ceiling: null, vs_peer: null,
+    };
+  });
+  for (const row of rows) {
+    const ceiling = rows.find((r) => r.scenario === row.scenario && r.system === "ceiling");
+    const peer = rows.find((r) => r.scenario === row.scenario && r.system === "postgraphile");
+    row.vs_ceiling = ceiling && ceiling.rps > 0 ? Math.round((row.rps / ceiling.rps) * 100) / 100 : null;
+    row.vs_peer = peer && peer.rps > 0 ? Math.round((row.rps / peer.rps) * 100) / 100 : null;
+  }
+  return rows;
+}
+
+function report(rows: Row[], manifest: FixtureManifest) {
+  const date = new Date().toISOString().slice(0, 10);
+  const header = `# Benchmark ${date}\n\n${GUESTS.toLocaleString("en")} guests per group (${manifest.groups.A.counts.events?.toLocaleString("en") ?? "?"} events in group A), ` +
+    `autocannon ${CONNECTIONS} connections (unless noted), ${WARMUP} s warm-up, ${DURATION} s runs, median of ${ROUNDS} interleaved rounds, ` +
+    `Node ${process.versions.node}, PostgreSQL 15, ${require("node:os").cpus().length} cores shared with the load generator.\n\n`;
+  const table = [
+    "| scenario | system | req/s | p50 ms | p99 ms | peak RSS MB | SQL/request | vs ceiling | vs PostGraphile |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.scenario} | ${r.system} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
+  ].join("\n");
+  const markdown = `${header}${table}\n`;
+  process.stdout.write(markdown);
+  const dir = path.join(__dirname, "results");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, `${date}.md`), markdown);
+  writeFileSync(path.join(dir, `${date}.json`), JSON.stringify(rows, null, 2) + "\n");
+  log(`written bench/results/${date}.md and .json`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
