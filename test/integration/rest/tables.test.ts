@@ -46,6 +46,26 @@ describe("GET /v1/tables", () => {
     expect((await get("/v1/tables?offset=-1")).status).toBe(400);
   });
 
+  it("narrows with X-Property-Id: the property's own tables and group-wide ones, never another property's", async () => {
+    const [p0, p1] = A().properties;
+    const own = await t.db.primary.guestTable.create({
+      data: { id: "7a0c0000-0000-4000-8000-000000000001", propertyGroupId: A().id, propertyId: p1, name: "Arrivals at p1", kind: "curated", memberType: "guest_profile" },
+    });
+    const ids = async (property: string) =>
+      (await get("/v1/tables?limit=500").set("X-Property-Id", property)).body.data.map((r: { id: string; property_id: string | null }) => r);
+    const atP1 = await ids(p1);
+    expect(atP1.map((r: { id: string }) => r.id)).toContain(own.id);
+    const atP0 = await ids(p0);
+    expect(atP0.map((r: { id: string }) => r.id)).not.toContain(own.id);
+    for (const r of atP0) expect([p0, null]).toContain(r.property_id);
+    expect((await get(`/v1/tables/${own.id}`).set("X-Property-Id", p0)).status).toBe(404);
+    // A filter-defined table's members, seen from one property, are that property's guests.
+    const members = await get(`/v1/tables/${A().tables.unbound}/members?limit=500`).set("X-Property-Id", p0);
+    expect(members.status).toBe(200);
+    for (const m of members.body.data) expect(m.guest.property_id).toBe(p0);
+    await t.db.primary.guestTable.delete({ where: { id: own.id } });
+  });
+
   it("needs read:tables", async () => {
     const res = await get("/v1/tables", A().credentials.api_key_limited);
     expect(res.body).toMatchObject({ error: "forbidden", scope: "read:tables" });
