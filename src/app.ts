@@ -43,6 +43,8 @@ export async function createApp(services: Services): Promise<App> {
   const operations = prepareOperations(schema);
   const app = express();
   app.disable("x-powered-by");
+  // No ETags: hashing every JSON body (50 KB for a guests page) costs more than API clients gain.
+  app.set("etag", false);
   app.set("query parser", "simple");
 
   app.use((req, res, next) => {
