@@ -7,7 +7,7 @@ import { openDatabase, type Database } from "../db/database";
 import { migrate } from "../db/migrate";
 import { createApiKey, createPartnerCredential, issuePartnerAccessToken, listApiKeys, revokeApiKey } from "../auth/credentials";
 import { resolveSessionKey } from "../auth/session";
-import { loadFixtures } from "../fixtures";
+import { loadFixtures, MIN_GUESTS } from "../fixtures";
 import { startServer } from "../server";
 import { announceEmbeddedDemo } from "./demo";
 import { createLogger } from "../logger";
@@ -102,11 +102,19 @@ async function fixtures(config: Config, args: string[]): Promise<number> {
   });
   if (!values.out) throw new UsageError("fixtures needs --out <manifest.json>");
   const seed = positiveInt(values.seed!, "--seed", 0);
-  const guests = positiveInt(values.guests!, "--guests", 1);
+  const guests = positiveInt(values.guests!, "--guests", MIN_GUESTS);
   return withDatabase(config, true, async (db) => {
     const started = Date.now();
     const sessionKey = await resolveSessionKey(config.session, db.primary);
-    const manifest = await loadFixtures(db.primary, { seed, guests, sessionKey, deliveryKey: await deliverySecretKey(config, db.primary), progress: (line) => console.error(line) });
+    const manifest = await loadFixtures(db.primary, {
+      seed,
+      guests,
+      sessionKey,
+      deliveryKey: await deliverySecretKey(config, db.primary),
+      progress: (line) => console.error(line),
+      // PGlite has one connection; on PostgreSQL groups A and B load side by side.
+      concurrency: db.embedded ? 1 : 2,
+    });
     const out = path.resolve(values.out!);
     writeFileSync(out, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
     console.error(`fixtures loaded in ${((Date.now() - started) / 1000).toFixed(1)}s; manifest written to ${out}`);

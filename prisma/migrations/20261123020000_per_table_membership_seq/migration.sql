@@ -1,7 +1,12 @@
 -- Membership change seqs become positions in each table's own log (1, 2, 3 …), so that a
 -- binding's lag (log_head − confirmed_seq) counts the changes not yet delivered.
 
--- Cursors first: a binding's confirmed position becomes the number of its table's changes it had
+-- The old key is on seq alone: drop it first, or renumbering two tables' logs collides.
+DROP INDEX "table_membership_changes_table_id_seq_idx";
+ALTER TABLE "table_membership_changes" DROP CONSTRAINT "table_membership_changes_pkey",
+ALTER COLUMN "seq" DROP DEFAULT;
+
+-- Cursors next: a binding's confirmed position becomes the number of its table's changes it had
 -- confirmed.
 UPDATE "destination_bindings" b
 SET "confirmed_seq" = (
@@ -18,12 +23,6 @@ FROM (
 ) r
 WHERE c."seq" = r.old;
 
--- DropIndex
-DROP INDEX "table_membership_changes_table_id_seq_idx";
-
--- AlterTable
-ALTER TABLE "table_membership_changes" DROP CONSTRAINT "table_membership_changes_pkey",
-ALTER COLUMN "seq" DROP DEFAULT,
-ADD CONSTRAINT "table_membership_changes_pkey" PRIMARY KEY ("table_id", "seq");
+ALTER TABLE "table_membership_changes" ADD CONSTRAINT "table_membership_changes_pkey" PRIMARY KEY ("table_id", "seq");
 
 DROP SEQUENCE IF EXISTS "table_membership_changes_seq_seq";
