@@ -37,12 +37,19 @@ export async function createContext(services: Services, req: RequestCredentials)
   const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
   const db = scopedPrisma(prisma, scope);
+  // The write and group-wide clients are made on first use: most requests need neither.
+  let dbPrimary: PrismaClient | undefined;
+  let dbGroup: PrismaClient | undefined;
   return {
     credential,
     scope,
     db,
-    dbPrimary: services.db.reader === services.db.primary ? db : scopedPrisma(services.db.primary, scope),
-    dbGroup: scope.propertyId ? scopedPrisma(prisma, { ...scope, propertyId: null }) : db,
+    get dbPrimary() {
+      return (dbPrimary ??= services.db.reader === services.db.primary ? db : scopedPrisma(services.db.primary, scope));
+    },
+    get dbGroup() {
+      return (dbGroup ??= scope.propertyId ? scopedPrisma(prisma, { ...scope, propertyId: null }) : db);
+    },
     loaders: createLoaders(db),
     cursorSecret: services.cursorSecret,
   };
