@@ -5,7 +5,8 @@
 // Environment: BENCH_GUESTS (guests per group, default 1000000), BENCH_DURATION (s, default 15),
 // BENCH_WARMUP (s, default 3), BENCH_ROUNDS (default 2), BENCH_CONNECTIONS (default 32),
 // BENCH_DATABASE_URL (reuse a database instead of starting PostgreSQL), BENCH_ONLY (regexp on
-// scenario names).
+// scenario names), BENCH_LABEL (results go to <date>-<label>.md; a BENCH_ONLY run defaults to
+// "partial", so it never overwrites a full run's results).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -341,9 +342,11 @@ function report(rows: Row[], manifest: FixtureManifest) {
   process.stdout.write(markdown);
   const dir = path.join(__dirname, "results");
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, `${date}.md`), markdown);
-  writeFileSync(path.join(dir, `${date}.json`), JSON.stringify(rows, null, 2) + "\n");
-  log(`written bench/results/${date}.md and .json`);
+  const label = process.env.BENCH_LABEL ?? (process.env.BENCH_ONLY ? "partial" : "");
+  const name = label ? `${date}-${label}` : date;
+  writeFileSync(path.join(dir, `${name}.md`), markdown);
+  writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(rows, null, 2) + "\n");
+  log(`written bench/results/${name}.md and .json`);
 }
 
 main().catch((err) => {

@@ -5,6 +5,7 @@ import { authenticate, bearerToken, type AuthDeps, type Credential, type Surface
 import { resolveScope, type Scope } from "./auth/scope";
 import { scopedPrisma } from "./auth/tenant-scope";
 import { createLoaders, type Loaders } from "./loaders";
+import { scopedSql, type ScopedSql } from "./db/scoped-sql";
 import type { Services } from "./services";
 
 export interface GraphQLContext {
@@ -12,6 +13,8 @@ export interface GraphQLContext {
   scope: Scope;
   /** Reads, limited to the caller's scope (tenant-scope.ts); the replica when one is configured. */
   db: PrismaClient;
+  /** The hot read paths in SQL, limited to the same scope by the same rules (db/scoped-sql.ts). */
+  sql: ScopedSql;
   /** Writes, limited to the caller's scope. */
   dbPrimary: PrismaClient;
   /**
@@ -36,21 +39,28 @@ export async function createContext(services: Services, req: RequestCredentials)
   const deps: AuthDeps = { prisma, sessionKey: services.sessionKey };
   const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
-  const db = scopedPrisma(prisma, scope);
-  // The write and group-wide clients are made on first use: most requests need neither.
+  // The Prisma clients and the loaders are made on first use: the hot paths read in SQL only.
+  let db: PrismaClient | undefined;
   let dbPrimary: PrismaClient | undefined;
   let dbGroup: PrismaClient | undefined;
+  let loaders: Loaders | undefined;
+  const reader = () => (db ??= scopedPrisma(prisma, scope));
   return {
     credential,
     scope,
-    db,
+    get db() {
+      return reader();
+    },
+    sql: scopedSql(services.db.readerPool, scope),
     get dbPrimary() {
-      return (dbPrimary ??= services.db.reader === services.db.primary ? db : scopedPrisma(services.db.primary, scope));
+      return (dbPrimary ??= services.db.reader === services.db.primary ? reader() : scopedPrisma(services.db.primary, scope));
     },
     get dbGroup() {
-      return (dbGroup ??= scope.propertyId ? scopedPrisma(prisma, { ...scope, propertyId: null }) : db);
+      return (dbGroup ??= scope.propertyId ? scopedPrisma(prisma, { ...scope, propertyId: null }) : reader());
     },
-    loaders: createLoaders(db),
+    get loaders() {
+      return (loaders ??= createLoaders(reader()));
+    },
     cursorSecret: services.cursorSecret,
   };
 }

@@ -22,6 +22,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     replicaUrl: config.replicaUrl,
     dataDir: config.dataDir,
     poolSize: config.poolSize,
+    onIdleConnectionError: (err) => logger.warn({ err: err.message }, "database closed an idle connection"),
   });
   logger.info({ database: db.embedded ? `embedded PGlite at ${config.dataDir}` : redactUrl(db.url) }, "database ready");
   const services = await createServices(config, db, logger);

@@ -1,6 +1,7 @@
 // Opens the service's database: PostgreSQL at DATABASE_URL, or the embedded PGlite default. Applies
 // pending migrations, and returns Prisma clients for writes (primary) and reads (replica if set).
 import { PrismaPg } from "@prisma/adapter-pg";
+import { Pool } from "pg";
 import { countQueries } from "./sql-count";
 import { PrismaClient } from "../generated/prisma/client";
 import { startEmbeddedPostgres } from "./embedded";
@@ -13,6 +14,8 @@ export interface Database {
   primary: PrismaClient;
   /** Reads: the replica when one is configured, else the primary. */
   reader: PrismaClient;
+  /** The connection pool under `reader`, for the hot read paths written in SQL (db/scoped-sql.ts). */
+  readerPool: Pool;
   embedded: boolean;
   url: string;
   close(): Promise<void>;
@@ -24,6 +27,8 @@ export interface DatabaseOptions {
   dataDir: string;
   poolSize: number;
   migrate?: boolean;
+  /** Told when the server closes an idle pooled connection (restart, failover, dropped database). */
+  onIdleConnectionError?: (err: Error) => void;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
@@ -36,23 +41,39 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     throw err;
   }
   const poolSize = embedded ? 1 : opts.poolSize;
-  const primary = createPrismaClient(url, poolSize);
-  const reader = opts.replicaUrl ? createPrismaClient(opts.replicaUrl, poolSize) : primary;
+  const pool = (connectionString: string) =>
+    // The pool drops a connection the server closed and opens a new one on next use; without a
+    // listener its "error" event would end the process.
+    new Pool({ connectionString, max: poolSize }).on("error", (err) => opts.onIdleConnectionError?.(err));
+  const primaryPool = pool(url);
+  const readerPool = opts.replicaUrl ? pool(opts.replicaUrl) : primaryPool;
+  const primary = createPrismaClient(primaryPool);
+  const reader = readerPool === primaryPool ? primary : createPrismaClient(readerPool);
   return {
     primary,
     reader,
+    readerPool,
     embedded: Boolean(embedded),
     url,
     async close() {
       await primary.$disconnect();
       if (reader !== primary) await reader.$disconnect();
+      await primaryPool.end();
+      if (readerPool !== primaryPool) await readerPool.end();
       await embedded?.stop();
     },
   };
 }
 
-export function createPrismaClient(connectionString: string, max: number): PrismaClient {
-  return countQueries(new PrismaClient({ adapter: new PrismaPg({ connectionString, max }) }));
+/**
+ * Prisma on a pool the caller owns (and ends), so the SQL read paths share its connections; or on
+ * its own pool of `max` connections to `connectionString`.
+ */
+export function createPrismaClient(pool: Pool): PrismaClient;
+export function createPrismaClient(connectionString: string, max: number): PrismaClient;
+export function createPrismaClient(poolOrUrl: Pool | string, max?: number): PrismaClient {
+  const adapter = typeof poolOrUrl === "string" ? new PrismaPg({ connectionString: poolOrUrl, max }) : new PrismaPg(poolOrUrl);
+  return countQueries(new PrismaClient({ adapter }));
 }
 
 /** A connection string with its password removed, for log lines. */

@@ -1,8 +1,9 @@
 // Counts the database queries each request issues, through AsyncLocalStorage: a Prisma query
 // extension bumps the counter of the request whose async context made the call. (Counting at the pg
 // pool is not reliable: Prisma's engine runs some queries from async contexts it created earlier.)
-// Every read path issues one SQL statement per Prisma query (no nested includes), so this is the
-// statement count reported in the request log and the X-Sql-Statements header.
+// Every read path issues one SQL statement per Prisma query (no nested includes), and the SQL read
+// paths (scoped-sql.ts) count each of theirs, so this is the statement count reported in the
+// request log and the X-Sql-Statements header.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { PrismaClient } from "../generated/prisma/client";
 
@@ -15,12 +16,17 @@ export function startCounting(): { statements: () => number } {
   return { statements: () => store.statements };
 }
 
+/** Counts one statement for the current request (the SQL read paths call it per statement). */
+export function countStatement(): void {
+  const store = counter.getStore();
+  if (store) store.statements++;
+}
+
 export function countQueries(prisma: PrismaClient): PrismaClient {
   return prisma.$extends({
     query: {
       $allOperations({ args, query }) {
-        const store = counter.getStore();
-        if (store) store.statements++;
+        countStatement();
         return query(args);
       },
     },

@@ -40,16 +40,18 @@ function parseUuid(value: unknown): string {
   return value.toLowerCase();
 }
 
+// Rows read in SQL carry instants and dates already rendered as the API's ISO text
+// (db/scoped-sql.ts): those pass through as they are.
 export const DateTime = new GraphQLScalarType<Date, string>({
   name: "DateTime",
-  serialize: (value) => (value instanceof Date ? value.toISOString() : parseInstant(value).toISOString()),
+  serialize: (value) => (typeof value === "string" ? value : (value as Date).toISOString()),
   parseValue: parseInstant,
   parseLiteral: (ast) => parseInstant(stringLiteral(ast)),
 });
 
 export const DateScalar = new GraphQLScalarType<Date, string>({
   name: "Date",
-  serialize: (value) => (value instanceof Date ? value.toISOString().slice(0, 10) : String(value)),
+  serialize: (value) => (typeof value === "string" ? value : (value as Date).toISOString().slice(0, 10)),
   parseValue: parseDate,
   parseLiteral: (ast) => parseDate(stringLiteral(ast)),
 });

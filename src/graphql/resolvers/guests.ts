@@ -1,7 +1,8 @@
-// Guest profiles: one guest as one source system knows them.
+// Guest profiles: one guest as one source system knows them. Read in SQL: the guests page is the
+// hottest path of the API (db/scoped-sql.ts says why).
 import type { GraphQLContext } from "../../context";
-import type { Prisma } from "../../generated/prisma/client";
-import { getById, given, insensitive, keysetList, requireIntegrationForSourceId } from "./lists";
+import { col, equals, equalsInsensitive, sql, type RowShape } from "../../db/scoped-sql";
+import { requireIntegrationForSourceId, sqlGetById, sqlKeysetList } from "./lists";
 
 interface GuestFilter {
   sourceId?: string | null;
@@ -12,22 +13,42 @@ interface GuestFilter {
   updatedSince?: Date | null;
 }
 
-function guestWhere(f: GuestFilter): Prisma.GuestProfileWhereInput {
+/** The columns of a Guest, timestamps as ISO text. */
+export const GUEST_ROW: RowShape = {
+  id: "value",
+  propertyId: "value",
+  integrationId: "value",
+  sourceId: "value",
+  masterProfileId: "value",
+  givenName: "value",
+  familyName: "value",
+  email: "value",
+  phone: "value",
+  language: "value",
+  countryCode: "value",
+  city: "value",
+  birthDate: "date",
+  vipCode: "value",
+  createdAt: "instant",
+  updatedAt: "instant",
+};
+
+function guestConditions(f: GuestFilter) {
   requireIntegrationForSourceId(f);
-  return given({
-    sourceId: f.sourceId,
-    integrationId: f.integrationId,
-    propertyId: f.propertyId,
-    masterProfileId: f.masterProfileId,
-    email: insensitive(f.email),
-    updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
-  });
+  return [
+    equals("sourceId", f.sourceId),
+    equals("integrationId", f.integrationId),
+    equals("propertyId", f.propertyId),
+    equals("masterProfileId", f.masterProfileId),
+    equalsInsensitive("email", f.email),
+    f.updatedSince == null ? undefined : sql`${col("updatedAt")} >= ${f.updatedSince}`,
+  ];
 }
 
 export const guestResolvers = {
   Query: {
-    guests: keysetList<GuestFilter, Prisma.GuestProfileGetPayload<object>>("guests", (db, args) => db.guestProfile.findMany(args), guestWhere),
-    guest: getById("guest", (db, id) => db.guestProfile.findUnique({ where: { id } })),
+    guests: sqlKeysetList<GuestFilter>("guests", "GuestProfile", GUEST_ROW, guestConditions),
+    guest: sqlGetById("guest", "GuestProfile", GUEST_ROW),
   },
 
   Guest: {

@@ -5,6 +5,8 @@ import type { PrismaClient } from "../../generated/prisma/client";
 import { byCreatedAt, keysetPage } from "../../pagination/keyset";
 import { apiError, notFound } from "../errors";
 import { escapeLike } from "../../db/like";
+import type { RowShape, Sql, SqlModel } from "../../db/scoped-sql";
+import { col, sql } from "../../db/scoped-sql";
 
 export interface PageArgs<F> {
   filter?: F | null;
@@ -32,6 +34,43 @@ export function keysetList<F extends object, Row extends { createdAt: Date; id: 
       keyOf: byCreatedAt.keyOf,
       fetch: (after, take) => findMany(ctx.db, { where: { AND: [base, byCreatedAt.after(after)] }, orderBy: byCreatedAt.orderBy, take }),
     });
+  };
+}
+
+/** A keyset list read in SQL (db/scoped-sql.ts): `where` turns the filter into SQL conditions. */
+export function sqlKeysetList<F extends object>(
+  family: string,
+  from: SqlModel,
+  shape: RowShape,
+  where: (filter: F, ctx: GraphQLContext) => (Sql | undefined)[] | Promise<(Sql | undefined)[]>,
+) {
+  return async (_: unknown, args: PageArgs<F>, ctx: GraphQLContext) => {
+    const filter = args.filter ?? ({} as F);
+    const conditions = await where(filter, ctx);
+    return keysetPage({
+      limit: args.limit,
+      cursor: args.cursor,
+      secret: ctx.cursorSecret,
+      binding: { family, propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } },
+      keyOf: byCreatedAt.keyOf,
+      fetch: (after, take) =>
+        ctx.sql.rows<{ createdAt: string; id: string }>({
+          from,
+          shape,
+          where: [...conditions, byCreatedAt.afterSql(after)],
+          orderBy: byCreatedAt.orderBySql,
+          limit: take,
+        }),
+    });
+  };
+}
+
+/** A get-by-id resolver read in SQL: the row in scope, or `not_found`. */
+export function sqlGetById(what: string, from: SqlModel, shape: RowShape) {
+  return async (_: unknown, args: { id: string }, ctx: GraphQLContext) => {
+    const [row] = await ctx.sql.rows({ from, shape, where: [sql`${col("id")} = ${args.id}::uuid`], limit: 1 });
+    if (!row) throw notFound(what, args.id);
+    return row;
   };
 }
 
