@@ -36,7 +36,7 @@ export interface RequestCredentials {
 
 export async function createContext(services: Services, req: RequestCredentials): Promise<GraphQLContext> {
   const prisma = services.db.reader;
-  const deps: AuthDeps = { prisma, sessionKey: services.sessionKey };
+  const deps: AuthDeps = { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey };
   const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
   // The Prisma clients and the loaders are made on first use: the hot paths read in SQL only.
@@ -45,7 +45,7 @@ export async function createContext(services: Services, req: RequestCredentials)
   let dbGroup: PrismaClient | undefined;
   let loaders: Loaders | undefined;
   const reader = () => (db ??= scopedPrisma(prisma, scope));
-  return {
+  const context: GraphQLContext = {
     credential,
     scope,
     get db() {
@@ -59,8 +59,9 @@ export async function createContext(services: Services, req: RequestCredentials)
       return (dbGroup ??= scope.propertyId ? scopedPrisma(prisma, { ...scope, propertyId: null }) : reader());
     },
     get loaders() {
-      return (loaders ??= createLoaders(reader()));
+      return (loaders ??= createLoaders(context));
     },
     cursorSecret: services.cursorSecret,
   };
+  return context;
 }

@@ -1,6 +1,8 @@
 // Bearer token → Credential. All token kinds resolve to the same credential shape; the surface
 // (REST, GraphQL, MCP) decides which kinds it accepts (spec section 5).
+import type { Pool } from "pg";
 import type { PrismaClient } from "../generated/prisma/client";
+import { countStatement } from "../db/sql-count";
 import { forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../graphql/errors";
 import { ROLE_SCOPES } from "./scopes";
 import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, hashToken } from "./secrets";
@@ -21,6 +23,8 @@ export interface Credential {
 
 export interface AuthDeps {
   prisma: PrismaClient;
+  /** The reader's pool: credential lookups run in SQL (one statement per request). */
+  pool: Pool;
   sessionKey: () => Promise<SessionKeyConfig>;
 }
 
@@ -53,7 +57,6 @@ export async function authenticate(
 
 async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Promise<Credential> {
   const { prisma } = deps;
-  const now = new Date();
   if (looksLikeJwt(token)) {
     if (surface === "mcp") throw mcpOAuthRequired();
     const claims = await verifySessionToken(await deps.sessionKey(), token);
@@ -67,31 +70,49 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
     return { kind: "session", id: claims.userId, propertyGroupId: group.id, pinnedPropertyId: null, scopes: new Set(scopes) };
   }
 
-  const tokenHash = hashToken(token);
-  if (token.startsWith(API_KEY_PREFIX)) {
-    const key = await prisma.apiKey.findUnique({ where: { tokenHash } });
-    if (!key || key.revokedAt) throw unknownToken();
-    return { kind: "api_key", id: key.id, propertyGroupId: key.propertyGroupId, pinnedPropertyId: key.propertyId, scopes: new Set(key.scopes) };
-  }
-  if (token.startsWith(PARTNER_TOKEN_PREFIX)) {
-    const access = await prisma.partnerAccessToken.findUnique({
-      where: { tokenHash },
-      include: { partnerCredential: true },
-    });
-    if (!access || access.revokedAt || access.partnerCredential.revokedAt) throw unknownToken();
-    if (access.expiresAt <= now) throw unauthorized("partner access token has expired");
-    const partner = access.partnerCredential;
-    return { kind: "partner", id: access.id, propertyGroupId: partner.propertyGroupId, pinnedPropertyId: null, scopes: new Set(partner.scopes) };
-  }
-  if (token.startsWith(MCP_TOKEN_PREFIX)) {
-    const mcp = await prisma.mcpToken.findUnique({ where: { tokenHash } });
-    if (!mcp || mcp.revokedAt) throw unknownToken();
-    if (mcp.expiresAt <= now) throw unauthorized("MCP connector token has expired");
-    return { kind: "mcp", id: mcp.id, propertyGroupId: mcp.propertyGroupId, pinnedPropertyId: null, scopes: new Set(mcp.scopes) };
-  }
-  const staticToken = await prisma.staticToken.findUnique({ where: { tokenHash } });
-  if (!staticToken || staticToken.revokedAt) throw unknownToken();
-  return { kind: "static", id: staticToken.id, propertyGroupId: staticToken.propertyGroupId, pinnedPropertyId: null, scopes: new Set(staticToken.scopes) };
+  const kind: OpaqueKind = token.startsWith(API_KEY_PREFIX)
+    ? "api_key"
+    : token.startsWith(PARTNER_TOKEN_PREFIX)
+      ? "partner"
+      : token.startsWith(MCP_TOKEN_PREFIX)
+        ? "mcp"
+        : "static";
+  countStatement();
+  const { rows } = await deps.pool.query<TokenRow>(TOKEN_LOOKUPS[kind], [hashToken(token)]);
+  const row = rows[0];
+  if (!row || row.revoked) throw unknownToken();
+  if (row.expired) throw unauthorized(`${EXPIRING[kind]} has expired`);
+  return { kind, id: row.id, propertyGroupId: row.property_group_id, pinnedPropertyId: row.property_id, scopes: new Set(row.scopes) };
 }
+
+type OpaqueKind = Exclude<CredentialKind, "session">;
+interface TokenRow {
+  id: string;
+  property_group_id: string;
+  property_id: string | null;
+  scopes: string[];
+  revoked: boolean;
+  expired: boolean;
+}
+
+// One statement per request, in plain SQL: it runs before anything else on every call, and Prisma's
+// per-query cost would be a fixed tax on all of them. Credentials are looked up by hash only.
+const TOKEN_LOOKUPS: Record<OpaqueKind, string> = {
+  api_key: `SELECT id, property_group_id, property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
+    FROM api_keys WHERE token_hash = $1`,
+  partner: `SELECT a.id, p.property_group_id, NULL AS property_id, p.scopes,
+      (a.revoked_at IS NOT NULL OR p.revoked_at IS NOT NULL) AS revoked, a.expires_at <= now() AS expired
+    FROM partner_access_tokens a JOIN partner_credentials p ON p.id = a.partner_credential_id WHERE a.token_hash = $1`,
+  mcp: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
+    FROM mcp_tokens WHERE token_hash = $1`,
+  static: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
+    FROM static_tokens WHERE token_hash = $1`,
+};
+const EXPIRING: Record<OpaqueKind, string> = {
+  api_key: "API key",
+  partner: "partner access token",
+  mcp: "MCP connector token",
+  static: "static token",
+};
 
 const unknownToken = () => unauthorized("the bearer token is unknown or revoked");

@@ -1,7 +1,10 @@
 // Per-request DataLoaders: every relation is fetched in one batched query per level, through the
-// request's scoped client (so with the same tenant scope as root queries), in key order.
+// request's scoped client or scoped SQL (so with the same tenant scope as root queries), in key order.
+// Guests and the stays and spend under them are read in SQL: a nested page loads hundreds of them.
 import DataLoader from "dataloader";
 import type { PrismaClient } from "../generated/prisma/client";
+import { GUEST_ROW, RESERVATION_ROW, TRANSACTION_ROW, type GuestRow } from "../db/rows";
+import { col, sql, type ScopedSql } from "../db/scoped-sql";
 
 /** One row per key (or null), matched by `id`. */
 function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) {
@@ -21,55 +24,64 @@ function byForeignKey<T>(fetch: (keys: string[]) => Promise<T[]>, keyOf: (row: T
 }
 
 const oldestFirst = [{ createdAt: "asc" as const }, { id: "asc" as const }];
+const oldestFirstSql = sql`${col("createdAt")}, ${col("id")}`;
+/** `column = ANY($ids)`: one parameter, whatever the batch size. */
+const anyOf = (field: string, ids: string[]) => sql`${col(field)} = ANY(${ids}::uuid[])`;
 
-export function createLoaders(db: PrismaClient) {
+type ByGuestRow = { id: string; guestProfileId: string | null };
+
+/** The loaders read through the request's clients, made on first use (context.ts). */
+export function createLoaders(ctx: { db: PrismaClient; sql: ScopedSql }) {
   return {
-    property: byId((ids) => db.property.findMany({ where: { id: { in: ids } } })),
-    integration: byId((ids) => db.integration.findMany({ where: { id: { in: ids } } })),
-    masterProfile: byId((ids) => db.masterProfile.findMany({ where: { id: { in: ids } } })),
-    guest: byId((ids) => db.guestProfile.findMany({ where: { id: { in: ids } } })),
+    property: byId((ids) => ctx.db.property.findMany({ where: { id: { in: ids } } })),
+    integration: byId((ids) => ctx.db.integration.findMany({ where: { id: { in: ids } } })),
+    masterProfile: byId((ids) => ctx.db.masterProfile.findMany({ where: { id: { in: ids } } })),
+    guest: byId((ids) => ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf("id", ids)] })),
     guestsByMasterProfile: byForeignKey(
-      (ids) => db.guestProfile.findMany({ where: { masterProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) =>
+        ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf("masterProfileId", ids)], orderBy: oldestFirstSql }),
       (row) => row.masterProfileId,
     ),
     reservationsByGuest: byForeignKey(
-      (ids) => db.reservation.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) =>
+        ctx.sql.rows<ByGuestRow>({ from: "Reservation", shape: RESERVATION_ROW, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
       (row) => row.guestProfileId,
     ),
     transactionsByGuest: byForeignKey(
-      (ids) => db.transaction.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) =>
+        ctx.sql.rows<ByGuestRow>({ from: "Transaction", shape: TRANSACTION_ROW, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
       (row) => row.guestProfileId,
     ),
     transactionsByReservation: byForeignKey(
-      (ids) => db.transaction.findMany({ where: { reservationId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) => ctx.db.transaction.findMany({ where: { reservationId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.reservationId,
     ),
     consentsByGuest: byForeignKey(
-      (ids) => db.consentObservation.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) => ctx.db.consentObservation.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.guestProfileId,
     ),
     reviewsByGuest: byForeignKey(
-      (ids) => db.review.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) => ctx.db.review.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.guestProfileId,
     ),
     actionsByGuest: byForeignKey(
-      (ids) => db.action.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) => ctx.db.action.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.guestProfileId,
     ),
     loyaltyByGuest: byForeignKey(
-      (ids) => db.loyaltyMember.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) => ctx.db.loyaltyMember.findMany({ where: { guestProfileId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.guestProfileId,
     ),
     loyaltyByMaster: byForeignKey(
-      (ids) => db.loyaltyMember.findMany({ where: { masterProfileId: { in: ids } }, orderBy: oldestFirst }),
+      (ids) => ctx.db.loyaltyMember.findMany({ where: { masterProfileId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.masterProfileId,
     ),
     bindingsByTable: byForeignKey(
-      (ids) => db.destinationBinding.findMany({ where: { tableId: { in: ids } }, orderBy: { provider: "asc" } }),
+      (ids) => ctx.db.destinationBinding.findMany({ where: { tableId: { in: ids } }, orderBy: { provider: "asc" } }),
       (row) => row.tableId,
     ),
     memberCountByTable: new DataLoader<string, number>(async (ids) => {
-      const counts = await db.tableMember.groupBy({ by: ["tableId"], where: { tableId: { in: [...ids] } }, _count: { _all: true } });
+      const counts = await ctx.db.tableMember.groupBy({ by: ["tableId"], where: { tableId: { in: [...ids] } }, _count: { _all: true } });
       const byTable = new Map(counts.map((c) => [c.tableId, c._count._all]));
       return ids.map((id) => byTable.get(id) ?? 0);
     }),

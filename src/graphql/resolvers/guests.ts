@@ -1,7 +1,8 @@
 // Guest profiles: one guest as one source system knows them. Read in SQL: the guests page is the
 // hottest path of the API (db/scoped-sql.ts says why).
 import type { GraphQLContext } from "../../context";
-import { col, equals, equalsInsensitive, sql, type RowShape } from "../../db/scoped-sql";
+import { GUEST_ROW } from "../../db/rows";
+import { col, equals, equalsInsensitive, sql } from "../../db/scoped-sql";
 import { requireIntegrationForSourceId, sqlGetById, sqlKeysetList } from "./lists";
 
 interface GuestFilter {
@@ -12,26 +13,6 @@ interface GuestFilter {
   email?: string | null;
   updatedSince?: Date | null;
 }
-
-/** The columns of a Guest, timestamps as ISO text. */
-export const GUEST_ROW: RowShape = {
-  id: "value",
-  propertyId: "value",
-  integrationId: "value",
-  sourceId: "value",
-  masterProfileId: "value",
-  givenName: "value",
-  familyName: "value",
-  email: "value",
-  phone: "value",
-  language: "value",
-  countryCode: "value",
-  city: "value",
-  birthDate: "date",
-  vipCode: "value",
-  createdAt: "instant",
-  updatedAt: "instant",
-};
 
 function guestConditions(f: GuestFilter) {
   requireIntegrationForSourceId(f);

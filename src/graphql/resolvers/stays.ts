@@ -66,6 +66,8 @@ async function transactionWhere(f: TransactionFilter, ctx: GraphQLContext): Prom
 }
 
 const DAY_MS = 86_400_000;
+/** Rows read in SQL carry dates as YYYY-MM-DD text (db/rows.ts), Prisma's as Date: both to UTC ms. */
+const dayOf = (d: Date | string) => (typeof d === "string" ? Date.parse(d) : d.getTime());
 
 export const stayResolvers = {
   Query: {
@@ -84,8 +86,8 @@ export const stayResolvers = {
   },
 
   Reservation: {
-    nights: (r: { arrivalDate: Date; departureDate: Date }) =>
-      Math.max(0, Math.round((r.departureDate.getTime() - r.arrivalDate.getTime()) / DAY_MS)),
+    nights: (r: { arrivalDate: Date | string; departureDate: Date | string }) =>
+      Math.max(0, Math.round((dayOf(r.departureDate) - dayOf(r.arrivalDate)) / DAY_MS)),
     guest: (r: { guestProfileId: string | null }, _: unknown, ctx: GraphQLContext) =>
       r.guestProfileId ? ctx.loaders.guest.load(r.guestProfileId) : null,
     property: (r: { propertyId: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.property.load(r.propertyId),
