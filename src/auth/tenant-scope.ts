@@ -37,6 +37,7 @@ const TENANT_RULES: Record<string, TenantRule> = {
   IntegrationConnection: { kind: "integrationAtProperty" },
   MasterProfile: { kind: "guestAtProperty" },
   LoyaltyProgram: { kind: "group" },
+  MasterProfileCount: { kind: "group" },
   TableMember: { kind: "group" },
   TableMembershipChange: { kind: "group" },
   DestinationConnection: { kind: "group" },

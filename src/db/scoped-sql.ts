@@ -26,6 +26,7 @@ export type RowShape = Readonly<Record<string, ColumnKind>>;
 const TABLES = {
   GuestProfile: "guest_profiles",
   MasterProfile: "master_profiles",
+  MasterProfileCount: "master_profile_counts",
   Event: "events",
   Reservation: "reservations",
   Transaction: "transactions",

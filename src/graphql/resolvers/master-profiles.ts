@@ -32,6 +32,19 @@ function masterWhere(f: MasterProfileFilter): Prisma.MasterProfileWhereInput {
   };
 }
 
+/**
+ * How many master profiles match. The whole group's total is kept by triggers (master_profile_counts),
+ * so the common unfiltered search reads one row; a filter or a narrowed property counts the matches.
+ */
+async function countMatches(filter: MasterProfileFilter, ctx: GraphQLContext): Promise<number> {
+  const unfiltered = Object.entries(filter).every(([key, value]) => value == null || (key === "q" && !String(value).trim()));
+  if (unfiltered && ctx.scope.propertyId === null) {
+    const [row] = await ctx.sql.rows<{ total: string }>({ from: "MasterProfileCount", shape: { total: "value" } });
+    return Number(row?.total ?? 0);
+  }
+  return ctx.db.masterProfile.count({ where: masterWhere(filter) });
+}
+
 const listMasterProfiles = keysetList<MasterProfileFilter, Prisma.MasterProfileGetPayload<object>>(
   "master_profiles",
   (db, args) => db.masterProfile.findMany(args),
@@ -47,8 +60,7 @@ export const masterProfileResolvers = {
     ) => {
       const page = await listMasterProfiles(parent, args, ctx);
       // The total is asked for on the first page only: later pages never carry it.
-      const totalCount =
-        args.includeTotal && !args.cursor ? await ctx.db.masterProfile.count({ where: masterWhere(args.filter ?? {}) }) : null;
+      const totalCount = args.includeTotal && !args.cursor ? await countMatches(args.filter ?? {}, ctx) : null;
       return { ...page, totalCount };
     },
     masterProfile: getById("master profile", (db, id) => db.masterProfile.findUnique({ where: { id } })),

@@ -1,4 +1,5 @@
 // Master profile search with include_total, and the review summary.
+import { randomUUID } from "node:crypto";
 import { startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;
@@ -21,6 +22,32 @@ describe("GET /v1/master-profiles include_total", () => {
       expect(second.body).not.toHaveProperty("total_count");
     }
     expect(await get("/v1/master-profiles?limit=2").then((r) => r.body)).not.toHaveProperty("total_count");
+  });
+
+  it("keeps the unfiltered total exact through inserts and deletes (trigger-kept counts)", async () => {
+    const totalNow = async () => (await get("/v1/master-profiles?limit=1&include_total=1")).body.total_count as number;
+    const before = await totalNow();
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    await t.db.primary.masterProfile.createMany({ data: ids.map((id) => ({ id, propertyGroupId: A().id, givenName: "Counted" })) });
+    expect(await totalNow()).toBe(before + 3);
+    await t.db.primary.masterProfile.deleteMany({ where: { id: { in: ids.slice(0, 2) } } });
+    expect(await totalNow()).toBe(before + 1);
+    expect(await totalNow()).toBe(await t.db.primary.masterProfile.count({ where: { propertyGroupId: A().id } }));
+    // Group B's total is its own.
+    const b = await get("/v1/master-profiles?limit=1&include_total=1", t.manifest.groups.B.credentials.api_key);
+    expect(b.body.total_count).toBe(await t.db.primary.masterProfile.count({ where: { propertyGroupId: t.manifest.groups.B.id } }));
+    // A master profile never moves between groups (the counts could not follow it).
+    await expect(t.db.primary.masterProfile.update({ where: { id: ids[2] }, data: { propertyGroupId: t.manifest.groups.B.id } })).rejects.toThrow();
+    await t.db.primary.masterProfile.delete({ where: { id: ids[2] } });
+    expect(await totalNow()).toBe(before);
+  });
+
+  it("narrowed to a property, counts the master profiles with a guest there", async () => {
+    const property = A().properties[0];
+    const res = await get("/v1/master-profiles?limit=1&include_total=1").set("X-Property-Id", property);
+    const expected = await t.db.primary.masterProfile.count({ where: { propertyGroupId: A().id, guests: { some: { propertyId: property } } } });
+    expect(res.body.total_count).toBe(expected);
+    expect(expected).toBeLessThan(await t.db.primary.masterProfile.count({ where: { propertyGroupId: A().id } }));
   });
 
   it("searches names and e-mail and counts the matches", async () => {
