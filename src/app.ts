@@ -13,6 +13,7 @@ import { startCounting } from "./db/sql-count";
 import { buildSchema } from "./graphql/schema";
 import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
 import { prepareOperations } from "./rest/execute";
+import { compiledExecutorGateway } from "./graphql/compiled";
 import { createRestRouter } from "./rest/router";
 import { mcpHandler } from "./mcp/server";
 import { mountOpenApi } from "./openapi";
@@ -85,7 +86,8 @@ export async function createApp(services: Services): Promise<App> {
   });
 
   const apollo = new ApolloServer({
-    schema,
+    gateway: compiledExecutorGateway(schema), // the schema, executed by graphql-jit
+
     introspection: services.config.graphqlIntrospection,
     validationRules: validationRules(services.config),
     includeStacktraceInErrorResponses: false,

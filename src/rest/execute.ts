@@ -2,7 +2,8 @@
 // no HTTP hop, no second authentication. Operation documents are parsed and validated once.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
+import { isCompiledQuery, type CompiledQuery } from "graphql-jit";
+import { compileOperation } from "../graphql/compiled";
 import {
   GraphQLError,
   Kind,
@@ -59,19 +60,11 @@ function fragmentsUsedBy(op: OperationDefinitionNode, fragments: Map<string, Fra
   return [...used.values()];
 }
 
-// REST runs a fixed set of operations, so each is compiled once (graphql-jit) into a function that
-// resolves exactly its selection: no per-request parsing, validation or generic field walking.
-const compiled = new WeakMap<DocumentNode, CompiledQuery>();
-
+/** REST runs a fixed set of operations: each is compiled once, at start-up (graphql/compiled.ts). */
 function compile(schema: GraphQLSchema, document: DocumentNode): CompiledQuery {
-  let query = compiled.get(document);
-  if (!query) {
-    const result = compileQuery(schema, document);
-    if (!isCompiledQuery(result)) throw new Error(`cannot compile REST operation: ${result.errors?.map((e) => e.message).join("; ")}`);
-    query = result;
-    compiled.set(document, query);
-  }
-  return query;
+  const result = compileOperation(schema, document);
+  if (!isCompiledQuery(result)) throw new Error(`cannot compile REST operation: ${result.errors?.map((e) => e.message).join("; ")}`);
+  return result;
 }
 
 /** Executes and returns `data`, or throws the first error (coded errors pass through unchanged). */
