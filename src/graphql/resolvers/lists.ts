@@ -3,6 +3,7 @@
 import type { GraphQLContext } from "../../context";
 import type { PrismaClient } from "../../generated/prisma/client";
 import { byCreatedAt, keysetPage } from "../../pagination/keyset";
+import type { CursorKey } from "../../pagination/cursor";
 import { apiError, notFound } from "../errors";
 import { escapeLike } from "../../db/like";
 import type { RowShape, Sql, SqlModel } from "../../db/scoped-sql";
@@ -26,15 +27,28 @@ export function keysetList<F extends object, Row extends { createdAt: Date; id: 
   return async (_: unknown, args: PageArgs<F>, ctx: GraphQLContext) => {
     const filter = args.filter ?? ({} as F);
     const base = await where(filter, ctx);
-    return keysetPage({
-      limit: args.limit,
-      cursor: args.cursor,
-      secret: ctx.cursorSecret,
-      binding: { family, propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } },
-      keyOf: byCreatedAt.keyOf,
-      fetch: (after, take) => findMany(ctx.db, { where: { AND: [base, byCreatedAt.after(after)] }, orderBy: byCreatedAt.orderBy, take }),
-    });
+    return createdAtPage(family, filter, args, ctx, (after, take) =>
+      findMany(ctx.db, { where: { AND: [base, byCreatedAt.after(after)] }, orderBy: byCreatedAt.orderBy, take }),
+    );
   };
+}
+
+/** A (created_at, id) keyset page whose cursor is bound to the family, group, filter and property. */
+function createdAtPage<F, Row extends { createdAt: Date | string; id: string }>(
+  family: string,
+  filter: F,
+  args: PageArgs<F>,
+  ctx: GraphQLContext,
+  fetch: (after: CursorKey | null, take: number) => Promise<Row[]>,
+) {
+  return keysetPage({
+    limit: args.limit,
+    cursor: args.cursor,
+    secret: ctx.cursorSecret,
+    binding: { family, propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } },
+    keyOf: byCreatedAt.keyOf,
+    fetch,
+  });
 }
 
 /** A keyset list read in SQL (db/scoped-sql.ts): `where` turns the filter into SQL conditions. */
@@ -47,21 +61,15 @@ export function sqlKeysetList<F extends object>(
   return async (_: unknown, args: PageArgs<F>, ctx: GraphQLContext) => {
     const filter = args.filter ?? ({} as F);
     const conditions = await where(filter, ctx);
-    return keysetPage({
-      limit: args.limit,
-      cursor: args.cursor,
-      secret: ctx.cursorSecret,
-      binding: { family, propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } },
-      keyOf: byCreatedAt.keyOf,
-      fetch: (after, take) =>
-        ctx.sql.rows<{ createdAt: string; id: string }>({
-          from,
-          shape,
-          where: [...conditions, byCreatedAt.afterSql(after)],
-          orderBy: byCreatedAt.orderBySql,
-          limit: take,
-        }),
-    });
+    return createdAtPage(family, filter, args, ctx, (after, take) =>
+      ctx.sql.rows<{ createdAt: string; id: string }>({
+        from,
+        shape,
+        where: [...conditions, byCreatedAt.afterSql(after)],
+        orderBy: byCreatedAt.orderBySql,
+        limit: take,
+      }),
+    );
   };
 }
 
