@@ -176,9 +176,11 @@ interface Setup {
   deepCursor: string;
   ceilingDeepCursor: string;
   bigTableId: string;
+  /** An e-mail address of a guest deep in group A, upper-cased (lookups ignore case). */
+  guestEmail: string;
 }
 
-/** What the scenarios need beyond the manifest: a cursor ~900,000 rows deep and a big table. */
+/** What the scenarios need beyond the manifest: a cursor ~900,000 rows deep, a big table, an e-mail. */
 async function prepare(db: Client, manifest: FixtureManifest): Promise<Setup> {
   const A = manifest.groups.A;
   const secret = (await db.query("SELECT value FROM service_secrets WHERE name = 'cursor_hmac'")).rows[0]?.value;
@@ -207,7 +209,9 @@ async function prepare(db: Client, manifest: FixtureManifest): Promise<Setup> {
      ON CONFLICT DO NOTHING`,
     [bigTableId, A.id, members],
   );
-  return { cursorSecret: secret, deepCursor, ceilingDeepCursor: deepCursor, bigTableId };
+  const email = (await db.query("SELECT email FROM guest_profiles WHERE property_group_id = $1 AND email IS NOT NULL AND id = $2", [A.id, row.id])).rows[0]?.email
+    ?? (await db.query("SELECT email FROM guest_profiles WHERE property_group_id = $1 AND email IS NOT NULL LIMIT 1", [A.id])).rows[0].email;
+  return { cursorSecret: secret, deepCursor, ceilingDeepCursor: deepCursor, bigTableId, guestEmail: String(email).toUpperCase() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,6 +237,7 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
     { name: "guests page, 1 connection", connections: 1, systems: { service: get("/v1/guests?limit=100"), ceiling: get("/v1/guests?limit=100") } },
     { name: "guests page at ~900,000 deep", systems: { service: get(`/v1/guests?limit=100&cursor=${encodeURIComponent(setup.deepCursor)}`), ceiling: get(`/v1/guests?limit=100&cursor=${encodeURIComponent(setup.ceilingDeepCursor)}`) } },
     { name: "guest by source_id", systems: { service: get(`/v1/guests?integration_id=${integration_id}&source_id=${encodeURIComponent(source_id)}`) } },
+    { name: "guest by e-mail (any case)", systems: { service: get(`/v1/guests?email=${encodeURIComponent(setup.guestEmail)}`) } },
     { name: "guest by id", systems: { service: get(`/v1/guests/${guest_id}`) } },
     { name: "events timeline, one guest", systems: { service: get(`/v1/events?guest_profile_id=${A.guest_with_events}&limit=100`) } },
     { name: "events timeline, master profile", systems: { service: get(`/v1/events?master_profile_id=${A.master_with_two_guests}&limit=100`) } },

@@ -10,7 +10,6 @@ import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
 import type { Scope } from "../auth/scope";
 import { snakeCase, tenantSql } from "../auth/tenant-scope";
-import { escapeLike } from "./like";
 import { countStatement } from "./sql-count";
 
 export type { Sql };
@@ -97,9 +96,12 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
   };
 }
 
-/** `(column ILIKE value)` with LIKE's wildcards escaped: case-insensitive equality. */
+/**
+ * Case-insensitive equality as `lower(column) = lower(value)`: no LIKE pattern to escape, and an
+ * index on `lower(column)` serves it (ILIKE cannot use a btree).
+ */
 export const equalsInsensitive = (field: string, value: string | null | undefined) =>
-  value == null ? undefined : Prisma.sql`${col(field)} ILIKE ${escapeLike(value)}`;
+  value == null ? undefined : Prisma.sql`lower(${col(field)}) = lower(${value})`;
 
 /** `column = value` when the value is given. */
 export const equals = (field: string, value: unknown) => (value == null ? undefined : Prisma.sql`${col(field)} = ${value}`);
