@@ -81,7 +81,7 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
     return (await pool.query({ text: query.text, values: query.values as unknown[] })).rows as Row[];
   };
   return {
-    rows: <Row>(s: Select) =>
+    rows: async <Row>(s: Select) =>
       run<Row>(
         Prisma.sql`SELECT ${selectList(s.shape)} FROM ${Prisma.raw(TABLES[s.from])} ${Prisma.raw(ALIAS)} WHERE ${whereClause(s)}${
           s.orderBy ? Prisma.sql` ORDER BY ${s.orderBy}` : Prisma.empty
