@@ -21,6 +21,20 @@ export const GUEST_ROW: RowShape = {
   updatedAt: "instant",
 };
 
+export const MASTER_PROFILE_ROW: RowShape = {
+  id: "value",
+  givenName: "value",
+  familyName: "value",
+  email: "value",
+  phone: "value",
+  language: "value",
+  countryCode: "value",
+  birthDate: "date",
+  vip: "value",
+  createdAt: "instant",
+  updatedAt: "instant",
+};
+
 export interface GuestRow {
   id: string;
   propertyId: string;

@@ -119,6 +119,3 @@ export async function guestIdsOfMaster(ctx: GraphQLContext, masterProfileId: str
 /** Case-insensitive equality, for e-mail addresses and other natural keys typed by people. */
 export const insensitive = (value: string | null | undefined) =>
   value == null ? undefined : { equals: escapeLike(value), mode: "insensitive" as const };
-
-/** Case-insensitive substring match. */
-export const containsInsensitive = (value: string) => ({ contains: escapeLike(value), mode: "insensitive" as const });

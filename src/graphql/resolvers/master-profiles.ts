@@ -1,7 +1,10 @@
 // Master profiles: one per real guest, clustering guest profiles across sources and properties.
+// Read in SQL like guests: agents look master profiles up by e-mail and search them by name.
 import type { GraphQLContext } from "../../context";
-import type { Prisma } from "../../generated/prisma/client";
-import { containsInsensitive, getById, given, insensitive, keysetList, type PageArgs } from "./lists";
+import { escapeLike } from "../../db/like";
+import { MASTER_PROFILE_ROW } from "../../db/rows";
+import { col, equals, equalsInsensitive, sql } from "../../db/scoped-sql";
+import { sqlGetById, sqlKeysetList, type PageArgs } from "./lists";
 
 interface MasterProfileFilter {
   q?: string | null;
@@ -11,25 +14,21 @@ interface MasterProfileFilter {
   updatedSince?: Date | null;
 }
 
-function masterWhere(f: MasterProfileFilter): Prisma.MasterProfileWhereInput {
+function masterConditions(f: MasterProfileFilter) {
   const search = f.q?.trim();
-  return {
-    ...given({
-      email: insensitive(f.email),
-      vip: f.vip,
-      updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
-      guests: f.propertyId == null ? undefined : { some: { propertyId: f.propertyId } },
-    }),
-    ...(search
-      ? {
-          OR: [
-            { givenName: containsInsensitive(search) },
-            { familyName: containsInsensitive(search) },
-            { email: containsInsensitive(search) },
-          ],
-        }
-      : {}),
-  };
+  const pattern = search ? `%${escapeLike(search)}%` : undefined;
+  return [
+    equalsInsensitive("email", f.email),
+    equals("vip", f.vip),
+    f.updatedSince == null ? undefined : sql`${col("updatedAt")} >= ${f.updatedSince}`,
+    f.propertyId == null
+      ? undefined
+      : sql`EXISTS (SELECT 1 FROM guest_profiles gp WHERE gp.master_profile_id = ${col("id")}
+              AND gp.property_group_id = ${col("propertyGroupId")} AND gp.property_id = ${f.propertyId}::uuid)`,
+    pattern === undefined
+      ? undefined
+      : sql`(${col("givenName")} ILIKE ${pattern} OR ${col("familyName")} ILIKE ${pattern} OR ${col("email")} ILIKE ${pattern})`,
+  ];
 }
 
 /**
@@ -42,14 +41,10 @@ async function countMatches(filter: MasterProfileFilter, ctx: GraphQLContext): P
     const [row] = await ctx.sql.rows<{ total: string }>({ from: "MasterProfileCount", shape: { total: "value" } });
     return Number(row?.total ?? 0);
   }
-  return ctx.db.masterProfile.count({ where: masterWhere(filter) });
+  return ctx.sql.count({ from: "MasterProfile", where: masterConditions(filter) });
 }
 
-const listMasterProfiles = keysetList<MasterProfileFilter, Prisma.MasterProfileGetPayload<object>>(
-  "master_profiles",
-  (db, args) => db.masterProfile.findMany(args),
-  masterWhere,
-);
+const listMasterProfiles = sqlKeysetList<MasterProfileFilter>("master_profiles", "MasterProfile", MASTER_PROFILE_ROW, masterConditions);
 
 export const masterProfileResolvers = {
   Query: {
@@ -63,7 +58,7 @@ export const masterProfileResolvers = {
       const totalCount = args.includeTotal && !args.cursor ? await countMatches(args.filter ?? {}, ctx) : null;
       return { ...page, totalCount };
     },
-    masterProfile: getById("master profile", (db, id) => db.masterProfile.findUnique({ where: { id } })),
+    masterProfile: sqlGetById("master profile", "MasterProfile", MASTER_PROFILE_ROW),
   },
 
   MasterProfile: {

@@ -50,6 +50,30 @@ describe("GET /v1/master-profiles include_total", () => {
     expect(expected).toBeLessThan(await t.db.primary.masterProfile.count({ where: { propertyGroupId: A().id } }));
   });
 
+  it("filters by e-mail (any case), vip, property and updated_since, and counts the same matches", async () => {
+    const group = { propertyGroupId: A().id };
+    const withEmail = await t.db.primary.masterProfile.findFirstOrThrow({ where: { ...group, email: { not: null } } });
+    const byEmail = await get(`/v1/master-profiles?email=${encodeURIComponent(withEmail.email!.toUpperCase())}&include_total=1`);
+    expect(byEmail.body.data.map((m: { id: string }) => m.id)).toContain(withEmail.id);
+    expect(byEmail.body.total_count).toBe(await t.db.primary.masterProfile.count({ where: { ...group, email: { equals: withEmail.email!, mode: "insensitive" } } }));
+
+    const property = A().properties[1];
+    const middle = await t.db.primary.masterProfile.findFirstOrThrow({ where: group, orderBy: { updatedAt: "asc" }, skip: 5 });
+    const cases: [string, object][] = [
+      ["vip=true", { vip: true }],
+      ["vip=false", { vip: false }],
+      [`property_id=${property}`, { guests: { some: { propertyId: property } } }],
+      [`updated_since=${encodeURIComponent(middle.updatedAt.toISOString())}`, { updatedAt: { gte: middle.updatedAt } }],
+    ];
+    for (const [query, where] of cases) {
+      const expected = await t.db.primary.masterProfile.findMany({ where: { ...group, ...where }, select: { id: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+      const res = await get(`/v1/master-profiles?${query}&include_total=1&limit=500`);
+      expect({ query, total: res.body.total_count }).toEqual({ query, total: expected.length });
+      expect(res.body.data.map((m: { id: string }) => m.id)).toEqual(expected.map((m) => m.id));
+      expect(expected.length).toBeGreaterThan(0);
+    }
+  });
+
   it("searches names and e-mail and counts the matches", async () => {
     const master = await t.db.primary.masterProfile.findUniqueOrThrow({ where: { id: A().master_with_two_guests } });
     const res = await get(`/v1/master-profiles?q=${encodeURIComponent(master.familyName!.toUpperCase())}&include_total=1`);
