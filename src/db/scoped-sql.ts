@@ -1,10 +1,11 @@
-// The hot read paths (guest pages, the event log, master profiles, table members, the relations a
-// nested GraphQL page loads) in SQL on the reader's pool. Prisma costs about 1.3 ms of CPU per
-// 100-row page (it compiles every query in WebAssembly and maps every value), more than the rest of
-// the request together; one parameterised statement with timestamps rendered by PostgreSQL as the
-// API's ISO strings costs a fraction (bench/results). Every statement is built here, and every one
-// is ANDed with the caller's tenant predicate from auth/tenant-scope.ts, the same rules the scoped
-// Prisma client applies: a resolver cannot leave the scope out.
+// The hot read paths in SQL on the reader's pool: guests and master profiles (lists, get-by-id,
+// totals) and the guests, reservations and transactions a nested GraphQL page loads. Prisma costs
+// about 1.3 ms of CPU per 100-row page (it compiles every query in WebAssembly and maps every
+// value), more than the rest of the request together; one parameterised statement with timestamps
+// rendered by PostgreSQL as the API's ISO strings costs a fraction (bench/results). Every statement
+// is built here, and every one is ANDed with the caller's tenant predicate from
+// auth/tenant-scope.ts, the same rules the scoped Prisma client applies: a resolver cannot leave
+// the scope out.
 import type { Pool } from "pg";
 import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
