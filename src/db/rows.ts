@@ -1,6 +1,8 @@
-// The rows the SQL read paths return (db/scoped-sql.ts): every field of the model, under its Prisma
-// name, so resolvers treat them like Prisma's rows; instants and dates arrive as the API's ISO text.
+// The rows the SQL read paths return (db/scoped-sql.ts): the model's fields under their Prisma names,
+// so resolvers treat them like Prisma's rows; instants and dates arrive as the API's ISO text. A
+// GraphQL selection reads the subset its fields need (the RowTypes at the end).
 import type { RowShape } from "./scoped-sql";
+import type { RowType } from "../graphql/selection";
 
 export const GUEST_ROW: RowShape = {
   id: "value",
@@ -98,3 +100,36 @@ export const TRANSACTION_ROW: RowShape = {
   occurredAt: "instant",
   createdAt: "instant",
 };
+
+// The same rows as GraphQL types (graphql/selection.ts): a selection reads only the columns its
+// fields need. `always` holds the key, the keyset cursor's columns and the loaders' grouping keys.
+const byId = ["id"] as const;
+export const GUEST: RowType = {
+  shape: GUEST_ROW,
+  always: ["id", "createdAt", "masterProfileId"],
+  reads: {
+    property: ["propertyId"],
+    integration: ["integrationId"],
+    masterProfile: ["masterProfileId"],
+    reservations: byId,
+    transactions: byId,
+    consents: byId,
+    reviews: byId,
+    actions: byId,
+    loyaltyMemberships: byId,
+  },
+};
+
+export const MASTER_PROFILE: RowType = {
+  shape: MASTER_PROFILE_ROW,
+  always: ["id", "createdAt"],
+  reads: { guests: byId, guestProfileIds: byId, loyaltyMemberships: byId },
+};
+
+export const RESERVATION: RowType = {
+  shape: RESERVATION_ROW,
+  always: ["id", "guestProfileId"],
+  reads: { nights: ["arrivalDate", "departureDate"], guest: ["guestProfileId"], property: ["propertyId"], transactions: byId },
+};
+
+export const TRANSACTION: RowType = { shape: TRANSACTION_ROW, always: ["id", "guestProfileId"], reads: {} };

@@ -46,7 +46,8 @@ const render: Record<ColumnKind, (column: string) => string> = {
   date: (c) => `to_char(${c}, 'YYYY-MM-DD')`,
 };
 
-const selectLists = new Map<RowShape, Sql>();
+// Weak: shapes made per selection (graphql/selection.ts) come and go.
+const selectLists = new WeakMap<RowShape, Sql>();
 function selectList(shape: RowShape): Sql {
   let list = selectLists.get(shape);
   if (!list) {

@@ -3,8 +3,8 @@
 // Guests and the stays and spend under them are read in SQL: a nested page loads hundreds of them.
 import DataLoader from "dataloader";
 import type { PrismaClient } from "../generated/prisma/client";
-import { GUEST_ROW, RESERVATION_ROW, TRANSACTION_ROW, type GuestRow } from "../db/rows";
-import { col, sql, type ScopedSql } from "../db/scoped-sql";
+import { GUEST_ROW, type GuestRow } from "../db/rows";
+import { col, sql, type RowShape, type ScopedSql } from "../db/scoped-sql";
 
 /** One row per key (or null), matched by `id`. */
 function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) {
@@ -21,6 +21,16 @@ function byForeignKey<T>(fetch: (keys: string[]) => Promise<T[]>, keyOf: (row: T
     for (const row of await fetch([...keys])) groups.get(keyOf(row) ?? "")?.push(row);
     return keys.map((k) => groups.get(k)!);
   });
+}
+
+/** One loader per column set (graphql/selection.ts): `loaders.x(shape).load(key)`. */
+function perShape<L>(make: (shape: RowShape) => L): (shape: RowShape) => L {
+  const made = new Map<RowShape, L>();
+  return (shape) => {
+    let loader = made.get(shape);
+    if (!loader) made.set(shape, (loader = make(shape)));
+    return loader;
+  };
 }
 
 const oldestFirst = [{ createdAt: "asc" as const }, { id: "asc" as const }];
@@ -42,15 +52,17 @@ export function createLoaders(ctx: { db: PrismaClient; sql: ScopedSql }) {
         ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf("masterProfileId", ids)], orderBy: oldestFirstSql }),
       (row) => row.masterProfileId,
     ),
-    reservationsByGuest: byForeignKey(
-      (ids) =>
-        ctx.sql.rows<ByGuestRow>({ from: "Reservation", shape: RESERVATION_ROW, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
-      (row) => row.guestProfileId,
+    reservationsByGuest: perShape((shape) =>
+      byForeignKey(
+        (ids) => ctx.sql.rows<ByGuestRow>({ from: "Reservation", shape, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
+        (row) => row.guestProfileId,
+      ),
     ),
-    transactionsByGuest: byForeignKey(
-      (ids) =>
-        ctx.sql.rows<ByGuestRow>({ from: "Transaction", shape: TRANSACTION_ROW, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
-      (row) => row.guestProfileId,
+    transactionsByGuest: perShape((shape) =>
+      byForeignKey(
+        (ids) => ctx.sql.rows<ByGuestRow>({ from: "Transaction", shape, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
+        (row) => row.guestProfileId,
+      ),
     ),
     transactionsByReservation: byForeignKey(
       (ids) => ctx.db.transaction.findMany({ where: { reservationId: { in: ids } }, orderBy: oldestFirst }),

@@ -50,6 +50,34 @@ describe("/graphql", () => {
     expect(large).toBeLessThanOrEqual(14);
   });
 
+  it("a selection that reads a few columns, through fragments and aliases, gets the same values as one that reads all", async () => {
+    const reservationFields = `id propertyId integrationId sourceId guestProfileId confirmationNumber kind status arrivalDate departureDate nights
+      startsAt adults children roomType roomNumber rateCode spaceId bookingChannel totalAmountMinor currency specialRequests bookedAt cancelledAt createdAt updatedAt`;
+    const transactionFields = "id propertyId integrationId sourceId guestProfileId reservationId kind category description amountMinor currency outlet occurredAt createdAt";
+    const everything = await gql(
+      `{ guests(limit: 30) { nodes { id givenName email reservations { ${reservationFields} guest { id } } transactions { ${transactionFields} } } } }`,
+      A().credentials.api_key,
+    );
+    const few = await gql(
+      `query { guests(limit: 30) { nodes { ...G } } }
+       fragment G on Guest { id mail: email reservations { ...R ... on Reservation { departureDate } } transactions { amount: amountMinor occurredAt } }
+       fragment R on Reservation { nights arrivalDate guest { id } }`,
+      A().credentials.api_key,
+    );
+    expect(everything.body.errors).toBeUndefined();
+    expect(few.body.errors).toBeUndefined();
+    const full = everything.body.data.guests.nodes;
+    expect(full.some((g: { reservations: unknown[] }) => g.reservations.length > 0)).toBe(true);
+    expect(few.body.data.guests.nodes).toEqual(
+      full.map((g: { id: string; email: string; reservations: Record<string, unknown>[]; transactions: Record<string, unknown>[] }) => ({
+        id: g.id,
+        mail: g.email,
+        reservations: g.reservations.map((r) => ({ nights: r.nights, arrivalDate: r.arrivalDate, guest: r.guest, departureDate: r.departureDate })),
+        transactions: g.transactions.map((x) => ({ amount: x.amountMinor, occurredAt: x.occurredAt })),
+      })),
+    );
+  });
+
   it("401 without a credential, 403 for partner tokens (REST only)", async () => {
     const none = await gql("{ viewer { kind } }");
     expect(none.status).toBe(401);

@@ -1,8 +1,10 @@
 // Guest profiles: one guest as one source system knows them. Read in SQL: the guests page is the
 // hottest path of the API (db/scoped-sql.ts says why).
 import type { GraphQLContext } from "../../context";
-import { GUEST_ROW } from "../../db/rows";
+import type { GraphQLResolveInfo } from "graphql";
+import { GUEST, RESERVATION, TRANSACTION } from "../../db/rows";
 import { col, equals, equalsInsensitive, sql } from "../../db/scoped-sql";
+import { selectedShape } from "../selection";
 import { requireIntegrationForSourceId, sqlGetById, sqlKeysetList } from "./lists";
 
 interface GuestFilter {
@@ -28,8 +30,8 @@ function guestConditions(f: GuestFilter) {
 
 export const guestResolvers = {
   Query: {
-    guests: sqlKeysetList<GuestFilter>("guests", "GuestProfile", GUEST_ROW, guestConditions),
-    guest: sqlGetById("guest", "GuestProfile", GUEST_ROW),
+    guests: sqlKeysetList<GuestFilter>("guests", "GuestProfile", GUEST, guestConditions),
+    guest: sqlGetById("guest", "GuestProfile", GUEST),
   },
 
   Guest: {
@@ -38,8 +40,10 @@ export const guestResolvers = {
       ctx.loaders.integration.load(row.integrationId),
     masterProfile: (row: { masterProfileId: string | null }, _: unknown, ctx: GraphQLContext) =>
       row.masterProfileId ? ctx.loaders.masterProfile.load(row.masterProfileId) : null,
-    reservations: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.reservationsByGuest.load(row.id),
-    transactions: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.transactionsByGuest.load(row.id),
+    reservations: (row: { id: string }, _: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
+      ctx.loaders.reservationsByGuest(selectedShape(info, RESERVATION)).load(row.id),
+    transactions: (row: { id: string }, _: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
+      ctx.loaders.transactionsByGuest(selectedShape(info, TRANSACTION)).load(row.id),
     consents: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.consentsByGuest.load(row.id),
     reviews: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.reviewsByGuest.load(row.id),
     actions: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.actionsByGuest.load(row.id),

@@ -6,7 +6,9 @@ import { byCreatedAt, keysetPage } from "../../pagination/keyset";
 import type { CursorKey } from "../../pagination/cursor";
 import { apiError, notFound } from "../errors";
 import { escapeLike } from "../../db/like";
-import type { RowShape, Sql, SqlModel } from "../../db/scoped-sql";
+import type { GraphQLResolveInfo } from "graphql";
+import type { Sql, SqlModel } from "../../db/scoped-sql";
+import { selectedShape, type RowType } from "../selection";
 import { col, sql } from "../../db/scoped-sql";
 
 export interface PageArgs<F> {
@@ -55,10 +57,11 @@ function createdAtPage<F, Row extends { createdAt: Date | string; id: string }>(
 export function sqlKeysetList<F extends object>(
   family: string,
   from: SqlModel,
-  shape: RowShape,
+  type: RowType,
   where: (filter: F, ctx: GraphQLContext) => (Sql | undefined)[] | Promise<(Sql | undefined)[]>,
 ) {
-  return async (_: unknown, args: PageArgs<F>, ctx: GraphQLContext) => {
+  return async (_: unknown, args: PageArgs<F>, ctx: GraphQLContext, info: GraphQLResolveInfo) => {
+    const shape = selectedShape(info, type, "nodes");
     const filter = args.filter ?? ({} as F);
     const conditions = await where(filter, ctx);
     return createdAtPage(family, filter, args, ctx, (after, take) =>
@@ -74,9 +77,9 @@ export function sqlKeysetList<F extends object>(
 }
 
 /** A get-by-id resolver read in SQL: the row in scope, or `not_found`. */
-export function sqlGetById(what: string, from: SqlModel, shape: RowShape) {
-  return async (_: unknown, args: { id: string }, ctx: GraphQLContext) => {
-    const [row] = await ctx.sql.rows({ from, shape, where: [sql`${col("id")} = ${args.id}::uuid`], limit: 1 });
+export function sqlGetById(what: string, from: SqlModel, type: RowType) {
+  return async (_: unknown, args: { id: string }, ctx: GraphQLContext, info: GraphQLResolveInfo) => {
+    const [row] = await ctx.sql.rows({ from, shape: selectedShape(info, type), where: [sql`${col("id")} = ${args.id}::uuid`], limit: 1 });
     if (!row) throw notFound(what, args.id);
     return row;
   };

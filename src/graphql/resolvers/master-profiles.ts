@@ -2,7 +2,8 @@
 // Read in SQL like guests: agents look master profiles up by e-mail and search them by name.
 import type { GraphQLContext } from "../../context";
 import { escapeLike } from "../../db/like";
-import { MASTER_PROFILE_ROW } from "../../db/rows";
+import type { GraphQLResolveInfo } from "graphql";
+import { MASTER_PROFILE } from "../../db/rows";
 import { col, equals, equalsInsensitive, sql } from "../../db/scoped-sql";
 import { sqlGetById, sqlKeysetList, type PageArgs } from "./lists";
 
@@ -44,7 +45,7 @@ async function countMatches(filter: MasterProfileFilter, ctx: GraphQLContext): P
   return ctx.sql.count({ from: "MasterProfile", where: masterConditions(filter) });
 }
 
-const listMasterProfiles = sqlKeysetList<MasterProfileFilter>("master_profiles", "MasterProfile", MASTER_PROFILE_ROW, masterConditions);
+const listMasterProfiles = sqlKeysetList<MasterProfileFilter>("master_profiles", "MasterProfile", MASTER_PROFILE, masterConditions);
 
 export const masterProfileResolvers = {
   Query: {
@@ -52,13 +53,14 @@ export const masterProfileResolvers = {
       parent: unknown,
       args: PageArgs<MasterProfileFilter> & { includeTotal?: boolean | null },
       ctx: GraphQLContext,
+      info: GraphQLResolveInfo,
     ) => {
-      const page = await listMasterProfiles(parent, args, ctx);
+      const page = await listMasterProfiles(parent, args, ctx, info);
       // The total is asked for on the first page only: later pages never carry it.
       const totalCount = args.includeTotal && !args.cursor ? await countMatches(args.filter ?? {}, ctx) : null;
       return { ...page, totalCount };
     },
-    masterProfile: sqlGetById("master profile", "MasterProfile", MASTER_PROFILE_ROW),
+    masterProfile: sqlGetById("master profile", "MasterProfile", MASTER_PROFILE),
   },
 
   MasterProfile: {
