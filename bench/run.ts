@@ -66,7 +66,7 @@ async function main() {
     execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "migrate"], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: "inherit" });
     await hideFromPostGraphile(databaseUrl);
     const servers: Partial<Record<System, ChildProcess>> = {
-      service: start(children, NODE, [path.join(ROOT, "dist/cli/main.js"), "serve"], {
+      service: start(children, NODE, productionArgs(), {
         DATABASE_URL: databaseUrl, PORT: String(ports.service), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
         GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
       }),
@@ -284,6 +284,14 @@ function sampleRss(pid: number) {
   return { stop: () => (clearInterval(timer), read(), Math.round(peak)) };
 }
 
+/** The service as production runs it: the node flags and script of `npm run start:production`. */
+function productionArgs(): string[] {
+  const script: string = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).scripts["start:production"];
+  const [node, ...args] = script.split(/\s+/);
+  if (node !== "node") throw new Error(`start:production should run node, not ${node}`);
+  return args.map((arg) => (arg.startsWith("dist/") ? path.join(ROOT, arg) : arg));
+}
+
 function start(children: ChildProcess[], cmd: string, args: string[], extraEnv: Record<string, string>): ChildProcess {
   const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...extraEnv }, stdio: ["ignore", "ignore", "inherit"] });
   children.push(child);
@@ -339,7 +347,8 @@ function report(rows: Row[], manifest: FixtureManifest) {
   const date = new Date().toISOString().slice(0, 10);
   const header = `# Benchmark ${date}\n\n${GUESTS.toLocaleString("en")} guests per group (${manifest.groups.A.counts.events?.toLocaleString("en") ?? "?"} events in group A), ` +
     `autocannon ${CONNECTIONS} connections (unless noted), ${WARMUP} s warm-up, ${DURATION} s runs, median of ${ROUNDS} interleaved rounds, ` +
-    `Node ${process.versions.node}, PostgreSQL 15, ${require("node:os").cpus().length} cores shared with the load generator.\n\n`;
+    `Node ${process.versions.node}, PostgreSQL 15, ${require("node:os").cpus().length} cores shared with the load generator. ` +
+    `The service runs as \`npm run start:production\` does (\`node ${productionArgs().filter((a) => a.startsWith("--")).join(" ")}\`).\n\n`;
   const table = [
     "| scenario | system | req/s | p50 ms | p99 ms | peak RSS MB | SQL/request | vs ceiling | vs PostGraphile |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|",

@@ -35,8 +35,12 @@ function perShape<L>(make: (shape: RowShape) => L): (shape: RowShape) => L {
 
 const oldestFirst = [{ createdAt: "asc" as const }, { id: "asc" as const }];
 const oldestFirstSql = sql`${col("createdAt")}, ${col("id")}`;
-/** `column = ANY($ids)`: one parameter, whatever the batch size. */
-const anyOf = (field: string, ids: string[]) => sql`${col(field)} = ANY(${ids}::uuid[])`;
+/**
+ * `column = ANY($ids)`: one parameter, whatever the batch size. The ids are uuids (rows' keys or
+ * UUID-scalar arguments), so the array literal needs no quoting; pg's array encoder quotes and
+ * escapes each element, about 4% of what a nested page allocated.
+ */
+const anyOf = (field: string, ids: string[]) => sql`${col(field)} = ANY(${`{${ids.join(",")}}`}::uuid[])`;
 
 type ByGuestRow = { id: string; guestProfileId: string | null };
 
