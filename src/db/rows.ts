@@ -120,6 +120,9 @@ export const GUEST: RowType = {
   },
 };
 
+/** Just enough of a guest to list the ids under a master profile. */
+export const GUEST_KEYS: RowShape = { id: "value", masterProfileId: "value" };
+
 export const MASTER_PROFILE: RowType = {
   shape: MASTER_PROFILE_ROW,
   always: ["id", "createdAt"],

@@ -51,10 +51,11 @@ export function createLoaders(ctx: { db: PrismaClient; sql: ScopedSql }) {
     integration: byId((ids) => ctx.db.integration.findMany({ where: { id: { in: ids } } })),
     masterProfile: byId((ids) => ctx.db.masterProfile.findMany({ where: { id: { in: ids } } })),
     guest: byId((ids) => ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf("id", ids)] })),
-    guestsByMasterProfile: byForeignKey(
-      (ids) =>
-        ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf("masterProfileId", ids)], orderBy: oldestFirstSql }),
-      (row) => row.masterProfileId,
+    guestsByMasterProfile: perShape((shape) =>
+      byForeignKey(
+        (ids) => ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape, where: [anyOf("masterProfileId", ids)], orderBy: oldestFirstSql }),
+        (row) => row.masterProfileId,
+      ),
     ),
     reservationsByGuest: perShape((shape) =>
       byForeignKey(

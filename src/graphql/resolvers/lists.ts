@@ -9,6 +9,7 @@ import { escapeLike } from "../../db/like";
 import type { GraphQLResolveInfo } from "graphql";
 import type { Sql, SqlModel } from "../../db/scoped-sql";
 import { selectedShape, type RowType } from "../selection";
+import { GUEST_KEYS } from "../../db/rows";
 import { col, sql } from "../../db/scoped-sql";
 
 export interface PageArgs<F> {
@@ -115,7 +116,7 @@ export function requireIntegrationForSourceId(filter: { sourceId?: string | null
 /** Ids of the guest profiles (in scope) clustered into a master profile; `undefined` if no filter. */
 export async function guestIdsOfMaster(ctx: GraphQLContext, masterProfileId: string | null | undefined) {
   if (masterProfileId == null) return undefined;
-  const guests = await ctx.loaders.guestsByMasterProfile.load(masterProfileId);
+  const guests = await ctx.loaders.guestsByMasterProfile(GUEST_KEYS).load(masterProfileId);
   return { in: guests.map((g) => g.id) };
 }
 

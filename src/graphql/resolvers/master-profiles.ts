@@ -3,7 +3,8 @@
 import type { GraphQLContext } from "../../context";
 import { escapeLike } from "../../db/like";
 import type { GraphQLResolveInfo } from "graphql";
-import { MASTER_PROFILE } from "../../db/rows";
+import { GUEST, GUEST_KEYS, MASTER_PROFILE } from "../../db/rows";
+import { selectedShape } from "../selection";
 import { col, equals, equalsInsensitive, sql } from "../../db/scoped-sql";
 import { sqlGetById, sqlKeysetList, type PageArgs } from "./lists";
 
@@ -64,9 +65,10 @@ export const masterProfileResolvers = {
   },
 
   MasterProfile: {
-    guests: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.guestsByMasterProfile.load(row.id),
+    guests: (row: { id: string }, _: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
+      ctx.loaders.guestsByMasterProfile(selectedShape(info, GUEST)).load(row.id),
     guestProfileIds: async (row: { id: string }, _: unknown, ctx: GraphQLContext) =>
-      (await ctx.loaders.guestsByMasterProfile.load(row.id)).map((g) => g.id),
+      (await ctx.loaders.guestsByMasterProfile(GUEST_KEYS).load(row.id)).map((g) => g.id),
     loyaltyMemberships: (row: { id: string }, _: unknown, ctx: GraphQLContext) => ctx.loaders.loyaltyByMaster.load(row.id),
   },
 };
