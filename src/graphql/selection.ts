@@ -40,7 +40,7 @@ function shapeFor(info: GraphQLResolveInfo, type: RowType, under?: string): RowS
   const wanted = new Set(type.always);
   for (const name of names) {
     if (name === "__typename") continue;
-    const columns = name in type.shape ? [name] : type.reads[name];
+    const columns = Object.hasOwn(type.shape, name) ? [name] : Object.hasOwn(type.reads, name) ? type.reads[name] : undefined;
     if (!columns) return type.shape;
     for (const c of columns) wanted.add(c);
   }

@@ -4,7 +4,7 @@
 import DataLoader from "dataloader";
 import type { PrismaClient } from "../generated/prisma/client";
 import { GUEST_ROW, type GuestRow } from "../db/rows";
-import { col, sql, type RowShape, type ScopedSql } from "../db/scoped-sql";
+import { col, sql, type RowShape, type ScopedSql, type SqlModel } from "../db/scoped-sql";
 
 /** One row per key (or null), matched by `id`. */
 function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) {
@@ -23,16 +23,6 @@ function byForeignKey<T>(fetch: (keys: string[]) => Promise<T[]>, keyOf: (row: T
   });
 }
 
-/** One loader per column set (graphql/selection.ts): `loaders.x(shape).load(key)`. */
-function perShape<L>(make: (shape: RowShape) => L): (shape: RowShape) => L {
-  const made = new Map<RowShape, L>();
-  return (shape) => {
-    let loader = made.get(shape);
-    if (!loader) made.set(shape, (loader = make(shape)));
-    return loader;
-  };
-}
-
 const oldestFirst = [{ createdAt: "asc" as const }, { id: "asc" as const }];
 const oldestFirstSql = sql`${col("createdAt")}, ${col("id")}`;
 /**
@@ -44,6 +34,25 @@ const anyOf = (field: string, ids: string[]) => sql`${col(field)} = ANY(${`{${id
 
 type ByGuestRow = { id: string; guestProfileId: string | null };
 
+/**
+ * Rows read in SQL by a foreign key, oldest first, with one loader per column set
+ * (graphql/selection.ts): `loaders.x(shape).load(key)`.
+ */
+function sqlByForeignKey<Row>(reader: ScopedSql, from: SqlModel, key: keyof Row & string) {
+  const made = new Map<RowShape, DataLoader<string, Row[]>>();
+  return (shape: RowShape) => {
+    let loader = made.get(shape);
+    if (!loader) {
+      loader = byForeignKey(
+        (ids) => reader.rows<Row>({ from, shape, where: [anyOf(key, ids)], orderBy: oldestFirstSql }),
+        (row) => row[key] as string | null,
+      );
+      made.set(shape, loader);
+    }
+    return loader;
+  };
+}
+
 /** The loaders read through the request's clients, made on first use (context.ts). */
 export function createLoaders(ctx: { db: PrismaClient; sql: ScopedSql }) {
   return {
@@ -51,24 +60,9 @@ export function createLoaders(ctx: { db: PrismaClient; sql: ScopedSql }) {
     integration: byId((ids) => ctx.db.integration.findMany({ where: { id: { in: ids } } })),
     masterProfile: byId((ids) => ctx.db.masterProfile.findMany({ where: { id: { in: ids } } })),
     guest: byId((ids) => ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf("id", ids)] })),
-    guestsByMasterProfile: perShape((shape) =>
-      byForeignKey(
-        (ids) => ctx.sql.rows<GuestRow>({ from: "GuestProfile", shape, where: [anyOf("masterProfileId", ids)], orderBy: oldestFirstSql }),
-        (row) => row.masterProfileId,
-      ),
-    ),
-    reservationsByGuest: perShape((shape) =>
-      byForeignKey(
-        (ids) => ctx.sql.rows<ByGuestRow>({ from: "Reservation", shape, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
-        (row) => row.guestProfileId,
-      ),
-    ),
-    transactionsByGuest: perShape((shape) =>
-      byForeignKey(
-        (ids) => ctx.sql.rows<ByGuestRow>({ from: "Transaction", shape, where: [anyOf("guestProfileId", ids)], orderBy: oldestFirstSql }),
-        (row) => row.guestProfileId,
-      ),
-    ),
+    guestsByMasterProfile: sqlByForeignKey<GuestRow>(ctx.sql, "GuestProfile", "masterProfileId"),
+    reservationsByGuest: sqlByForeignKey<ByGuestRow>(ctx.sql, "Reservation", "guestProfileId"),
+    transactionsByGuest: sqlByForeignKey<ByGuestRow>(ctx.sql, "Transaction", "guestProfileId"),
     transactionsByReservation: byForeignKey(
       (ids) => ctx.db.transaction.findMany({ where: { reservationId: { in: ids } }, orderBy: oldestFirst }),
       (row) => row.reservationId,
