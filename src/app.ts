@@ -15,7 +15,6 @@ import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
 import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { createRestRouter } from "./rest/router";
-import { mcpHandler } from "./mcp/server";
 import { mountOpenApi } from "./openapi";
 import { validationRules } from "./graphql/limits";
 import { sendError } from "./rest/respond";
@@ -112,7 +111,14 @@ export async function createApp(services: Services): Promise<App> {
 
   app.use("/v1", express.json({ limit: "256kb" }));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
-  app.post("/mcp", express.json({ limit: "256kb" }), mcpHandler(services, schema, operations));
+  // The MCP SDK and what it pulls in hold about 30 MB: required on the first /mcp request, so an
+  // instance that serves only REST and GraphQL does not carry it.
+  let mcp: ((req: Request, res: Response) => Promise<void>) | undefined;
+  app.post("/mcp", express.json({ limit: "256kb" }), (req, res) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    mcp ??= (require("./mcp/server") as typeof import("./mcp/server")).mcpHandler(services, schema, operations);
+    return mcp(req, res);
+  });
   mountOpenApi(app); // GET /openapi.json and GET /docs
 
   app.use((req, res) => {
