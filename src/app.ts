@@ -80,7 +80,7 @@ export async function createApp(services: Services): Promise<App> {
       res.json({ status: "ready" });
     } catch (err) {
       req.log.warn({ err }, "database not reachable");
-      res.status(503).json({ error: "service_unavailable", detail: "database not reachable" });
+      res.status(503).json({ error: "unavailable", detail: "the database is not reachable" });
     }
   });
 

@@ -15,8 +15,12 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
-  service_unavailable: 503,
+  unavailable: 503,
+  query_timeout: 504,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -45,6 +49,10 @@ export const sessionRequired = () =>
 export const mcpOAuthRequired = () =>
   apiError("mcp_oauth_required", "the MCP server accepts API keys and MCP connector tokens, not web-app sessions");
 export const internalError = () => apiError("internal_error", "unexpected server fault; retry later");
+export const unavailable = (detail = "the database is not reachable; retry shortly") => apiError("unavailable", detail);
+export const queryTimeout = (seconds: number) =>
+  apiError("query_timeout", `the query ran longer than ${seconds} s and was stopped; narrow the filters or ask for a smaller page`);
+export const rateLimited = (detail: string) => apiError("rate_limited", detail);
 
 /** The same error with an HTTP status for Apollo: used for failures before execution (auth). */
 export function withHttpStatus(err: unknown): unknown {

@@ -40,6 +40,18 @@ const RESPONSES: Record<number, { name: string; when: string; example: Record<st
     when: "`payload_too_large`: the body is over 256 KB.",
     example: { error: "payload_too_large", detail: "request body is too large" },
   },
+  415: {
+    name: "UnsupportedMediaType",
+    when: "`unsupported_media_type`: a body that is not JSON in UTF-8 (`Content-Type: application/json`, no other charset). Checked before authentication.",
+    example: { error: "unsupported_media_type", detail: "send the body as Content-Type: application/json in UTF-8; got charset latin1" },
+  },
+  429: {
+    name: "TooManyRequests",
+    when:
+      "`rate_limited`: the credential spent its request budget for the window (the `RateLimit` header says what is left), " +
+      "or already has as many requests using the database as one credential may hold at once. Wait `Retry-After` seconds.",
+    example: { error: "rate_limited", detail: "this credential made more than 6000 requests in 60 s; retry in 12 s" },
+  },
   500: {
     name: "InternalError",
     when: "`internal_error`: a fault of the service. The body carries no internals; `X-Request-Id` finds the cause in the log. Retry later.",
@@ -47,8 +59,13 @@ const RESPONSES: Record<number, { name: string; when: string; example: Record<st
   },
   503: {
     name: "ServiceUnavailable",
-    when: "`service_unavailable`: the database is not reachable.",
-    example: { error: "service_unavailable", detail: "database not reachable" },
+    when: "`unavailable`: the database is not reachable, or the instance is draining for a restart. Retry after `Retry-After` seconds; nothing was written.",
+    example: { error: "unavailable", detail: "the database is not reachable; retry shortly" },
+  },
+  504: {
+    name: "QueryTimeout",
+    when: "`query_timeout`: the request's database work ran past the statement timeout and was stopped. Narrow the filters or ask for a smaller page.",
+    example: { error: "query_timeout", detail: "the query ran longer than 5 s and was stopped; narrow the filters or ask for a smaller page" },
   },
 };
 
@@ -77,6 +94,11 @@ export const HEADER_COMPONENTS = {
     required: true,
     schema: { type: "integer", minimum: 0 },
   },
+  RetryAfter: {
+    description: "Seconds to wait before retrying.",
+    required: true,
+    schema: { type: "integer", minimum: 0 },
+  },
   WWWAuthenticate: {
     description: "The authentication scheme: `Bearer`.",
     required: true,
@@ -95,7 +117,12 @@ function errorResponse(codes: readonly string[], description: string, example: R
 export function errorResponseComponents(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(RESPONSES)) {
-    const extra = Number(status) === 401 ? { "WWW-Authenticate": { $ref: "#/components/headers/WWWAuthenticate" } } : {};
+    const extra =
+      Number(status) === 401
+        ? { "WWW-Authenticate": { $ref: "#/components/headers/WWWAuthenticate" } }
+        : Number(status) === 429 || Number(status) === 503
+          ? { "Retry-After": { $ref: "#/components/headers/RetryAfter" } }
+          : {};
     out[r.name] = errorResponse(codesFor(Number(status)), r.when, r.example, extra);
   }
   return out;

@@ -155,8 +155,11 @@ function routeOperation(
     "401": errorRef(401),
     "403": forbiddenResponse(route.scope, prose.sessionOnly === true),
     ...(route.pathParams ? { "404": errorRef(404) } : {}),
-    ...(route.method === "POST" ? { "413": errorRef(413) } : {}),
+    ...(route.method === "POST" ? { "413": errorRef(413), "415": errorRef(415) } : {}),
+    "429": errorRef(429),
     "500": errorRef(500),
+    "503": errorRef(503),
+    "504": errorRef(504),
   };
   return operation;
 }

@@ -1652,6 +1652,47 @@ export interface components {
                 } & components["schemas"]["Error"];
             };
         };
+        /** @description `unsupported_media_type`: a body that is not JSON in UTF-8 (`Content-Type: application/json`, no other charset). Checked before authentication. */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "unsupported_media_type",
+                 *       "detail": "send the body as Content-Type: application/json in UTF-8; got charset latin1"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    error?: "unsupported_media_type";
+                } & components["schemas"]["Error"];
+            };
+        };
+        /** @description `rate_limited`: the credential spent its request budget for the window (the `RateLimit` header says what is left), or already has as many requests using the database as one credential may hold at once. Wait `Retry-After` seconds. */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "rate_limited",
+                 *       "detail": "this credential made more than 6000 requests in 60 s; retry in 12 s"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                } & components["schemas"]["Error"];
+            };
+        };
         /** @description `internal_error`: a fault of the service. The body carries no internals; `X-Request-Id` finds the cause in the log. Retry later. */
         InternalError: {
             headers: {
@@ -1672,8 +1713,29 @@ export interface components {
                 } & components["schemas"]["Error"];
             };
         };
-        /** @description `service_unavailable`: the database is not reachable. */
+        /** @description `unavailable`: the database is not reachable, or the instance is draining for a restart. Retry after `Retry-After` seconds; nothing was written. */
         ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "unavailable",
+                 *       "detail": "the database is not reachable; retry shortly"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    error?: "unavailable";
+                } & components["schemas"]["Error"];
+            };
+        };
+        /** @description `query_timeout`: the request's database work ran past the statement timeout and was stopped. Narrow the filters or ask for a smaller page. */
+        QueryTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "X-Sql-Statements": components["headers"]["XSqlStatements"];
@@ -1682,13 +1744,13 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "error": "service_unavailable",
-                 *       "detail": "database not reachable"
+                 *       "error": "query_timeout",
+                 *       "detail": "the query ran longer than 5 s and was stopped; narrow the filters or ask for a smaller page"
                  *     }
                  */
                 "application/json": {
                     /** @enum {string} */
-                    error?: "service_unavailable";
+                    error?: "query_timeout";
                 } & components["schemas"]["Error"];
             };
         };
@@ -1705,6 +1767,8 @@ export interface components {
         XRequestId: string;
         /** @description How many database statements the request issued. */
         XSqlStatements: number;
+        /** @description Seconds to wait before retrying. */
+        RetryAfter: number;
         /** @description The authentication scheme: `Bearer`. */
         WWWAuthenticate: string;
     };
@@ -1763,7 +1827,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getProperty: {
@@ -1820,7 +1887,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listIntegrations: {
@@ -1874,7 +1944,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getIntegrationConnection: {
@@ -1935,7 +2008,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listGuests: {
@@ -2003,7 +2079,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getGuest: {
@@ -2061,7 +2140,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listMasterProfiles: {
@@ -2129,7 +2211,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getMasterProfile: {
@@ -2186,7 +2271,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listReservations: {
@@ -2268,7 +2356,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getReservation: {
@@ -2325,7 +2416,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listTransactions: {
@@ -2399,7 +2493,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getTransaction: {
@@ -2456,7 +2553,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listConsents: {
@@ -2530,7 +2630,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listEffectiveConsents: {
@@ -2594,7 +2697,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listActions: {
@@ -2670,7 +2776,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getAction: {
@@ -2727,7 +2836,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getReviewSummary: {
@@ -2797,7 +2909,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listReviews: {
@@ -2871,7 +2986,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getReview: {
@@ -2928,7 +3046,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listLoyaltyPrograms: {
@@ -2986,7 +3107,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listLoyaltyMembers: {
@@ -3056,7 +3180,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getLoyaltyMember: {
@@ -3113,7 +3240,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listChannels: {
@@ -3175,7 +3305,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listSpaces: {
@@ -3239,7 +3372,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listEvents: {
@@ -3305,7 +3441,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listTables: {
@@ -3369,7 +3508,10 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     previewTable: {
@@ -3448,7 +3590,11 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getTable: {
@@ -3505,7 +3651,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     pauseDestination: {
@@ -3570,7 +3719,11 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     resumeDestination: {
@@ -3634,7 +3787,11 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     listTableMembers: {
@@ -3696,7 +3853,10 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
         };
     };
     getHealth: {

@@ -48,7 +48,7 @@ describe.each(routes.map((r) => [routeKey(r), r] as const))("%s", (_key, route) 
   });
 
   it("documents the statuses the route can answer", () => {
-    const expected = ["200", "400", "401", "403", ...(route.pathParams ? ["404"] : []), ...(route.method === "POST" ? ["413"] : []), "500"];
+    const expected = ["200", "400", "401", "403", ...(route.pathParams ? ["404"] : []), ...(route.method === "POST" ? ["413", "415"] : []), "429", "500", "503", "504"];
     expect(Object.keys(op.responses).sort()).toEqual(expected.sort());
   });
 
