@@ -18,7 +18,9 @@ import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
 import { validationRules } from "./graphql/limits";
 import { sendError } from "./rest/respond";
+import { corsFor, securityHeaders } from "./http/headers";
 import type { Logger } from "./logger";
+import type { Credential } from "./auth/authenticate";
 import type { Services } from "./services";
 
 declare global {
@@ -63,13 +65,26 @@ export async function createApp(services: Services): Promise<App> {
     res.on("finish", () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // The path only: query strings can carry personal data (an e-mail filter).
+      // Who read what: the credential's id and kind and its group (never the token), so an auditor
+      // can answer "who read this guest's data" from the access log alone.
+      const who = res.locals.credential as Credential | undefined;
       req.log.info(
-        { method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, sql: sql.statements() },
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Math.round(ms * 10) / 10,
+          sql: sql.statements(),
+          ...(who ? { credential: { kind: who.kind, id: who.id }, propertyGroupId: who.propertyGroupId } : {}),
+        },
         "request",
       );
     });
     next();
   });
+  app.use(securityHeaders);
+  const cors = corsFor(services.config.corsOrigins);
+  if (cors) app.use(cors);
 
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -98,14 +113,17 @@ export async function createApp(services: Services): Promise<App> {
     "/graphql",
     express.json({ limit: "1mb" }),
     expressMiddleware(apollo, {
-      context: ({ req }) =>
+      context: ({ req, res }) =>
         createContext(services, {
           authorization: req.get("authorization"),
           propertyHeader: req.get("x-property-id"),
           surface: "graphql",
-        }).catch((err) => {
-          throw withHttpStatus(err);
-        }),
+        }).then(
+          (context) => ((res.locals.credential = context.credential), context),
+          (err) => {
+            throw withHttpStatus(err);
+          },
+        ),
     }),
   );
 

@@ -29,6 +29,8 @@ const envSchema = z.object({
   // Bounds on one /graphql operation (src/graphql/limits.ts): nesting depth and estimated cost.
   GCS_GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
   GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(10_000),
+  // Comma-separated origins (https://dash.example.com) allowed to call the API from a browser; unset: no CORS.
+  GCS_CORS_ORIGINS: z.string().optional(),
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
   // Passphrase that seals destination connection secrets. Unset: generated once and kept in the
   // database (fine for the embedded demo; production should keep it outside the database).
@@ -48,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new Error(`invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  const corsOrigins = parseOrigins(e.GCS_CORS_ORIGINS);
   let staticTokens: z.infer<typeof staticTokenSchema>[] = [];
   if (e.GCS_STATIC_TOKENS) {
     const tokens = z.array(staticTokenSchema).safeParse(JSON.parse(e.GCS_STATIC_TOKENS));
@@ -75,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       : e.NODE_ENV !== "production",
     graphqlMaxDepth: e.GCS_GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: e.GCS_GRAPHQL_MAX_COST,
+    corsOrigins,
     delivery: {
       worker: e.GCS_DELIVERY_WORKER === "true",
       secretKey: e.GCS_DELIVERY_SECRET_KEY,
@@ -84,4 +88,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       batchSize: e.GCS_DELIVERY_BATCH_SIZE,
     },
   };
+}
+
+/** `https://a.example, http://localhost:5173` → exact origins; anything else is a configuration error. */
+function parseOrigins(list: string | undefined): string[] {
+  if (!list?.trim()) return [];
+  return list.split(",").map((raw) => {
+    const value = raw.trim();
+    let origin: string | undefined;
+    try {
+      origin = new URL(value).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (!origin || origin === "null" || origin !== value.replace(/\/$/, "")) {
+      throw new Error(`invalid configuration: GCS_CORS_ORIGINS: ${JSON.stringify(value)} is not an origin like https://dash.example.com`);
+    }
+    return origin;
+  });
 }

@@ -52,6 +52,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         propertyHeader: req.get("x-property-id"),
         surface: "mcp",
       });
+      res.locals.credential = context.credential;
       const server = buildMcpServer(schema, operations, context);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {

@@ -24,6 +24,13 @@ The optional \`X-Property-Id\` header narrows one request to one property of the
 must be a uuid (else \`400 invalid_request\`) of a property of the group (else \`403 forbidden\`);
 session tokens may not send it; a property-pinned API key ignores it.
 
+## Browsers (CORS)
+Cross-origin access is off unless the operator lists origins in \`GCS_CORS_ORIGINS\`. A listed origin
+gets \`Access-Control-Allow-Origin\` on its responses and \`204\` answers to its \`OPTIONS\` preflights
+(methods \`GET\`, \`POST\`; headers \`Authorization\`, \`Content-Type\`, \`X-Property-Id\`,
+\`X-Request-Id\`), and may read \`X-Request-Id\`, \`RateLimit\`, \`RateLimit-Policy\` and \`Retry-After\`.
+Every \`/v1\` response carries \`Cache-Control: no-store\` and \`X-Content-Type-Options: nosniff\`.
+
 ## Pagination
 - **Keyset lists** answer \`{ "data": [...], "next_cursor": string | null, "has_more": boolean }\`.
   \`limit\` defaults to ${DEFAULT_LIMIT}; larger than ${MAX_LIMIT} is clamped to ${MAX_LIMIT}; below 1 is a 400. Send

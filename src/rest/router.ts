@@ -20,6 +20,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           surface: "rest",
           requiredScope: route.scope,
         });
+        res.locals.credential = context.credential;
         res.json(await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body }));
       } catch (err) {
         sendError(req, res, err);

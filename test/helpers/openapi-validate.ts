@@ -102,6 +102,9 @@ export class ContractValidator {
   }
 
   private checkUnrouted(res: ObservedResponse, pathname: string, knownPath: boolean): string[] {
+    // A CORS preflight of an allowlisted origin (described in info.description, not as operations).
+    const preflight = res.method.toUpperCase() === "OPTIONS" && res.status === 204 && res.headers["access-control-allow-origin"];
+    if (preflight) return knownPath ? [] : [`${res.method} ${pathname}: a preflight answered for a path the document does not have`];
     const problems = this.errorBody(res);
     const beforeRouting = pathname.startsWith("/v1/") && (res.status === 400 || res.status === 413);
     if (beforeRouting) return problems;
