@@ -1,6 +1,7 @@
 // Table delivery on real PostgreSQL: pause/resume, consent precedence at flush time, transient and
 // permanent destination failures, several engines at once. The destinations are the local stand-in;
-// group A's connections are re-sealed with test keys, group B's keep the fixture placeholder.
+// group A's connections are re-sealed under the test key, group B's stay sealed under the fixture's
+// generated key, which the engine here does not hold.
 import { randomUUID } from "node:crypto";
 import { scopedPrisma } from "../../src/auth/tenant-scope";
 import { createPrismaClient } from "../../src/db/database";
@@ -134,7 +135,7 @@ describe("delivery engine", () => {
     // Guest 0's address (granted, then withdrawn) is neither subscribed nor removed anywhere.
     expect(received.map((r) => r.email)).not.toContain(A().consent_conflict.contact_value);
 
-    // Group B's connections hold the fixture placeholder, which is not a sealed secret.
+    // Group B's connections are sealed under a key the engine does not hold.
     const b = reports.filter((r) => r.propertyGroupId === t.manifest.groups.B.id);
     expect(b.length).toBe(2);
     for (const r of b) {
