@@ -7,6 +7,7 @@
 // BENCH_DATABASE_URL (reuse a database instead of starting PostgreSQL), BENCH_ONLY (regexp on
 // scenario names), BENCH_LABEL (results go to <date>-<label>.md; a BENCH_ONLY run defaults to
 // "partial", so it never overwrites a full run's results).
+import { randomBytes } from "node:crypto";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -69,6 +70,8 @@ async function main() {
       service: start(children, NODE, productionArgs(), {
         DATABASE_URL: databaseUrl, PORT: String(ports.service), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
         GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
+        // Production refuses to start without it; no worker runs here, so any key will do.
+        GCS_DELIVERY_SECRET_KEY: `base64:${randomBytes(32).toString("base64")}`,
       }),
       postgraphile: start(children, NODE, [path.join(ROOT, "node_modules/.bin/postgraphile"), "-c", databaseUrl, "-s", "public", "-P", "postgraphile/presets/amber", "-p", String(ports.postgraphile), "-n", "127.0.0.1"], { GRAPHILE_ENV: "production" }),
     };

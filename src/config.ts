@@ -32,9 +32,16 @@ const envSchema = z.object({
   // Comma-separated origins (https://dash.example.com) allowed to call the API from a browser; unset: no CORS.
   GCS_CORS_ORIGINS: z.string().optional(),
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
-  // Passphrase that seals destination connection secrets. Unset: generated once and kept in the
-  // database (fine for the embedded demo; production should keep it outside the database).
+  // Key that seals destination connection secrets (src/delivery/secret-box.ts): a raw 32-byte key
+  // as `base64:…` or 64 hex chars, or a passphrase. Unset: generated once and kept in the database,
+  // fine for the embedded demo and tests; NODE_ENV=production refuses to serve or deliver without it.
   GCS_DELIVERY_SECRET_KEY: z.string().min(16).optional(),
+  // Older keys, comma-separated: they still open secrets sealed under them, never seal.
+  GCS_DELIVERY_SECRET_KEY_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? "").split(",").map((k) => k.trim()).filter(Boolean))
+    .refine((keys) => keys.every((k) => k.length >= 16), "every previous key must have at least 16 characters"),
   GCS_MAILCHIMP_BASE_URL: z.string().url().optional(),
   GCS_KLAVIYO_BASE_URL: z.string().url().optional(),
   GCS_DELIVERY_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
@@ -82,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     delivery: {
       worker: e.GCS_DELIVERY_WORKER === "true",
       secretKey: e.GCS_DELIVERY_SECRET_KEY,
+      previousSecretKeys: e.GCS_DELIVERY_SECRET_KEY_PREVIOUS,
       mailchimpBaseUrl: e.GCS_MAILCHIMP_BASE_URL,
       klaviyoBaseUrl: e.GCS_KLAVIYO_BASE_URL,
       intervalMs: e.GCS_DELIVERY_INTERVAL_MS,

@@ -1,4 +1,4 @@
-// gcs: serve | migrate | fixtures | keys create|list|revoke | partners create|token
+// gcs: serve | deliver | migrate | fixtures | keys create|list|revoke | partners create|token | secrets rotate
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -12,7 +12,8 @@ import { startServer } from "../server";
 import { announceEmbeddedDemo } from "./demo";
 import { createLogger } from "../logger";
 import { flushDue } from "../delivery/engine";
-import { deliverySecretKey, destinationsFromConfig, runDelivery } from "../delivery/run";
+import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, runDelivery } from "../delivery/run";
+import { rotateSecrets } from "../delivery/rotate";
 
 const USAGE = `usage: gcs <command>
   serve                                   run the API (PORT, DATABASE_URL; embedded PGlite when unset)
@@ -24,7 +25,8 @@ const USAGE = `usage: gcs <command>
   keys list [--group <uuid>]              never prints secrets
   keys revoke <key-id>
   partners create --group <uuid> --name <name> --scopes <s1,s2>
-  partners token --client-id <id> --client-secret <secret> [--ttl <seconds>]`;
+  partners token --client-id <id> --client-secret <secret> [--ttl <seconds>]
+  secrets rotate [--json]                 re-seal destination secrets under GCS_DELIVERY_SECRET_KEY`;
 
 class UsageError extends Error {}
 
@@ -33,8 +35,10 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   switch (command) {
     case "serve":
+      assertDeliveryKeyConfigured(config); // before anything starts: a one-line refusal
       return serve(config);
     case "deliver":
+      assertDeliveryKeyConfigured(config);
       return deliver(config, argv.slice(1));
     case "migrate":
       return withDatabase(config, false, async (db) => {
@@ -47,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
       return keys(config, sub, argv.slice(2));
     case "partners":
       return partners(config, sub, argv.slice(2));
+    case "secrets":
+      return secrets(config, sub, argv.slice(2));
     default:
       throw new UsageError(command ? `unknown command ${command}` : "no command given");
   }
@@ -187,6 +193,17 @@ async function partners(config: Config, sub: string | undefined, args: string[])
     });
   }
   throw new UsageError("partners needs create or token");
+}
+
+async function secrets(config: Config, sub: string | undefined, args: string[]): Promise<number> {
+  if (sub !== "rotate") throw new UsageError("secrets needs rotate");
+  const { values } = parseArgs({ args, options: { json: { type: "boolean", default: false } } });
+  return withDatabase(config, true, async (db) => {
+    const r = await rotateSecrets(db.primary, await deliverySecretKey(config, db.primary));
+    if (values.json) return console.log(JSON.stringify(r));
+    console.log(`destination secrets under key ${r.kid}: ${r.rotated} rotated, ${r.current} already current, ${r.failed} failed to open`);
+    for (const id of r.failedConnectionIds) console.log(`failed to open: connection ${id} (left as it is)`);
+  });
 }
 
 async function withDatabase(config: Config, migrateFirst: boolean, work: (db: Database) => Promise<void>): Promise<number> {

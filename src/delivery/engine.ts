@@ -18,14 +18,14 @@ import {
   type DestinationClient,
   type DestinationsConfig,
 } from "./providers";
-import { open } from "./secret-box";
+import { open, type Keyring } from "./secret-box";
 
 type Tx = Prisma.TransactionClient;
 type EngineLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
 export interface FlushOptions {
-  /** Passphrase the connection secrets are sealed with (secret-box.ts). */
-  secretKey: string;
+  /** Keys the connection secrets are sealed with (secret-box.ts; run.ts deliverySecretKey). */
+  secretKey: Keyring;
   destinations: DestinationsConfig;
   /** Changes read per batch; default 500. */
   batchSize?: number;
@@ -172,6 +172,7 @@ interface ClaimedBinding {
   propertyGroupId: string;
   tableId: string;
   provider: string;
+  connectionId: string;
   remoteListId: string;
   confirmedSeq: bigint;
   failureCount: number;
@@ -207,6 +208,7 @@ async function claimDueBinding(tx: Tx, target: ClaimTarget, at: Date): Promise<C
     propertyGroupId: b.propertyGroupId,
     tableId: b.tableId,
     provider: b.provider,
+    connectionId: b.connectionId,
     remoteListId: b.remoteListId,
     confirmedSeq: b.confirmedSeq,
     failureCount: b.failureCount,
@@ -249,7 +251,7 @@ async function flushBatch(tx: Tx, b: ClaimedBinding, opts: FlushOptions, before:
 function clientFor(b: ClaimedBinding, opts: FlushOptions): DestinationClient {
   let apiKey: string;
   try {
-    apiKey = open(b.secretCiphertext, opts.secretKey);
+    apiKey = open(b.secretCiphertext, b.connectionId, opts.secretKey);
   } catch {
     throw new DestinationError("permanent", DECRYPT_ERROR);
   }

@@ -3,7 +3,7 @@ export { addTableMembers, removeTableMembers, MembershipError, type MembershipIn
 export { pauseBinding, resumeBinding, findBinding, bindingView, type BindingRef, type BindingView } from "./bindings";
 export { consentFilterPresent, guidanceFor, CONSENT_FILTER_FIELD, type BindingGuidance } from "./guidance";
 export { flushDue, startDeliveryWorker, backoffMs, type FlushOptions, type FlushReport, type FlushOutcome, type DeliveryWorker, type DeliveryWorkerOptions } from "./engine";
-export { seal, open, SecretBoxError } from "./secret-box";
+export { seal, open, loadKeyring, SecretBoxError, type Keyring } from "./secret-box";
 export { startStandIn, type StandIn, type ReceivedOperation } from "./standin";
 export { type DestinationsConfig, type DestinationClient, DestinationError } from "./providers";
 export { type FlushCounts } from "./plan";

@@ -4,13 +4,49 @@ import type { Config } from "../config";
 import type { PrismaClient } from "../generated/prisma/client";
 import type { Logger } from "../logger";
 import { serviceSecret } from "../db/service-secrets";
+import { loadKeyring, rawKeyOf, type Keyring } from "./secret-box";
 import { startDeliveryWorker, type DeliveryWorker } from "./engine";
 import { startStandIn, type StandIn } from "./standin";
 import type { DestinationsConfig } from "./providers";
 
-/** The passphrase destination secrets are sealed with: configured, or kept in the database. */
-export async function deliverySecretKey(config: Config, prisma: PrismaClient): Promise<string> {
-  return config.delivery.secretKey ?? (await serviceSecret(prisma, "delivery_secret_box"));
+const GENERATED_KEY = "delivery_secret_box";
+const SALT = "delivery_secret_box_salt";
+
+/**
+ * Production keeps the delivery key outside the database: a key generated and stored beside the
+ * ciphertexts it seals protects nothing. Throws a one-line reason; also checks the keys' form.
+ */
+export function assertDeliveryKeyConfigured(config: Config): void {
+  if (config.env === "production" && !config.delivery.secretKey) {
+    throw new Error("GCS_DELIVERY_SECRET_KEY must be set when NODE_ENV=production (a key stored in the database beside the secrets it seals protects nothing)");
+  }
+  for (const [name, keys] of [["GCS_DELIVERY_SECRET_KEY", [config.delivery.secretKey ?? ""]], ["GCS_DELIVERY_SECRET_KEY_PREVIOUS", config.delivery.previousSecretKeys]] as const) {
+    try {
+      keys.forEach(rawKeyOf);
+    } catch (err) {
+      throw new Error(`invalid configuration: ${name}: ${(err as Error).message}`);
+    }
+  }
+}
+
+/**
+ * The keys destination secrets are sealed with: GCS_DELIVERY_SECRET_KEY seals, the PREVIOUS ones
+ * open. Unset: a key generated once and kept in the database (not in production). A generated key
+ * that exists while a key is configured stays open-only, so secrets sealed before the key was
+ * configured keep working until `gcs secrets rotate` re-seals them. Derived once per process.
+ */
+export async function deliverySecretKey(config: Config, prisma: PrismaClient): Promise<Keyring> {
+  assertDeliveryKeyConfigured(config);
+  const configured = config.delivery.secretKey;
+  const generated = configured
+    ? (await prisma.serviceSecret.findUnique({ where: { name: GENERATED_KEY } }))?.value
+    : await serviceSecret(prisma, GENERATED_KEY);
+  return loadKeyring({
+    current: configured ?? generated!,
+    previous: [...config.delivery.previousSecretKeys, ...(configured && generated ? [generated] : [])],
+    // Not secret: it only makes a passphrase's derivation specific to this deployment.
+    salt: await serviceSecret(prisma, SALT),
+  });
 }
 
 export function destinationsFromConfig(config: Config, standInUrl?: string): DestinationsConfig {

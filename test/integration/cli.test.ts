@@ -1,9 +1,14 @@
 // The gcs command as an operator runs it: keys, fixtures, and a clear one-line failure.
 import { execFile } from "node:child_process";
+import { createCipheriv, createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { flushDue } from "../../src/delivery/engine";
+import { deliverySecretKey } from "../../src/delivery/run";
+import { loadKeyring, open } from "../../src/delivery/secret-box";
+import { startStandIn } from "../../src/delivery/standin";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 const run = promisify(execFile);
@@ -77,5 +82,90 @@ describe("gcs fixtures", () => {
     const lines = String(err.stderr).trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^gcs: .*database/);
+  });
+});
+
+describe("gcs secrets rotate", () => {
+  const NEW_KEY = `base64:${Buffer.alloc(32, 0x5a).toString("base64")}`;
+  const NEWER_KEY = "ab".repeat(32);
+
+  /** gcs with these variables instead of the test run's NODE_ENV and delivery keys. */
+  function gcsWith(env: Record<string, string>, args: string[]) {
+    const base: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: "silent" };
+    delete base.GCS_DELIVERY_SECRET_KEY;
+    delete base.GCS_DELIVERY_SECRET_KEY_PREVIOUS;
+    return run(NODE, [path.join(ROOT, "bin/gcs.js"), ...args], { cwd: ROOT, env: { ...base, ...env }, timeout: 120_000 });
+  }
+
+  /** A v1 ciphertext as the old box made it: key SHA-256(passphrase), no associated data. */
+  function sealV1(plaintext: string, passphrase: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", createHash("sha256").update(passphrase).digest(), iv);
+    const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+    return "v1:aes256gcm:" + Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64");
+  }
+
+  it("re-seals every secret under the current key, v1 included, prints counts and no secret; the engine then opens them", async () => {
+    const db = t.db.primary;
+    const generatedRing = await deliverySecretKey(t.services.config, db); // no key configured: the generated one
+    const connections = await db.destinationConnection.findMany({ orderBy: { id: "asc" } });
+    expect(connections.length).toBeGreaterThanOrEqual(4);
+    // Group B's two no key opens: a placeholder, and a ciphertext copied from another connection's row.
+    const [placeholder, moved] = connections.filter((c) => c.propertyGroupId === t.manifest.groups.B.id);
+    const copied = connections.find((c) => c.propertyGroupId === t.manifest.groups.A.id)!;
+    await db.destinationConnection.update({ where: { id: placeholder.id }, data: { secretCiphertext: "v1:fixture:cGxhY2Vob2xkZXI=" } });
+    await db.destinationConnection.update({ where: { id: moved.id }, data: { secretCiphertext: copied.secretCiphertext } });
+    const placeholders = [placeholder.id, moved.id].sort();
+    const sealed = connections.filter((c) => !placeholders.includes(c.id));
+    const plaintexts = new Map(sealed.map((c) => [c.id, open(c.secretCiphertext, c.id, generatedRing)]));
+    // One secret still in the v1 format, under the generated key.
+    const generated = (await db.serviceSecret.findUniqueOrThrow({ where: { name: "delivery_secret_box" } })).value;
+    await db.destinationConnection.update({ where: { id: sealed[0].id }, data: { secretCiphertext: sealV1(plaintexts.get(sealed[0].id)!, generated) } });
+
+    // In production, with the key configured: the generated key still opens (open-only) until rotated.
+    const first = await gcsWith({ NODE_ENV: "production", GCS_DELIVERY_SECRET_KEY: NEW_KEY }, ["secrets", "rotate", "--json"]);
+    const salt = (await db.serviceSecret.findUniqueOrThrow({ where: { name: "delivery_secret_box_salt" } })).value;
+    const newRing = await loadKeyring({ current: NEW_KEY, salt });
+    expect(JSON.parse(first.stdout)).toEqual({
+      rotated: sealed.length, current: 0, failed: placeholders.length, failedConnectionIds: placeholders, kid: newRing.current.kid,
+    });
+    for (const text of [first.stdout, first.stderr]) for (const secret of [...plaintexts.values(), generated]) expect(text).not.toContain(secret);
+
+    const after = await db.destinationConnection.findMany({ where: { id: { in: sealed.map((c) => c.id) } } });
+    for (const c of after) {
+      expect(c.secretCiphertext.startsWith(`v2:${newRing.current.kid}:`)).toBe(true);
+      expect(open(c.secretCiphertext, c.id, newRing)).toBe(plaintexts.get(c.id)); // the new key alone opens it
+    }
+
+    const again = await gcsWith({ GCS_DELIVERY_SECRET_KEY: NEW_KEY }, ["secrets", "rotate"]);
+    expect(again.stdout).toContain(`under key ${newRing.current.kid}: 0 rotated, ${sealed.length} already current, ${placeholders.length} failed to open`);
+
+    // The next key, the previous one listed: rotated again.
+    const next = await gcsWith({ GCS_DELIVERY_SECRET_KEY: NEWER_KEY, GCS_DELIVERY_SECRET_KEY_PREVIOUS: `some retired passphrase,${NEW_KEY}` }, ["secrets", "rotate", "--json"]);
+    expect(JSON.parse(next.stdout)).toMatchObject({ rotated: sealed.length, current: 0, failed: placeholders.length });
+
+    // The delivery engine, with only the newest key, opens group A's secrets and delivers.
+    const standIn = await startStandIn();
+    try {
+      const newestRing = await loadKeyring({ current: NEWER_KEY, salt });
+      const reports = await flushDue(db, { secretKey: newestRing, destinations: { mailchimp: { baseUrl: standIn.url }, klaviyo: { baseUrl: standIn.url } } });
+      const groupA = reports.filter((r) => r.propertyGroupId === t.manifest.groups.A.id);
+      expect(groupA.length).toBeGreaterThan(0);
+      for (const r of groupA) expect(r.outcome).toBe("delivered");
+    } finally {
+      await standIn.close();
+    }
+  });
+
+  it("refuses to serve, deliver or rotate in production without GCS_DELIVERY_SECRET_KEY: one line, exit code 1", async () => {
+    for (const args of [["serve"], ["deliver"], ["deliver", "--once"], ["secrets", "rotate"]]) {
+      const err = await gcsWith({ NODE_ENV: "production" }, args).catch((e) => e);
+      expect(err.code).toBe(1);
+      const lines = String(err.stderr).trim().split("\n");
+      expect(lines).toEqual([expect.stringMatching(/^gcs: GCS_DELIVERY_SECRET_KEY must be set when NODE_ENV=production/)]);
+    }
+    const malformed = await gcsWith({ NODE_ENV: "production", GCS_DELIVERY_SECRET_KEY: "base64:dG9vIHNob3J0IGZvciBhIGtleQ==" }, ["deliver", "--once"]).catch((e) => e);
+    expect(malformed.code).toBe(1);
+    expect(String(malformed.stderr).trim()).toBe("gcs: invalid configuration: GCS_DELIVERY_SECRET_KEY: a base64: key must be exactly 32 bytes in standard base64");
   });
 });

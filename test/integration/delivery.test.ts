@@ -1,13 +1,14 @@
 // Table delivery on real PostgreSQL: pause/resume, consent precedence at flush time, transient and
 // permanent destination failures, several engines at once. The destinations are the local stand-in;
-// group A's connections are re-sealed with test keys, group B's keep the fixture placeholder.
+// group A's connections are re-sealed under the test key, group B's stay sealed under the fixture's
+// generated key, which the engine here does not hold.
 import { randomUUID } from "node:crypto";
 import { scopedPrisma } from "../../src/auth/tenant-scope";
 import { createPrismaClient } from "../../src/db/database";
 import { bindingView, pauseBinding, resumeBinding } from "../../src/delivery/bindings";
 import { flushDue, startDeliveryWorker, type FlushOptions, type FlushReport } from "../../src/delivery/engine";
 import { addTableMembers, removeTableMembers } from "../../src/delivery/membership";
-import { seal } from "../../src/delivery/secret-box";
+import { loadKeyring, seal } from "../../src/delivery/secret-box";
 import { startStandIn, type ReceivedOperation, type StandIn } from "../../src/delivery/standin";
 import type { PrismaClient } from "../../src/generated/prisma/client";
 import { createLogger } from "../../src/logger";
@@ -33,13 +34,14 @@ beforeAll(async () => {
   db = t.db.primary;
   standIn = await startStandIn({ apiKeys: Object.values(KEYS) });
   engineOpts = {
-    secretKey: PASSPHRASE,
+    secretKey: await loadKeyring({ current: PASSPHRASE, salt: "delivery-test-salt" }),
     destinations: { mailchimp: { baseUrl: standIn.url }, klaviyo: { baseUrl: standIn.url } },
   };
   for (const provider of Object.keys(KEYS) as Provider[]) {
-    await db.destinationConnection.updateMany({
-      where: { propertyGroupId: A().id, provider },
-      data: { secretCiphertext: seal(KEYS[provider], PASSPHRASE) },
+    const connection = await db.destinationConnection.findFirstOrThrow({ where: { propertyGroupId: A().id, provider } });
+    await db.destinationConnection.update({
+      where: { id: connection.id },
+      data: { secretCiphertext: seal(KEYS[provider], connection.id, engineOpts.secretKey) },
     });
   }
   // The fixture bindings lag behind their log: the first flush catches up (checked in a test).
@@ -133,7 +135,7 @@ describe("delivery engine", () => {
     // Guest 0's address (granted, then withdrawn) is neither subscribed nor removed anywhere.
     expect(received.map((r) => r.email)).not.toContain(A().consent_conflict.contact_value);
 
-    // Group B's connections hold the fixture placeholder, which is not a sealed secret.
+    // Group B's connections are sealed under a key the engine does not hold.
     const b = reports.filter((r) => r.propertyGroupId === t.manifest.groups.B.id);
     expect(b.length).toBe(2);
     for (const r of b) {
@@ -317,6 +319,34 @@ describe("delivery engine", () => {
     expect(reportOf(await flush(), "mailchimp")).toMatchObject({ outcome: "delivered" });
     expect(ops("mailchimp")).toEqual([guest.email]);
     expect(await view("mailchimp")).toMatchObject({ state: "active", lag: 0, last_error: null });
+  });
+
+  it("a connection secret copied onto another connection does not open there; a previous key still opens", async () => {
+    const [mailchimp, klaviyo] = await Promise.all(
+      (["mailchimp", "klaviyo"] as Provider[]).map((provider) => db.destinationConnection.findFirstOrThrow({ where: { propertyGroupId: A().id, provider } })),
+    );
+    const guest = await newGuest();
+    await add([guest.id]);
+    try {
+      // Klaviyo's row now holds Mailchimp's ciphertext: sealed under the right key, for another connection.
+      await db.destinationConnection.update({ where: { id: klaviyo.id }, data: { secretCiphertext: mailchimp.secretCiphertext } });
+      const reports = await flush();
+      expect(reportOf(reports, "klaviyo")).toMatchObject({ outcome: "permanent", error: "cannot decrypt connection secret" });
+      expect(reportOf(reports, "mailchimp")).toMatchObject({ outcome: "delivered" });
+
+      // Sealed under an older key that the engine's keyring still lists as previous: delivered.
+      const older = await loadKeyring({ current: "an older delivery passphrase", salt: "delivery-test-salt" });
+      await db.destinationConnection.update({ where: { id: klaviyo.id }, data: { secretCiphertext: seal(KEYS.klaviyo, klaviyo.id, older) } });
+      await resumeBinding(scoped(), { tableId: tableId(), provider: "klaviyo" });
+      const withoutOlder = reportOf(await flush(), "klaviyo");
+      expect(withoutOlder).toMatchObject({ outcome: "permanent" });
+      await resumeBinding(scoped(), { tableId: tableId(), provider: "klaviyo" });
+      const ring = await loadKeyring({ current: PASSPHRASE, previous: ["an older delivery passphrase"], salt: "delivery-test-salt" });
+      expect(reportOf(await flush({ secretKey: ring }), "klaviyo")).toMatchObject({ outcome: "delivered" });
+      expect(ops("klaviyo")).toEqual([guest.email]);
+    } finally {
+      await db.destinationConnection.update({ where: { id: klaviyo.id }, data: { secretCiphertext: klaviyo.secretCiphertext } });
+    }
   });
 
   it("a pause issued while a flush holds the binding waits for it, then applies", async () => {

@@ -1,5 +1,6 @@
 // POST /v1/tables/{id}/destinations/{provider}/pause|resume (spec 3.2, 4.2, 4.3).
 import { randomUUID } from "node:crypto";
+import { Client } from "pg";
 import { addTableMembers } from "../../../src/delivery/membership";
 import { flushDue } from "../../../src/delivery/engine";
 import { deliverySecretKey } from "../../../src/delivery/run";
@@ -61,15 +62,74 @@ describe("pause and resume", () => {
     expect(resumed).toMatchObject({ state: "active", confirmed_seq: paused.confirmed_seq, lag: after.lag });
   });
 
-  it("concurrent pause and resume calls leave one consistent state", async () => {
-    const calls = Array.from({ length: 12 }, (_, i) => action(i % 2 ? "resume" : "pause", "klaviyo"));
-    const results = await Promise.all(calls);
-    for (const r of results) expect(["active", "paused"]).toContain(r.body.data.state);
-    const row = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
-    expect(["active", "paused"]).toContain(row.state);
-    const final = (await action(row.state === "paused" ? "pause" : "resume", "klaviyo")).body.data;
-    expect(final.state).toBe(row.state);
-    expect(final.confirmed_seq).toBe(row.confirmedSeq.toString());
+  it("50 concurrent pauses and 50 concurrent resumes: each answers the state it produced; the row ends in the last committed one", async () => {
+    const binding = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
+    // A trigger numbers every committed UPDATE of this row: the row lock is held from the UPDATE to
+    // its commit, so the numbering is the commit order.
+    const pg = new Client({ connectionString: t.databaseUrl });
+    await pg.connect();
+    try {
+      await pg.query(`CREATE TABLE test_transitions (seq bigserial PRIMARY KEY, state text NOT NULL)`);
+      await pg.query(`CREATE FUNCTION test_log_transition() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO test_transitions (state) VALUES (NEW.state); RETURN NEW; END $$`);
+      await pg.query(`CREATE TRIGGER test_log_transition AFTER UPDATE ON destination_bindings FOR EACH ROW
+        WHEN (NEW.id = '${binding.id}') EXECUTE FUNCTION test_log_transition()`);
+
+      const ops = Array.from({ length: 100 }, (_, i) => (i % 2 ? "resume" : "pause") as "pause" | "resume");
+      const results = await Promise.all(ops.map((op) => action(op, "klaviyo")));
+      const expected = { pause: "paused", resume: "active" };
+      const wrong = results.flatMap((r, i) => (r.status === 200 && r.body.data.state === expected[ops[i]] ? [] : [`${ops[i]} → ${r.status} ${r.body.data?.state}`]));
+      expect(wrong).toEqual([]);
+
+      const log = (await pg.query<{ state: string }>(`SELECT state FROM test_transitions ORDER BY seq`)).rows.map((r) => r.state);
+      expect(log).toHaveLength(100); // one statement per request, each applied exactly once
+      expect(log.filter((s) => s === "paused")).toHaveLength(50);
+      const row = await t.db.primary.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } });
+      expect(row.state).toBe(log[log.length - 1]);
+      expect(row.confirmedSeq).toBe(binding.confirmedSeq);
+    } finally {
+      await pg.query(`DROP TRIGGER IF EXISTS test_log_transition ON destination_bindings; DROP FUNCTION IF EXISTS test_log_transition(); DROP TABLE IF EXISTS test_transitions`);
+      await pg.end();
+    }
+  });
+
+  it("a pause or resume waits for a flush holding the row lock, then applies to the row the flush committed", async () => {
+    const binding = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
+    await action("resume", "klaviyo");
+    const flushLike = new Client({ connectionString: t.databaseUrl });
+    await flushLike.connect();
+    try {
+      // As the engine does: lock the binding, then record a permanent failure (state error, backoff).
+      await flushLike.query("BEGIN");
+      await flushLike.query("SELECT 1 FROM destination_bindings WHERE id = $1 FOR UPDATE", [binding.id]);
+      await flushLike.query("UPDATE destination_bindings SET state = 'error', failure_count = 4, next_attempt_at = now() + interval '1 hour' WHERE id = $1", [binding.id]);
+      let settled = false;
+      const resume = action("resume", "klaviyo").then((r) => ((settled = true), r));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false); // waiting for the lock
+      await flushLike.query("COMMIT");
+      expect((await resume).body.data).toMatchObject({ state: "active", last_error: null });
+      const row = await t.db.primary.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } });
+      expect(row).toMatchObject({ state: "active", failureCount: 0, nextAttemptAt: null });
+
+      // Resuming a binding that is already active keeps its backoff (a transient failure's retry time).
+      const retryAt = new Date(Date.now() + 60_000);
+      await t.db.primary.destinationBinding.update({ where: { id: binding.id }, data: { failureCount: 2, nextAttemptAt: retryAt } });
+      expect((await action("resume", "klaviyo")).body.data.state).toBe("active");
+      expect(await t.db.primary.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } })).toMatchObject({ failureCount: 2, nextAttemptAt: retryAt });
+
+      await flushLike.query("BEGIN");
+      await flushLike.query("SELECT 1 FROM destination_bindings WHERE id = $1 FOR UPDATE", [binding.id]);
+      const pause = action("pause", "klaviyo");
+      await new Promise((r) => setTimeout(r, 100));
+      await flushLike.query("UPDATE destination_bindings SET state = 'error' WHERE id = $1", [binding.id]);
+      await flushLike.query("COMMIT");
+      expect((await pause).body.data.state).toBe("paused");
+    } finally {
+      await flushLike.query("ROLLBACK").catch(() => undefined);
+      await flushLike.end();
+      await action("resume", "klaviyo");
+    }
   });
 
   it("404 not_found for a table without a binding, an unknown provider, another group's table or a missing table", async () => {

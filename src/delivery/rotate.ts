@@ -1,0 +1,58 @@
+// `gcs secrets rotate`: re-seals every destination connection secret under the current key.
+//
+// Batches of connections in id order, each in its own transaction holding the rows' locks
+// (SELECT … FOR UPDATE), so a rotation running twice, or beside anything else that writes a
+// connection's secret, never loses a write. Delivery workers only read the secret: they see the old
+// or the new ciphertext, and open either as long as they run with the new key configured and the
+// old one among the previous keys. So: configure every instance first, rotate second, and only
+// then drop the old key.
+//
+// Cross-tenant maintenance: runs on the unscoped client. Never reports a secret, only counts and
+// the ids of connections whose secret no configured key opens.
+import type { PrismaClient } from "../generated/prisma/client";
+import { kidOfSealed, open, seal, type Keyring } from "./secret-box";
+
+export interface RotationReport {
+  /** Re-sealed under the current key (they were v1, or under a previous key). */
+  rotated: number;
+  /** Already sealed under the current key: left as they are. */
+  current: number;
+  /** No configured key opens them (another deployment's key, a placeholder, damage): left as they are. */
+  failed: number;
+  failedConnectionIds: string[];
+  /** kid of the current key. */
+  kid: string;
+}
+
+export async function rotateSecrets(prisma: PrismaClient, ring: Keyring, batchSize = 100): Promise<RotationReport> {
+  const report: RotationReport = { rotated: 0, current: 0, failed: 0, failedConnectionIds: [], kid: ring.current.kid };
+  let after: string | null = null;
+  for (;;) {
+    const last: string | null = await prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<{ id: string; secret_ciphertext: string }[]>`
+        SELECT id::text, secret_ciphertext FROM destination_connections
+        WHERE ${after}::uuid IS NULL OR id > ${after}::uuid
+        ORDER BY id LIMIT ${batchSize}
+        FOR UPDATE`;
+      for (const row of rows) {
+        let plaintext: string;
+        try {
+          plaintext = open(row.secret_ciphertext, row.id, ring);
+        } catch {
+          report.failed++;
+          report.failedConnectionIds.push(row.id);
+          continue;
+        }
+        if (kidOfSealed(row.secret_ciphertext) === ring.current.kid) {
+          report.current++;
+          continue;
+        }
+        await tx.destinationConnection.update({ where: { id: row.id }, data: { secretCiphertext: seal(plaintext, row.id, ring) } });
+        report.rotated++;
+      }
+      return rows.length === batchSize ? rows[rows.length - 1].id : null;
+    });
+    if (!last) return report;
+    after = last;
+  }
+}
