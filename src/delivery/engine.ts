@@ -405,9 +405,9 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
       databaseDown = false;
     } catch (err) {
       const fault = databaseFault(err);
-      if (!fault) logger.error({ err }, "delivery poll failed");
+      if (fault?.kind !== "unavailable") logger.error({ err }, "delivery poll failed");
       else if (!databaseDown) logger.warn({ reason: fault.reason }, "delivery paused: database unavailable; retrying every poll");
-      databaseDown = fault?.kind === "unavailable" || databaseDown;
+      if (fault?.kind === "unavailable") databaseDown = true;
     }
   };
   const schedule = () => {
