@@ -101,3 +101,31 @@ it("drains on SIGTERM: readyz 503, no new connections, every request in flight a
   expect(stopped).toMatchObject({ drained: true, workerStopped: true });
   expect(server.log.filter((l) => l.level >= 50)).toEqual([]);
 });
+
+it("exits 0 by GCS_SHUTDOWN_TIMEOUT_MS even when a request cannot finish, closing its connection", async () => {
+  const stuck = await serve({ DATABASE_URL: clone.url, GCS_STATEMENT_TIMEOUT_MS: "30000", GCS_SHUTDOWN_TIMEOUT_MS: "1000" });
+  const locker = new Client({ connectionString: clone.url });
+  locker.on("error", () => undefined);
+  await locker.connect();
+  try {
+    await locker.query("BEGIN; LOCK TABLE guest_profiles IN ACCESS EXCLUSIVE MODE");
+    const token = loadManifest().groups.A.credentials.api_key;
+    const request = fetch(`${stuck.url}/v1/guests?limit=5`, { headers: { Authorization: `Bearer ${token}` } }).then(
+      (res) => res.status,
+      (err: Error) => err,
+    );
+    await sleep(500);
+    const signalled = Date.now();
+    stuck.child.kill("SIGTERM");
+    expect(await stuck.exited).toBe(0);
+    const took = Date.now() - signalled;
+    expect(took).toBeGreaterThanOrEqual(1000);
+    expect(took).toBeLessThan(5000);
+    expect(String(await request)).toMatch(/fetch failed/); // cut at the deadline, not answered
+    expect(stuck.log.find((l) => l.msg === "stopped")).toMatchObject({ drained: false });
+  } finally {
+    await locker.query("ROLLBACK").catch(() => undefined);
+    await locker.end();
+    if (stuck.child.exitCode === null) stuck.child.kill("SIGKILL");
+  }
+});
