@@ -90,6 +90,7 @@ export async function createApp(services: Services): Promise<App> {
   });
   app.get("/readyz", async (req, res) => {
     if (draining) {
+      res.set("Retry-After", String(RETRY_AFTER_SECONDS));
       res.status(503).json({ error: "unavailable", detail: "the service is shutting down" });
       return;
     }

@@ -9,6 +9,7 @@ import { deliverySecretKey } from "../../src/delivery/run";
 import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
 import { startTestPostgres, type TestPostgres } from "../helpers/postgres";
 import { serve, type ServeProcess } from "../helpers/serve";
+import { contract } from "../helpers/openapi-validate";
 
 let pg: TestPostgres;
 let server: ServeProcess;
@@ -56,6 +57,7 @@ it("answers 503 unavailable while PostgreSQL is down, logs the outage once, and 
   const client = async () => {
     while (running) {
       const res = await fetch(url, { headers });
+      if (res.status !== 200) await contract().assertFetch("GET", url, res); // as openapi.yaml documents it
       outcomes.push({ at: Date.now(), status: res.status, body: await res.text(), retryAfter: res.headers.get("retry-after") });
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config";
 import { startServer, type RunningServer } from "../../src/server";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
 import type { FixtureManifest } from "../../src/fixtures";
+import { contract } from "../helpers/openapi-validate";
 
 let server: RunningServer;
 let clone: Awaited<ReturnType<typeof cloneTemplateDatabase>>;
@@ -62,6 +63,7 @@ describe("statement_timeout", () => {
 
       const rest = await fetch(`${base}/v1/guests?limit=5`, { headers: auth });
       expect(rest.status).toBe(504);
+      await contract().assertFetch("GET", rest.url, rest);
       expect(await rest.json()).toEqual({ error: "query_timeout", detail: expect.stringContaining("0.3 s") });
 
       const graphql = await fetch(`${base}/graphql`, {

@@ -5,6 +5,7 @@ import http from "node:http";
 import { Client } from "pg";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
 import { serve, type ServeProcess } from "../helpers/serve";
+import { contract } from "../helpers/openapi-validate";
 
 let clone: Awaited<ReturnType<typeof cloneTemplateDatabase>>;
 let server: ServeProcess;
@@ -74,6 +75,7 @@ it("drains on SIGTERM: readyz 503, no new connections, every request in flight a
   // Still accepting for GCS_SHUTDOWN_DELAY_MS, but not ready: a load balancer takes it out.
   const readyz = await get("/readyz");
   expect(readyz.status).toBe(503);
+  contract().assert({ method: "GET", url: "/readyz", status: 503, headers: readyz.headers as Record<string, string | undefined>, contentType: readyz.headers["content-type"], body: JSON.parse(readyz.body) });
   expect(JSON.parse(readyz.body)).toEqual({ error: "unavailable", detail: expect.any(String) });
   expect(readyz.headers.connection).toBe("close");
   // Then the listener closes: new connections are refused while the 20 are still waiting.
