@@ -85,14 +85,21 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   return running;
 }
 
+/** A request's headers must arrive within this from its first byte, the whole request within REQUEST_TIMEOUT_MS. */
+const HEADERS_TIMEOUT_MS = 15_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+
 /** Timeouts against slow or idle clients, and a connection cap. */
 function configureHttp(http: Server, config: Config) {
   // Longer than a load balancer's idle timeout (60 s on AWS ALB and nginx's default): the balancer,
   // not this server, closes an idle connection, so it never sends a request onto a closing socket.
   http.keepAliveTimeout = config.http.keepAliveTimeoutMs;
-  http.headersTimeout = config.http.keepAliveTimeoutMs + 1000;
-  // The whole request (headers and body) must arrive within this; bodies here are at most 1 MB.
-  http.requestTimeout = http.headersTimeout + 30_000;
+  // Against slow clients (slowloris). Node 18+ counts the header timeout from a request's first
+  // byte, not from the connection's last activity, so it can be far shorter than the keep-alive
+  // idle time (the old advice to set it above keepAliveTimeout predates that; checked on Node 24:
+  // a kept-alive connection idle longer than headersTimeout still serves its next request).
+  http.headersTimeout = HEADERS_TIMEOUT_MS;
+  http.requestTimeout = REQUEST_TIMEOUT_MS; // bodies here are at most 1 MB
   http.maxConnections = config.http.maxConnections;
   http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
 }
