@@ -105,7 +105,10 @@ function configureHttp(http: Server, config: Config) {
 }
 
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
-  if (socket.writable && socket.bytesWritten === 0 && err.code !== "ECONNRESET") {
+  // As Node's default: answer unless the peer is gone or a response on this connection has begun
+  // (writing then would corrupt it).
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent && err.code !== "ECONNRESET") {
     const { status, error, detail } = CLIENT_ERRORS[err.code ?? ""] ?? BAD_REQUEST;
     const body = JSON.stringify({ error, detail });
     socket.write(

@@ -101,6 +101,20 @@ describe("malformed and oversized requests", () => {
     expect(answer.body).toEqual({ error: "headers_too_large", detail: expect.any(String) });
   });
 
+  it("answers 431 on a kept-alive connection after an earlier response", async () => {
+    const socket = net.connect(server.port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    const closed = new Promise((resolve) => socket.on("close", resolve));
+    socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    while (!answer.includes('{"status":"ok"}')) await new Promise((r) => setTimeout(r, 10));
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20 * 1024)}\r\n\r\n`);
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1.1 200 OK/);
+    expect(answer).toContain("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(answer).toContain('"error":"headers_too_large"');
+  });
+
   it("answers 400 invalid_request as JSON for a request that is not HTTP", async () => {
     const answer = parseRaw(await raw("HELLO THERE\r\n\r\n"));
     expect(answer.statusLine).toBe("HTTP/1.1 400 Bad Request");
