@@ -1,8 +1,8 @@
 // createApp(): Express 5 with /v1 (REST facade), /graphql (Apollo) and health checks. No listen():
-// tests drive it with supertest, server.ts binds it to a port.
+// tests drive it with supertest, server.ts binds it to a port (and calls drain() on shutdown).
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { ApolloServer } from "@apollo/server";
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from "@apollo/server";
 import { expressMiddleware } from "@as-integrations/express5";
 import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
@@ -19,6 +19,7 @@ import { mountOpenApi } from "./openapi";
 import { validationRules } from "./graphql/limits";
 import { sendError } from "./rest/respond";
 import { corsFor, securityHeaders } from "./http/headers";
+import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
 import type { Logger } from "./logger";
 import type { Credential } from "./auth/authenticate";
 import type { Services } from "./services";
@@ -29,12 +30,16 @@ declare global {
     interface Request {
       id: string;
       log: Logger;
+      /** Database down or too slow → 503/504, logged once per outage (db/faults.ts). */
+      faults: DatabaseFaults;
     }
   }
 }
 
 export interface App {
   app: express.Express;
+  /** Shutdown has begun: /readyz answers 503 and every response closes its connection. */
+  drain(): void;
   stop(): Promise<void>;
 }
 
@@ -48,21 +53,30 @@ export async function createApp(services: Services): Promise<App> {
   // No ETags: hashing every JSON body (50 KB for a guests page) costs more than API clients gain.
   app.set("etag", false);
   app.set("query parser", "simple");
+  const faults = new DatabaseFaults(services.logger, services.config.statementTimeoutMs);
+  let draining = false;
 
   app.use((req, res, next) => {
     const given = req.get("x-request-id");
     req.id = given && REQUEST_ID.test(given) ? given : randomUUID();
     req.log = services.logger.child({ requestId: req.id });
+    req.faults = faults;
     res.set("X-Request-Id", req.id);
+    const startedAt = Date.now();
     const started = process.hrtime.bigint();
     const sql = startCounting();
     // The statement count goes out as a header, so it is taken just before the headers are written.
     const writeHead = res.writeHead;
     res.writeHead = function (this: Response, ...args: unknown[]) {
-      if (!res.headersSent) res.setHeader("X-Sql-Statements", String(sql.statements()));
+      if (!res.headersSent) {
+        res.setHeader("X-Sql-Statements", String(sql.statements()));
+        // While draining, a kept-alive connection would only be cut later: close it after this response.
+        if (draining) res.setHeader("Connection", "close");
+      }
       return (writeHead as (...a: unknown[]) => Response).apply(this, args);
     } as typeof res.writeHead;
     res.on("finish", () => {
+      if (res.statusCode < 500 && sql.statements() > 0) faults.succeeded(startedAt);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // The path only: query strings can carry personal data (an e-mail filter).
       // Who read what: the credential's id and kind and its group (never the token), so an auditor
@@ -90,11 +104,17 @@ export async function createApp(services: Services): Promise<App> {
     res.json({ status: "ok" });
   });
   app.get("/readyz", async (req, res) => {
+    if (draining) {
+      res.set("Retry-After", String(RETRY_AFTER_SECONDS));
+      res.status(503).json({ error: "unavailable", detail: "the service is shutting down" });
+      return;
+    }
     try {
       await services.db.primary.$queryRaw`SELECT 1`;
       res.json({ status: "ready" });
     } catch (err) {
-      req.log.warn({ err }, "database not reachable");
+      if (!faults.errorFor(err, "/readyz")) req.log.warn({ err }, "database not reachable");
+      res.set("Retry-After", String(RETRY_AFTER_SECONDS));
       res.status(503).json({ error: "unavailable", detail: "the database is not reachable" });
     }
   });
@@ -105,8 +125,11 @@ export async function createApp(services: Services): Promise<App> {
     introspection: services.config.graphqlIntrospection,
     validationRules: validationRules(services.config),
     includeStacktraceInErrorResponses: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()],
-    formatError: (formatted, error) => maskUnexpected(formatted, error, services.logger),
+    // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
+    // server.ts drains instead.
+    stopOnTerminationSignals: false,
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), faultStatus],
+    formatError: (formatted, error) => maskUnexpected(formatted, error, services.logger, faults),
   });
   await apollo.start();
   app.use(
@@ -121,7 +144,7 @@ export async function createApp(services: Services): Promise<App> {
         }).then(
           (context) => ((res.locals.credential = context.credential), context),
           (err) => {
-            throw withHttpStatus(err);
+            throw withFaultStatus(withHttpStatus(faults.errorFor(err, "/graphql") ?? err));
           },
         ),
     }),
@@ -150,15 +173,54 @@ export async function createApp(services: Services): Promise<App> {
     sendError(req, res, err);
   });
 
-  return { app, stop: () => apollo.stop() };
+  return {
+    app,
+    drain: () => {
+      draining = true;
+    },
+    stop: () => apollo.stop(),
+  };
 }
 
-/** GraphQL errors of ours and Apollo's keep their code; anything else becomes internal_error. */
-function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger: Logger): GraphQLFormattedError {
+/**
+ * GraphQL errors of ours and Apollo's keep their code; a database fault becomes `unavailable` or
+ * `query_timeout` (logged once per outage); anything else becomes internal_error.
+ */
+function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger: Logger, faults: DatabaseFaults): GraphQLFormattedError {
   const cause = unwrapResolverError(error);
   if (cause instanceof GraphQLError && (errorCodeOf(cause) || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR")) {
     return formatted;
   }
+  const fault = faults.errorFor(cause, "/graphql");
+  if (fault) return { message: fault.message, path: formatted.path, extensions: fault.extensions };
   logger.error({ err: cause }, "unhandled GraphQL error");
   return { message: "unexpected server fault; retry later", path: formatted.path, extensions: { code: "internal_error" } };
+}
+
+/**
+ * When nothing ran (no data) because the database was down or too slow, /graphql answers with the
+ * same status as REST: 503 with Retry-After, or 504. Partial results keep 200.
+ */
+const faultStatus: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== "single" || response.body.singleResult.data != null) return;
+        const code = response.body.singleResult.errors?.[0]?.extensions?.code;
+        if (code === "unavailable") {
+          response.http.status = 503;
+          response.http.headers.set("retry-after", String(RETRY_AFTER_SECONDS));
+        } else if (code === "query_timeout") {
+          response.http.status = 504;
+        }
+      },
+    };
+  },
+};
+
+/** A 503 thrown before execution (while authenticating) carries Retry-After too. */
+function withFaultStatus(err: unknown): unknown {
+  const http = err instanceof GraphQLError ? (err.extensions.http as { status?: number; headers?: HeaderMap } | undefined) : undefined;
+  if (http?.status === 503) http.headers = new HeaderMap([["retry-after", String(RETRY_AFTER_SECONDS)]]);
+  return err;
 }

@@ -46,6 +46,12 @@ const envSchema = z.object({
   GCS_KLAVIYO_BASE_URL: z.string().url().optional(),
   GCS_DELIVERY_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   GCS_DELIVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(500),
+  // Limits and shutdown (src/server.ts, src/db/database.ts). 0 turns the statement timeout off.
+  GCS_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  GCS_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),
+  GCS_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -94,6 +100,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       klaviyoBaseUrl: e.GCS_KLAVIYO_BASE_URL,
       intervalMs: e.GCS_DELIVERY_INTERVAL_MS,
       batchSize: e.GCS_DELIVERY_BATCH_SIZE,
+    },
+    statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
+    http: {
+      shutdownTimeoutMs: e.GCS_SHUTDOWN_TIMEOUT_MS,
+      shutdownDelayMs: e.GCS_SHUTDOWN_DELAY_MS,
+      keepAliveTimeoutMs: e.GCS_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.GCS_MAX_CONNECTIONS,
     },
   };
 }

@@ -1,6 +1,7 @@
 // Runs the service: opens the database (embedded PGlite when no DATABASE_URL), builds the app,
-// listens, and shuts down gracefully on SIGINT/SIGTERM.
+// listens, and drains on stop() (SIGINT/SIGTERM in cli/main.ts).
 import type { Server } from "node:http";
+import type { Socket } from "node:net";
 import type { Config } from "./config";
 import { createApp } from "./app";
 import { openDatabase, redactUrl } from "./db/database";
@@ -12,8 +13,24 @@ export interface RunningServer {
   services: Services;
   http: Server;
   port: number;
+  /** Drains and closes everything; resolves once it is safe to exit (at most the shutdown timeout). */
   stop(): Promise<void>;
 }
+
+/** Node's own answers to unparseable requests have empty bodies; ours are the API's JSON errors. */
+const CLIENT_ERRORS: Record<string, { status: string; error: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: "431 Request Header Fields Too Large",
+    error: "headers_too_large",
+    detail: "the request headers are larger than 16 KB; send fewer or shorter headers",
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: "408 Request Timeout",
+    error: "invalid_request",
+    detail: "the request was not received in time",
+  },
+};
+const BAD_REQUEST = { status: "400 Bad Request", error: "invalid_request", detail: "malformed HTTP request" };
 
 export async function startServer(config: Config, onReady?: (s: RunningServer) => Promise<void>): Promise<RunningServer> {
   const logger = createLogger(config.logLevel);
@@ -22,30 +39,94 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     replicaUrl: config.replicaUrl,
     dataDir: config.dataDir,
     poolSize: config.poolSize,
+    statementTimeoutMs: config.statementTimeoutMs,
     onIdleConnectionError: (err) => logger.warn({ err: err.message }, "database closed an idle connection"),
   });
   logger.info({ database: db.embedded ? `embedded PGlite at ${config.dataDir}` : redactUrl(db.url) }, "database ready");
   const services = await createServices(config, db, logger);
-  const { app, stop: stopApp } = await createApp(services);
+  const app = await createApp(services);
   const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
   const http = await new Promise<Server>((resolve) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
+    const s = app.app.listen(config.port, config.host, () => resolve(s));
   });
+  configureHttp(http, config);
   const port = (http.address() as { port: number }).port;
   logger.info({ port }, "listening");
+
   let stopping: Promise<void> | undefined;
-  const running: RunningServer = {
-    services,
-    http,
-    port,
-    stop: () =>
-      (stopping ??= (async () => {
-        await new Promise<void>((resolve) => http.close(() => resolve()));
-        await delivery?.stop();
-        await stopApp();
-        await db.close();
-      })()),
+  const stop = async () => {
+    const deadline = Date.now() + config.http.shutdownTimeoutMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    // 1. /readyz turns 503 so that load balancers stop routing here; responses close their connections.
+    app.drain();
+    // 2. Optionally keep accepting while the load balancer notices (GCS_SHUTDOWN_DELAY_MS).
+    if (config.http.shutdownDelayMs > 0) await sleep(Math.min(config.http.shutdownDelayMs, left()));
+    // 3. Stop accepting; close idle keep-alive connections (close() does); requests in flight run to
+    //    the end. The delivery worker finishes its batch meanwhile.
+    const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+    http.closeIdleConnections();
+    const [drained, workerStopped] = await Promise.all([
+      within(closed, left()),
+      delivery ? within(delivery.stop(), left()) : Promise.resolve(true),
+    ]);
+    // 4. At the deadline, cut what is left; an unfinished delivery batch is rolled back when its
+    //    connection closes, and the next poll (any instance) sends it again.
+    if (!drained) {
+      logger.warn({ timeoutMs: config.http.shutdownTimeoutMs }, "shutdown timeout: closing the connections still open");
+      http.closeAllConnections();
+    }
+    if (!workerStopped) logger.warn("shutdown timeout: the delivery batch in flight is abandoned and will be retried");
+    await within(app.stop(), 2000);
+    await within(db.close(), 2000);
+    logger.info({ drained, workerStopped }, "stopped");
   };
+  const running: RunningServer = { services, http, port, stop: () => (stopping ??= stop()) };
   if (onReady) await onReady(running);
   return running;
 }
+
+/** A request's headers must arrive within this from its first byte, the whole request within REQUEST_TIMEOUT_MS. */
+const HEADERS_TIMEOUT_MS = 15_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** Timeouts against slow or idle clients, and a connection cap. */
+function configureHttp(http: Server, config: Config) {
+  // Longer than a load balancer's idle timeout (60 s on AWS ALB and nginx's default): the balancer,
+  // not this server, closes an idle connection, so it never sends a request onto a closing socket.
+  http.keepAliveTimeout = config.http.keepAliveTimeoutMs;
+  // Against slow clients (slowloris). Node 18+ counts the header timeout from a request's first
+  // byte, not from the connection's last activity, so it can be far shorter than the keep-alive
+  // idle time (the old advice to set it above keepAliveTimeout predates that; checked on Node 24:
+  // a kept-alive connection idle longer than headersTimeout still serves its next request).
+  http.headersTimeout = HEADERS_TIMEOUT_MS;
+  http.requestTimeout = REQUEST_TIMEOUT_MS; // bodies here are at most 1 MB
+  http.maxConnections = config.http.maxConnections;
+  http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+}
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
+  // As Node's default: answer unless the peer is gone or a response on this connection has begun
+  // (writing then would corrupt it).
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent && err.code !== "ECONNRESET") {
+    const { status, error, detail } = CLIENT_ERRORS[err.code ?? ""] ?? BAD_REQUEST;
+    const body = JSON.stringify({ error, detail });
+    socket.write(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroySoon();
+}
+
+/** True if the promise settled within `ms`; false if the time ran out first. */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

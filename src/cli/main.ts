@@ -62,11 +62,16 @@ async function serve(config: Config): Promise<number> {
   const server = await startServer(config, async (running) => {
     if (running.services.db.embedded) await announceEmbeddedDemo(running);
   });
+  // Drain (server.ts): readyz 503, stop accepting, finish requests in flight and the delivery batch,
+  // exit 0 within GCS_SHUTDOWN_TIMEOUT_MS. A second signal ends the process at once.
   const shutdown = (signal: string) => {
-    server.services.logger.info({ signal }, "shutting down");
+    server.services.logger.info({ signal, timeoutMs: config.http.shutdownTimeoutMs }, "shutting down: draining");
     server.stop().then(
       () => process.exit(0),
-      () => process.exit(1),
+      (err: Error) => {
+        server.services.logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
     );
   };
   process.once("SIGINT", shutdown);

@@ -27,9 +27,18 @@ export interface DatabaseOptions {
   dataDir: string;
   poolSize: number;
   migrate?: boolean;
+  /**
+   * statement_timeout of every pooled connection, in ms (0 or unset: none). Sent as a startup
+   * parameter, so it holds for every statement without a round trip; PgBouncer passes it on when
+   * `track_extra_parameters` lists statement_timeout (else set it on the role). Migrations use their
+   * own connection without it. Ignored by the embedded PGlite.
+   */
+  statementTimeoutMs?: number;
   /** Told when the server closes an idle pooled connection (restart, failover, dropped database). */
   onIdleConnectionError?: (err: Error) => void;
 }
+
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const embedded = opts.databaseUrl ? undefined : await startEmbeddedPostgres(opts.dataDir);
@@ -41,10 +50,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     throw err;
   }
   const poolSize = embedded ? 1 : opts.poolSize;
+  const statementTimeout = !embedded && opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {};
   const pool = (connectionString: string) =>
     // The pool drops a connection the server closed and opens a new one on next use; without a
-    // listener its "error" event would end the process.
-    new Pool({ connectionString, max: poolSize }).on("error", (err) => opts.onIdleConnectionError?.(err));
+    // listener its "error" event would end the process. A request waits at most
+    // CONNECT_TIMEOUT_MS for a connection (an unreachable host, an exhausted pool), then gets a 503.
+    new Pool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...statementTimeout }).on("error", (err) =>
+      opts.onIdleConnectionError?.(err),
+    );
   const primaryPool = pool(url);
   const readerPool = opts.replicaUrl ? pool(opts.replicaUrl) : primaryPool;
   const primary = createPrismaClient(primaryPool);

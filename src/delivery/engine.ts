@@ -19,6 +19,7 @@ import {
   type DestinationsConfig,
 } from "./providers";
 import { open, type Keyring } from "./secret-box";
+import { databaseFault } from "../db/errors";
 
 type Tx = Prisma.TransactionClient;
 type EngineLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
@@ -395,13 +396,20 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
   const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  // A database outage is logged when it starts and when it ends, not with a stack every poll.
+  let databaseDown = false;
 
   const poll = async () => {
     try {
       const reports = await flushDue(prisma, { ...flush, logger, signal: stopping.signal });
       for (const r of reports) logger.info({ delivery: r }, `delivery ${r.provider} ${r.outcome}`);
+      if (databaseDown) logger.info("delivery resumed: database reachable again");
+      databaseDown = false;
     } catch (err) {
-      logger.error({ err }, "delivery poll failed");
+      const fault = databaseFault(err);
+      if (fault?.kind !== "unavailable") logger.error({ err }, "delivery poll failed");
+      else if (!databaseDown) logger.warn({ reason: fault.reason }, "delivery paused: database unavailable; retrying every poll");
+      if (fault?.kind === "unavailable") databaseDown = true;
     }
   };
   const schedule = () => {

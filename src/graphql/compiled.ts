@@ -5,7 +5,7 @@
 // function lives as long as Apollo keeps the document (a WeakMap: nothing here grows unbounded).
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { getVariableValues } from "graphql/execution/values";
-import { printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
+import { GraphQLError, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { GatewayExecutor, GatewayInterface } from "@apollo/server-gateway-interface";
 
 const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();
@@ -41,7 +41,11 @@ export function compiledExecutorGateway(schema: GraphQLSchema): GatewayInterface
       const coerced = getVariableValues(schema, request.operation.variableDefinitions ?? [], variables);
       if (coerced.errors) return { errors: coerced.errors };
     }
-    return result;
+    if (!result.errors?.some((e) => !e.extensions)) return result;
+    // graphql-jit leaves `extensions` undefined on an error whose cause has none (a database error),
+    // and Apollo's error formatting then fails before formatError sees it: give it graphql-js's `{}`.
+    const errors = result.errors.map((e) => (e.extensions ? e : new GraphQLError(e.message, { path: e.path, originalError: e.originalError })));
+    return { ...result, errors };
   };
   return {
     onSchemaLoadOrUpdate(callback) {

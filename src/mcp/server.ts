@@ -12,8 +12,9 @@ import { sendError } from "../rest/respond";
 import { toHttpError } from "../rest/http-errors";
 import { routes } from "../rest/routes";
 import type { Services } from "../services";
+import type { DatabaseFaults } from "../db/faults";
 
-function buildMcpServer(schema: GraphQLSchema, operations: PreparedOperations, context: GraphQLContext): McpServer {
+function buildMcpServer(schema: GraphQLSchema, operations: PreparedOperations, context: GraphQLContext, faults: DatabaseFaults): McpServer {
   const server = new McpServer({ name: "guest-context-service", version: "1.0.0" });
   for (const route of routes) {
     if (!route.mcp) continue;
@@ -35,7 +36,7 @@ function buildMcpServer(schema: GraphQLSchema, operations: PreparedOperations, c
           const body = await runRoute(schema, operations, route, context, { path, query });
           return { content: [{ type: "text" as const, text: JSON.stringify(body) }] };
         } catch (err) {
-          const { body } = toHttpError(err);
+          const { body } = toHttpError(faults.errorFor(err, "/mcp") ?? err);
           return { isError: true, content: [{ type: "text" as const, text: JSON.stringify(body) }] };
         }
       },
@@ -53,7 +54,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         surface: "mcp",
       });
       res.locals.credential = context.credential;
-      const server = buildMcpServer(schema, operations, context);
+      const server = buildMcpServer(schema, operations, context, req.faults);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
         void transport.close();

@@ -35,7 +35,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
       get: service(
         "getReadiness",
         "Readiness",
-        "The database is reachable: send traffic here.",
+        "The database is reachable and the instance is not shutting down: send traffic here. 503 `unavailable` otherwise (from the first moment of a SIGTERM drain).",
         { description: "Ready.", content: { "application/json": { schema: statusBody("ready") } } },
         { "503": errorRef(503) },
       ),

@@ -1,11 +1,14 @@
 // Sends an error as the spec's JSON body; faults of ours are logged with their cause and the
-// request id, and never leak into the body.
+// request id, and never leak into the body. A database that is down or too slow is answered 503 or
+// 504 through the app's DatabaseFaults (db/faults.ts), which logs outages once, not per request.
 import type { Request, Response } from "express";
 import { toHttpError } from "./http-errors";
+import { RETRY_AFTER_SECONDS } from "../db/faults";
 
 export function sendError(req: Request, res: Response, err: unknown) {
-  const { status, body, unexpected } = toHttpError(err);
+  const { status, body, unexpected } = toHttpError(req.faults?.errorFor(err, req.path) ?? err);
   if (unexpected) req.log?.error({ err, requestId: req.id }, "unhandled error");
   if (status === 401) res.set("WWW-Authenticate", 'Bearer realm="guest-context"');
+  if (status === 503) res.set("Retry-After", String(RETRY_AFTER_SECONDS));
   res.status(status).json(body);
 }

@@ -715,7 +715,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description The database is reachable: send traffic here.
+         * @description The database is reachable and the instance is not shutting down: send traffic here. 503 `unavailable` otherwise (from the first moment of a SIGTERM drain).
          */
         get: operations["getReadiness"];
         put?: never;

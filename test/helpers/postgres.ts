@@ -1,6 +1,6 @@
 // A throwaway PostgreSQL 15 server for the test run: initdb into a temp dir, start on a free port.
 // Runs the server as the `postgres` user when the tests run as root (PostgreSQL refuses root).
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, chmodSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -14,6 +14,10 @@ export interface TestPostgres {
   adminUrl: (database?: string) => string;
   dataDir: string;
   stop(): void;
+  /** Stops the server as an operator would (`pg_ctl stop -m fast`: sessions are terminated), keeping its data. */
+  halt(): Promise<void>;
+  /** Starts it again on the same port. */
+  resume(): Promise<void>;
 }
 
 function asPostgresUser(cmd: string, args: string[]) {
@@ -23,6 +27,15 @@ function asPostgresUser(cmd: string, args: string[]) {
     : spawnSync(cmd, args, { encoding: "utf8" });
   if (result.status !== 0) throw new Error(`${path.basename(cmd)} failed: ${result.stderr || result.stdout}`);
   return result.stdout;
+}
+
+/** The same, without blocking the event loop (a test's own clients keep running meanwhile). */
+function asPostgresUserAsync(cmd: string, args: string[]): Promise<void> {
+  const isRoot = process.getuid?.() === 0;
+  const [file, argv] = isRoot ? ["su", ["postgres", "-s", "/bin/sh", "-c", [cmd, ...args].map(shellQuote).join(" ")]] : [cmd, args];
+  return new Promise((resolve, reject) =>
+    execFile(file, argv as string[], (err, stdout, stderr) => (err ? reject(new Error(`${path.basename(cmd)} failed: ${stderr || stdout}`)) : resolve())),
+  );
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -36,16 +49,20 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   const port = await freePort();
   asPostgresUser(path.join(PG_BIN, "initdb"), ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  asPostgresUser(path.join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-o", options, "-l", path.join(root, "log"), "-w", "start"]);
+  const pgCtl = path.join(PG_BIN, "pg_ctl");
+  const startArgs = ["-D", dataDir, "-o", options, "-l", path.join(root, "log"), "-w", "start"];
+  asPostgresUser(pgCtl, startArgs);
   return {
     dataDir,
     adminUrl: (database = "postgres") => `postgresql://postgres@127.0.0.1:${port}/${database}`,
     stop() {
       try {
-        asPostgresUser(path.join(PG_BIN, "pg_ctl"), ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
+        asPostgresUser(pgCtl, ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
       } finally {
         rmSync(root, { recursive: true, force: true });
       }
     },
+    halt: () => asPostgresUserAsync(pgCtl, ["-D", dataDir, "-m", "fast", "-w", "stop"]),
+    resume: () => asPostgresUserAsync(pgCtl, startArgs),
   };
 }

@@ -1,0 +1,56 @@
+// The one place that tells a database that is not there (down, restarting, unreachable, out of
+// connections) or a statement stopped by statement_timeout apart from a fault of ours. Errors come
+// from pg directly (the SQL read paths and credential lookups) or wrapped by Prisma's pg adapter
+// (PrismaClientKnownRequestError with meta.driverAdapterError.cause), and a resolver's error is
+// wrapped once more in a GraphQLError (originalError); this walks all of those.
+
+export type DatabaseFault =
+  /** The database cannot serve right now: 503 `unavailable` with Retry-After. */
+  | { kind: "unavailable"; reason: string }
+  /** A statement ran past statement_timeout and was cancelled: 504 `query_timeout`. */
+  | { kind: "timeout"; reason: string };
+
+/** SQLSTATEs: admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections. */
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+/** query_canceled: statement_timeout (or a cancel request). */
+const TIMEOUT_SQLSTATE = "57014";
+const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
+/** Prisma: can't reach server, connect timed out, operations timed out, server closed the connection, pool timeout. */
+const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+/** @prisma/adapter-pg's error kinds for the same conditions. */
+const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections"]);
+/** pg errors with no code: the socket closed mid-query, or no pooled connection within connectionTimeoutMillis. */
+const PG_MESSAGES = [
+  /^Connection terminated/m,
+  /^timeout exceeded when trying to connect/m,
+  /Client has encountered a connection error and is not queryable/,
+  /Can't reach database server/,
+];
+
+export function databaseFault(err: unknown): DatabaseFault | undefined {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift();
+    if (!e || typeof e !== "object" || seen.has(e) || seen.size > 8) continue;
+    seen.add(e);
+    const fault = classify(e as Record<string, unknown>);
+    if (fault) return fault;
+    const o = e as { originalError?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
+    queue.push(o.originalError, o.cause, o.meta?.driverAdapterError);
+  }
+  return undefined;
+}
+
+function classify(e: Record<string, unknown>): DatabaseFault | undefined {
+  const code = typeof e.code === "string" ? e.code : typeof e.originalCode === "string" ? e.originalCode : undefined;
+  if (code === TIMEOUT_SQLSTATE) return { kind: "timeout", reason: code };
+  if (code && (UNAVAILABLE_SQLSTATES.has(code) || /^08...$/.test(code) || SOCKET_CODES.has(code) || PRISMA_CODES.has(code))) {
+    return { kind: "unavailable", reason: code };
+  }
+  if (typeof e.kind === "string" && ADAPTER_KINDS.has(e.kind)) return { kind: "unavailable", reason: e.kind };
+  const message = typeof e.message === "string" ? e.message : "";
+  const known = PG_MESSAGES.find((m) => m.test(message));
+  if (known) return { kind: "unavailable", reason: message.split("\n").find((l) => known.test(l))!.slice(0, 120) };
+  return undefined;
+}
