@@ -16,6 +16,7 @@ import { invalidRequest } from "../graphql/errors";
 import { parseDate, parseInstant } from "../graphql/scalars";
 import { isUuid, type Scope } from "../auth/scope";
 import { tenantSql } from "../auth/tenant-scope";
+import { Prisma } from "../generated/prisma/client";
 import { col, join, sql, type Sql } from "../db/scoped-sql";
 import { escapeLike } from "../db/like";
 
@@ -237,27 +238,31 @@ function columnSql(column: string, type: Exclude<FieldType, "consent">, op: stri
  * Members whose e-mail has one of `statuses` as its effective consent for `purpose`, decided in SQL
  * exactly as consent/precedence.ts decides it: any withdrawn or denied observation beats every
  * grant; among those, the latest decides (equal instants: the smaller id); a grant alone is
- * granted; no observation (or no e-mail) is unknown. Every branch is true or false, never NULL,
- * so `not` negates it exactly. The subqueries follow (property_group_id, contact_value, purpose).
+ * granted; no observation (or no e-mail) is unknown. Every condition is true or false, never NULL,
+ * so NOT negates it exactly; three statuses are rendered as NOT the fourth, so a leaf costs at most
+ * two subqueries. They follow the (property_group_id, contact_value, purpose) index per member, or
+ * PostgreSQL hashes them once per statement when it expects many members.
  */
 function consentSql(group: Scope, purpose: string, statuses: ConsentValue[]): Sql {
   if (statuses.length === 0) return sql`FALSE`;
   if (statuses.length === CONSENT_VALUES.length) return sql`TRUE`;
+  if (statuses.length === 3) return sql`(NOT ${consentSql(group, purpose, CONSENT_VALUES.filter((s) => !statuses.includes(s)))})`;
   // Observations are stored normalised (lower-case e-mail), so lower(t.email) finds them.
   const mine = sql`${tenantSql("ConsentObservation", group, "co")} AND co.contact_type = 'email' AND co.purpose = ${purpose} AND co.contact_value = lower(${col("email")})`;
-  const restrictive = sql`EXISTS (SELECT 1 FROM consent_observations co WHERE ${mine} AND co.status <> 'granted')`;
+  const observed = (status: Sql) => sql`EXISTS (SELECT 1 FROM consent_observations co WHERE ${mine}${status})`;
+  const restrictive = observed(sql` AND co.status <> 'granted'`);
+  const one: Record<ConsentValue, () => Sql> = {
+    granted: () => sql`(${observed(sql` AND co.status = 'granted'`)} AND NOT ${restrictive})`,
+    // The latest restrictive observation has this status.
+    withdrawn: () => latestRestrictiveIs("withdrawn"),
+    denied: () => latestRestrictiveIs("denied"),
+    unknown: () => sql`(${col("email")} IS NULL OR NOT ${observed(Prisma.empty)})`,
+  };
   const latestRestrictiveIs = (status: ConsentValue) =>
     sql`EXISTS (SELECT 1 FROM (SELECT co.status FROM consent_observations co WHERE ${mine} AND co.status <> 'granted'
       ORDER BY co.observed_at DESC, co.id LIMIT 1) latest WHERE latest.status = ${status}::"ConsentStatus")`;
-  const branches: Sql[] = [];
-  if (statuses.includes("granted")) {
-    branches.push(sql`(EXISTS (SELECT 1 FROM consent_observations co WHERE ${mine} AND co.status = 'granted') AND NOT ${restrictive})`);
-  }
-  if (statuses.includes("withdrawn") && statuses.includes("denied")) branches.push(restrictive);
-  else if (statuses.includes("withdrawn")) branches.push(latestRestrictiveIs("withdrawn"));
-  else if (statuses.includes("denied")) branches.push(latestRestrictiveIs("denied"));
-  if (statuses.includes("unknown")) {
-    branches.push(sql`(${col("email")} IS NULL OR NOT EXISTS (SELECT 1 FROM consent_observations co WHERE ${mine}))`);
-  }
-  return sql`(${join(branches, " OR ")})`;
+  const has = (s: ConsentValue) => statuses.includes(s);
+  if (has("withdrawn") && has("denied")) return restrictive;
+  if (has("granted") && has("unknown")) return sql`(NOT ${restrictive})`;
+  return sql`(${join(statuses.map((s) => one[s]()), " OR ")})`;
 }
