@@ -249,6 +249,11 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
     { name: "events latest, master profile", systems: { service: get(`/v1/events?mode=latest&master_profile_id=${A.master_with_two_guests}`) } },
     { name: "master profiles include_total", systems: { service: get("/v1/master-profiles?include_total=1&limit=100") } },
     { name: "table members at offset 40,000", systems: { service: get(`/v1/tables/${setup.bigTableId}/members?limit=100&offset=40000`) } },
+    // Consent evaluated in SQL: EXISTS subqueries per member, a constant handful of bind parameters.
+    { name: "consent preview (POST /v1/tables/preview)", systems: { service: {
+      method: "POST", path: "/v1/tables/preview", headers: json,
+      body: JSON.stringify({ member_type: "guest_profile", filter_doc: { field: "consent.email_marketing", op: "eq", value: "granted" } }),
+    } } },
     { name: "GraphQL: 100 guests + reservations + transactions", systems: { service: gql(nested), postgraphile: gql(pgNested, { "content-type": "application/json" }) } },
   ];
 }

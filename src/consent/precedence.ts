@@ -19,6 +19,14 @@ export interface EffectiveConsent {
   lastObservedAt: Date | null;
 }
 
+/**
+ * Later observation first; at the same instant the smaller id, so the outcome never depends on the
+ * order rows arrive in (a withdrawal and a denial can share an instant). Table filters decide the
+ * same way in SQL (tables/filter.ts: ORDER BY observed_at DESC, id).
+ */
+const supersedes = (o: Observation, than: Observation | null) =>
+  !than || o.observedAt > than.observedAt || (o.observedAt.getTime() === than.observedAt.getTime() && o.id < than.id);
+
 export function effectiveConsent(observations: readonly Observation[]): EffectiveConsent {
   let decisive: Observation | null = null;
   let restrictive: Observation | null = null;
@@ -26,8 +34,8 @@ export function effectiveConsent(observations: readonly Observation[]): Effectiv
   for (const o of observations) {
     if (!last || o.observedAt > last) last = o.observedAt;
     if (o.status !== "granted") {
-      if (!restrictive || o.observedAt > restrictive.observedAt) restrictive = o;
-    } else if (!decisive || o.observedAt > decisive.observedAt) {
+      if (supersedes(o, restrictive)) restrictive = o;
+    } else if (supersedes(o, decisive)) {
       decisive = o;
     }
   }

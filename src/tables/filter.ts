@@ -7,21 +7,26 @@
 // the member's e-mail for that purpose across the group (granted, withdrawn, denied or unknown),
 // decided by the same precedence as everywhere else. Validation errors name the offending part by
 // its path, e.g. `filter_doc.and[1].op`.
-import type { PrismaClient } from "../generated/prisma/client";
+//
+// A document renders to one SQL condition over the member table (alias `t`, db/scoped-sql.ts adds
+// the caller's tenant predicate). Consent leaves are EXISTS subqueries on consent_observations for
+// the member's e-mail, so the statement has the same few bind parameters whatever the group size
+// (it used to inline every observed contact, one parameter each: a 500 past about 65,000).
 import { invalidRequest } from "../graphql/errors";
 import { parseDate, parseInstant } from "../graphql/scalars";
-import { isUuid } from "../auth/scope";
-import { effectiveConsent, type ConsentStatus } from "../consent/precedence";
+import { isUuid, type Scope } from "../auth/scope";
+import { tenantSql } from "../auth/tenant-scope";
+import { Prisma } from "../generated/prisma/client";
+import { col, join, sql, type Sql } from "../db/scoped-sql";
 import { escapeLike } from "../db/like";
 
 export type MemberType = "guest_profile" | "master_profile";
 type FieldType = "string" | "uuid" | "date" | "instant" | "boolean" | "consent";
-type Where = Record<string, unknown>;
 
 interface Field {
   type: FieldType;
-  /** Prisma field, or a function building the where for relation-backed fields. */
-  column: string | ((op: string, value: unknown) => Where);
+  /** Prisma field of the member table, or a function building the SQL for relation-backed fields. */
+  column: string | ((op: string, value: unknown) => Sql);
 }
 
 const common: Record<string, Field> = {
@@ -54,8 +59,8 @@ export const FIELDS: Record<MemberType, Record<string, Field>> = {
       type: "uuid",
       column: (op, value) => {
         const ids = Array.isArray(value) ? value : [value];
-        const some = { guests: { some: { propertyId: { in: ids } } } };
-        return op === "neq" || op === "not_in" ? { NOT: some } : some;
+        const some = sql`EXISTS (SELECT 1 FROM guest_profiles gp WHERE gp.master_profile_id = ${col("id")} AND gp.property_id = ANY(${ids}::uuid[]))`;
+        return op === "neq" || op === "not_in" ? sql`NOT ${some}` : some;
       },
     },
   },
@@ -70,33 +75,28 @@ const OPERATORS: Record<FieldType, string[]> = {
   consent: ["eq", "neq", "in", "not_in"],
 };
 
-const CONSENT_VALUES = ["granted", "withdrawn", "denied", "unknown"];
+type ConsentValue = "granted" | "withdrawn" | "denied" | "unknown";
+const CONSENT_VALUES: ConsentValue[] = ["granted", "withdrawn", "denied", "unknown"];
 const MAX_DEPTH = 8;
 const MAX_LEAVES = 100;
 const MAX_LIST = 500;
 
-interface ConsentLeaf {
-  purpose: string;
-  op: string;
-  values: string[];
-}
-
-/** A validated document: the Prisma where, once consent leaves have their contact sets. */
-export interface CompiledFilter {
-  consentPurposes: string[];
-  build(consent: Map<string, ConsentSets>): Where;
-}
-
-export type ConsentSets = Record<"granted" | "withdrawn" | "denied", string[]> & { observed: string[] };
+/** `record[key]` when key is the record's own: `constructor` or `__proto__` are not field names. */
+const own = <T>(record: Record<string, T>, key: string): T | undefined => (Object.hasOwn(record, key) ? record[key] : undefined);
 
 const fail = (path: string, message: string) => invalidRequest(`${path}: ${message}`);
 
-export function compileFilter(memberType: MemberType, doc: unknown, path = "filter_doc"): CompiledFilter {
-  const fields = FIELDS[memberType];
-  const purposes = new Set<string>();
+/**
+ * Validates a document and renders the condition selecting its members of `memberType`, over the
+ * member table aliased `t`; consent is read across the caller's whole group (spec 1.5).
+ */
+export function filterSql(scope: Scope, memberType: MemberType, doc: unknown, path = "filter_doc"): Sql {
+  const fields = own(FIELDS, memberType);
+  if (!fields) throw invalidRequest(`member_type must be one of ${Object.keys(FIELDS).join(", ")}`);
+  const group: Scope = { ...scope, propertyId: null };
   let leaves = 0;
 
-  function node(value: unknown, at: string, depth: number): (c: Map<string, ConsentSets>) => Where {
+  function node(value: unknown, at: string, depth: number): Sql {
     if (depth > MAX_DEPTH) throw fail(at, `nesting deeper than ${MAX_DEPTH} levels`);
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       throw fail(at, 'expected an object: {"and": […]}, {"or": […]}, {"not": …} or {"field", "op", "value"}');
@@ -107,26 +107,22 @@ export function compileFilter(memberType: MemberType, doc: unknown, path = "filt
       const list = obj[keys[0]];
       if (!Array.isArray(list) || list.length === 0) throw fail(`${at}.${keys[0]}`, "expected a non-empty array of nodes");
       const children = list.map((child, i) => node(child, `${at}.${keys[0]}[${i}]`, depth + 1));
-      const key = keys[0] === "and" ? "AND" : "OR";
-      return (c) => ({ [key]: children.map((build) => build(c)) });
+      return sql`(${join(children, keys[0] === "and" ? " AND " : " OR ")})`;
     }
-    if (keys.length === 1 && keys[0] === "not") {
-      const child = node(obj.not, `${at}.not`, depth + 1);
-      return (c) => ({ NOT: child(c) });
-    }
+    if (keys.length === 1 && keys[0] === "not") return sql`(NOT ${node(obj.not, `${at}.not`, depth + 1)})`;
     return leaf(obj, at);
   }
 
-  function leaf(obj: Record<string, unknown>, at: string): (c: Map<string, ConsentSets>) => Where {
+  function leaf(obj: Record<string, unknown>, at: string): Sql {
     if (++leaves > MAX_LEAVES) throw fail(at, `more than ${MAX_LEAVES} conditions`);
     const unknownKeys = Object.keys(obj).filter((k) => !["field", "op", "value"].includes(k));
     if (unknownKeys.length) throw fail(at, `unknown member ${unknownKeys[0]}; a condition has field, op and value`);
     const name = obj.field;
     if (typeof name !== "string") throw fail(`${at}.field`, "expected a field name");
     const isConsent = /^consent\.[a-z][a-z0-9_]{0,63}$/.test(name);
-    const field: Field | undefined = isConsent ? { type: "consent", column: "email" } : fields[name];
+    const field: Field | undefined = isConsent ? { type: "consent", column: "email" } : own(fields!, name);
     if (!field) {
-      throw fail(`${at}.field`, `unknown field ${name} for ${memberType}; fields: ${Object.keys(fields).join(", ")}, consent.<purpose>`);
+      throw fail(`${at}.field`, `unknown field ${name} for ${memberType}; fields: ${Object.keys(fields!).join(", ")}, consent.<purpose>`);
     }
     const op = obj.op;
     const allowed = OPERATORS[field.type];
@@ -135,21 +131,15 @@ export function compileFilter(memberType: MemberType, doc: unknown, path = "filt
     }
     const value = checkValue(field.type, op, obj.value, `${at}.value`);
     if (field.type === "consent") {
-      const purpose = name.slice("consent.".length);
-      purposes.add(purpose);
-      const consentLeaf: ConsentLeaf = { purpose, op, values: Array.isArray(value) ? (value as string[]) : [value as string] };
-      return (c) => consentWhere(consentLeaf, c.get(purpose)!);
+      const values = (Array.isArray(value) ? value : [value]) as ConsentValue[];
+      const negate = op === "neq" || op === "not_in";
+      return consentSql(group, name.slice("consent.".length), CONSENT_VALUES.filter((s) => values.includes(s) !== negate));
     }
-    if (typeof field.column === "function") {
-      const build = field.column;
-      return () => build(op, value);
-    }
-    const where = columnWhere(field.column, field.type, op, value);
-    return () => where;
+    if (typeof field.column === "function") return field.column(op, value);
+    return columnSql(field.column, field.type, op, value);
   }
 
-  const build = node(doc, path, 1);
-  return { consentPurposes: [...purposes], build };
+  return node(doc, path, 1);
 }
 
 function checkValue(type: FieldType, op: string, value: unknown, at: string): unknown {
@@ -189,74 +179,90 @@ function scalar(type: FieldType, value: unknown, at: string): unknown {
       if (typeof value !== "boolean") throw fail(at, "expected true or false");
       return value;
     case "consent":
-      if (typeof value !== "string" || !CONSENT_VALUES.includes(value)) throw fail(at, `expected one of ${CONSENT_VALUES.join(", ")}`);
+      if (typeof value !== "string" || !(CONSENT_VALUES as string[]).includes(value)) throw fail(at, `expected one of ${CONSENT_VALUES.join(", ")}`);
       return value;
   }
 }
 
-function columnWhere(column: string, type: FieldType, op: string, value: unknown): Where {
-  const text = type === "string" ? { mode: "insensitive" as const } : {};
-  // Insensitive equals/contains/startsWith are ILIKE patterns: escape their wildcards.
-  const literal = typeof value === "string" && type === "string" ? escapeLike(value) : value;
+
+const CASTS: Record<Exclude<FieldType, "string" | "consent">, Sql> = {
+  uuid: sql`uuid`,
+  date: sql`date`,
+  instant: sql`timestamptz`,
+  boolean: sql`boolean`,
+};
+const COMPARE: Record<string, Sql> = { eq: sql`=`, gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` };
+
+/** Dates and instants travel as ISO text, cast in SQL like every other value. */
+const param = (value: unknown): unknown =>
+  value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.map(param) : value;
+
+function columnSql(column: string, type: Exclude<FieldType, "consent">, op: string, value: unknown): Sql {
+  const c = col(column);
+  if (op === "exists") return value ? sql`${c} IS NOT NULL` : sql`${c} IS NULL`;
+  // NOT keeps SQL's three-valued logic: a NULL column matches neither eq nor neq (as before, in Prisma).
+  const not = (condition: Sql) => sql`NOT (${condition})`;
+  if (type === "string") {
+    // Case-insensitive: lower() on both sides (the lower(email) indexes serve eq); ILIKE patterns
+    // escape their wildcards.
+    switch (op) {
+      case "eq":
+        return sql`lower(${c}) = lower(${value})`;
+      case "neq":
+        return not(sql`lower(${c}) = lower(${value})`);
+      case "in":
+        return sql`lower(${c}) = ANY (SELECT lower(v) FROM unnest(${value}::text[]) v)`;
+      case "not_in":
+        return not(sql`lower(${c}) = ANY (SELECT lower(v) FROM unnest(${value}::text[]) v)`);
+      case "contains":
+        return sql`${c} ILIKE '%' || ${escapeLike(value as string)} || '%'`;
+      default: // starts_with
+        return sql`${c} ILIKE ${escapeLike(value as string)} || '%'`;
+    }
+  }
+  const cast = CASTS[type];
+  const v = type === "date" ? (param(value) as string).slice(0, 10) : param(value);
   switch (op) {
-    case "eq":
-      return { [column]: { equals: literal, ...text } };
-    case "neq":
-      return { NOT: { [column]: { equals: literal, ...text } } };
     case "in":
-      return { [column]: { in: value, ...text } };
+      return sql`${c} = ANY(${v}::${cast}[])`;
     case "not_in":
-      return { NOT: { [column]: { in: value, ...text } } };
-    case "contains":
-      return { [column]: { contains: literal, mode: "insensitive" } };
-    case "starts_with":
-      return { [column]: { startsWith: literal, mode: "insensitive" } };
-    case "exists":
-      return value ? { [column]: { not: null } } : { [column]: null };
-    default: // gt, gte, lt, lte
-      return { [column]: { [op]: value } };
+      return not(sql`${c} = ANY(${v}::${cast}[])`);
+    case "neq":
+      return not(sql`${c} = ${v}::${cast}`);
+    default: // eq, gt, gte, lt, lte
+      return sql`${c} ${COMPARE[op]} ${v}::${cast}`;
   }
 }
 
-/** Members whose e-mail has one of the wanted effective statuses (`unknown`: none observed). */
-function consentWhere(leaf: ConsentLeaf, sets: ConsentSets): Where {
-  const wanted = (statuses: string[]): Where => {
-    const known = statuses.filter((s) => s !== "unknown") as ConsentStatus[];
-    const contacts = known.flatMap((s) => sets[s]);
-    const branches: Where[] = [{ email: { in: contacts, mode: "insensitive" } }];
-    if (statuses.includes("unknown")) branches.push({ email: null }, { NOT: { email: { in: sets.observed, mode: "insensitive" } } });
-    return { OR: branches };
+/**
+ * Members whose e-mail has one of `statuses` as its effective consent for `purpose`, decided in SQL
+ * exactly as consent/precedence.ts decides it: any withdrawn or denied observation beats every
+ * grant; among those, the latest decides (equal instants: the smaller id); a grant alone is
+ * granted; no observation (or no e-mail) is unknown. Every condition is true or false, never NULL,
+ * so NOT negates it exactly; three statuses are rendered as NOT the fourth, so a leaf costs at most
+ * two subqueries. They follow the (property_group_id, contact_value, purpose) index per member, or
+ * PostgreSQL hashes them once per statement when it expects many members.
+ */
+function consentSql(group: Scope, purpose: string, statuses: ConsentValue[]): Sql {
+  if (statuses.length === 0) return sql`FALSE`;
+  if (statuses.length === CONSENT_VALUES.length) return sql`TRUE`;
+  if (statuses.length === 3) return sql`(NOT ${consentSql(group, purpose, CONSENT_VALUES.filter((s) => !statuses.includes(s)))})`;
+  // Observations are stored normalised (lower-case e-mail), so lower(t.email) finds them.
+  const mine = sql`${tenantSql("ConsentObservation", group, "co")} AND co.contact_type = 'email' AND co.purpose = ${purpose} AND co.contact_value = lower(${col("email")})`;
+  const observed = (status: Sql) => sql`EXISTS (SELECT 1 FROM consent_observations co WHERE ${mine}${status})`;
+  const restrictive = observed(sql` AND co.status <> 'granted'`);
+  const one: Record<ConsentValue, () => Sql> = {
+    granted: () => sql`(${observed(sql` AND co.status = 'granted'`)} AND NOT ${restrictive})`,
+    // The latest restrictive observation has this status.
+    withdrawn: () => latestRestrictiveIs("withdrawn"),
+    denied: () => latestRestrictiveIs("denied"),
+    unknown: () => sql`(${col("email")} IS NULL OR NOT ${observed(Prisma.empty)})`,
   };
-  const negate = leaf.op === "neq" || leaf.op === "not_in";
-  const statuses = negate ? CONSENT_VALUES.filter((s) => !leaf.values.includes(s)) : leaf.values;
-  return wanted(statuses);
-}
-
-/** Effective e-mail consent of every contact observed in the group for `purpose`, by status. */
-export async function consentSets(dbGroup: PrismaClient, purpose: string): Promise<ConsentSets> {
-  const rows = await dbGroup.consentObservation.groupBy({
-    by: ["contactValue", "status"],
-    where: { purpose, contactType: "email" },
-    _max: { observedAt: true },
-  });
-  const byContact = new Map<string, { id: string; status: ConsentStatus; observedAt: Date }[]>();
-  for (const r of rows) {
-    const list = byContact.get(r.contactValue) ?? [];
-    list.push({ id: "", status: r.status, observedAt: r._max.observedAt ?? new Date(0) });
-    byContact.set(r.contactValue, list);
-  }
-  const sets: ConsentSets = { granted: [], withdrawn: [], denied: [], observed: [...byContact.keys()] };
-  for (const [contact, observations] of byContact) {
-    const status = effectiveConsent(observations).status;
-    if (status !== "unknown") sets[status].push(contact);
-  }
-  return sets;
-}
-
-/** Validates a document and returns the Prisma where of its members (consent sets fetched once). */
-export async function filterWhere(dbGroup: PrismaClient, memberType: MemberType, doc: unknown): Promise<Where> {
-  const compiled = compileFilter(memberType, doc);
-  const sets = new Map<string, ConsentSets>();
-  for (const purpose of compiled.consentPurposes) sets.set(purpose, await consentSets(dbGroup, purpose));
-  return compiled.build(sets);
+  const latestRestrictiveIs = (status: ConsentValue) =>
+    sql`EXISTS (SELECT 1 FROM (SELECT co.status FROM consent_observations co WHERE ${mine} AND co.status <> 'granted'
+      ORDER BY co.observed_at DESC, co.id LIMIT 1) latest WHERE latest.status = ${status}::"ConsentStatus")`;
+  const has = (s: ConsentValue) => statuses.includes(s);
+  if (has("withdrawn") && has("denied")) return restrictive;
+  if (has("granted") && has("unknown")) return sql`(NOT ${restrictive})`;
+  return sql`(${join(statuses.map((s) => one[s]()), " OR ")})`;
 }

@@ -24,6 +24,13 @@ describe("consent precedence", () => {
     expect(effectiveConsent([obs("d", "denied", 1), obs("w", "withdrawn", 3), obs("g", "granted", 9)]).decidedBy!.id).toBe("w");
   });
 
+  it("a withdrawal and a denial at the same instant: the smaller id decides, whatever the order", () => {
+    const tie = [obs("b-denied", "denied", 2), obs("a-withdrawn", "withdrawn", 2), obs("g", "granted", 3)];
+    for (const order of [tie, [...tie].reverse(), [tie[1], tie[2], tie[0]]]) {
+      expect(effectiveConsent(order).decidedBy!.id).toBe("a-withdrawn");
+    }
+  });
+
   it("grants only: granted, decided by the latest grant, eligible", () => {
     const c = effectiveConsent([obs("a", "granted", 1), obs("b", "granted", 4)]);
     expect(c).toMatchObject({ status: "granted", observationCount: 2, lastObservedAt: at(4) });

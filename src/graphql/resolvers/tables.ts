@@ -4,7 +4,8 @@
 import type { GraphQLContext } from "../../context";
 import type { Prisma } from "../../generated/prisma/client";
 import { offsetPage } from "../../pagination/offset";
-import { filterWhere, type MemberType } from "../../tables/filter";
+import { filterSql, type MemberType } from "../../tables/filter";
+import { col, sql, type RowShape } from "../../db/scoped-sql";
 import { invalidRequest, notFound } from "../errors";
 import { given } from "./lists";
 
@@ -28,17 +29,17 @@ interface MemberNode {
 
 const MEMBER_TYPES: MemberType[] = ["guest_profile", "master_profile"];
 
-/** Members selected by a filter document, oldest first. */
+const ID_ONLY: RowShape = { id: "value" };
+const OLDEST_FIRST = sql`${col("createdAt")}, ${col("id")}`;
+
+/** Members selected by a filter document, oldest first: one SQL statement (and one for the total). */
 async function evaluate(ctx: GraphQLContext, memberType: MemberType, filterDoc: unknown, args: OffsetArgs) {
-  const where = await filterWhere(ctx.dbGroup, memberType, filterDoc);
-  const order = [{ createdAt: "asc" as const }, { id: "asc" as const }];
+  const where = [filterSql(ctx.scope, memberType, filterDoc)];
+  const from = memberType === "guest_profile" ? "GuestProfile" : "MasterProfile";
   const page = await offsetPage({
     ...args,
-    fetch: (skip, take) =>
-      memberType === "guest_profile"
-        ? ctx.db.guestProfile.findMany({ where, orderBy: order, skip, take, select: { id: true } })
-        : ctx.db.masterProfile.findMany({ where, orderBy: order, skip, take, select: { id: true } }),
-    count: () => (memberType === "guest_profile" ? ctx.db.guestProfile.count({ where }) : ctx.db.masterProfile.count({ where })),
+    fetch: (skip, take) => ctx.sql.rows<{ id: string }>({ from, shape: ID_ONLY, where, orderBy: OLDEST_FIRST, limit: take, offset: skip }),
+    count: () => ctx.sql.count({ from, where }),
   });
   return { ...page, nodes: page.nodes.map((r): MemberNode => ({ memberId: r.id, memberType, addedAt: null })) };
 }
