@@ -146,7 +146,7 @@ function operationLimitsRule(limits: GraphQLLimits): ValidationRule {
       }
       if (m.cost > limits.graphqlMaxCost) {
         refuse(
-          `${name} costs ${Math.ceil(m.cost)}; at most ${limits.graphqlMaxCost} is allowed. ` +
+          `${name} costs ${m.atLeast ? "at least " : ""}${Math.ceil(m.cost)}; at most ${limits.graphqlMaxCost} is allowed. ` +
             `Each field counts once per row (literal limits count as given, others as ${DEFAULT_LIMIT}), ` +
             `an aggregate such as reviewSummary or includeTotal ${AGGREGATE_COST} per query it runs, ` +
             `introspection by the size of its answer: ask for fewer rows, fields or aggregates`,
@@ -159,10 +159,18 @@ function operationLimitsRule(limits: GraphQLLimits): ValidationRule {
   });
 }
 
-/** Depth, cost, selections and aliases of one operation; the introspection walk stops past `maxCost`. */
-export function measureOperation(context: ValidationContext, operation: OperationDefinitionNode, maxCost = Infinity): OperationMeasure {
+/**
+ * Depth, cost, selections and aliases of one operation. Introspection walks stop past `maxCost`;
+ * `atLeast` then says the cost is a lower bound (already over the limit).
+ */
+export function measureOperation(
+  context: ValidationContext,
+  operation: OperationDefinitionNode,
+  maxCost = Infinity,
+): OperationMeasure & { atLeast: boolean } {
   const root = context.getSchema().getRootType(operation.operation) ?? undefined;
-  return new Measurer(context, maxCost).set(root, operation.selectionSet);
+  const measurer = new Measurer(context, maxCost);
+  return { ...measurer.set(root, operation.selectionSet), atLeast: measurer.stopped };
 }
 
 class Measurer {
@@ -172,6 +180,10 @@ class Measurer {
   private readonly introspected = new Map<FieldNode, number>();
   /** Fields visited by introspection walks; past maxCost the operation is refused anyway. */
   private walked = 0;
+
+  get stopped(): boolean {
+    return this.walked > this.maxCost;
+  }
 
   constructor(
     private readonly context: ValidationContext,
@@ -261,7 +273,7 @@ class Measurer {
   private walk(type: GraphQLObjectType, value: unknown, set: SelectionSetNode): number {
     let cost = 0;
     for (const selection of set.selections) {
-      if (this.walked > this.maxCost) return cost; // over the limit already: no need to know by how much
+      if (this.stopped) return cost; // over the limit already: no need to know by how much
       if (selection.kind === Kind.FIELD) {
         this.walked++;
         cost++;

@@ -183,8 +183,10 @@ describe("depth and cost, as validation rules", () => {
       schemas.definitions[0] as OperationDefinitionNode,
       10_000,
     );
+    expect(measured).toMatchObject({ atLeast: true });
     expect(measured.cost).toBeGreaterThan(10_000);
     expect(measured.cost).toBeLessThan(20_000);
+    expect(errorsOf(SCHEMAS).find((e) => e.limit === "cost")!.message).toMatch(/^the operation costs at least \d+; at most 10000 is allowed/);
   });
 
   it("counts aliases and selections after fragment expansion, configurably", () => {
