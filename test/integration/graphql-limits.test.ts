@@ -151,6 +151,20 @@ describe("depth and cost, as validation rules", () => {
     expect(costOf("{ tables(limit: 100) { nodes { memberCount } } }")).toBe(1 + 100 * (1 + 1 + 5));
   });
 
+  it("prices the README's worked examples and passes the benchmark's nested query", () => {
+    expect(costOf("{ guests(limit: 50) { nodes { id givenName email } nextCursor } }")).toBe(1 + 50 * (1 + 3 + 1));
+    expect(costOf("{ reviewSummary { count averageRating bySource { source count } } }")).toBe(1 + 5 * 500 + 2 + 1 + 5 * 2);
+    expect(costOf("{ masterProfiles(limit: 20, includeTotal: true) { nodes { id guests { email } } totalCount } }")).toBe(
+      1 + 500 + 20 * (1 + 1 + (1 + 5 * 1) + 1),
+    );
+    const bench =
+      "{ guests(limit: 100) { nodes { id givenName familyName email " +
+      "reservations { id confirmationNumber status arrivalDate departureDate totalAmountMinor currency } " +
+      "transactions { id kind category amountMinor currency occurredAt } } nextCursor hasMore } }";
+    expect(costOf(bench)).toBe(1 + 100 * (1 + 4 + (1 + 5 * 7) + (1 + 5 * 6) + 2));
+    expect(errorsOf(bench)).toEqual([]);
+  });
+
   it("refuses the 1,000-alias attacks and a fragment bomb on every count", () => {
     const bySummary = errorsOf(REVIEW_SUMMARIES);
     expect(bySummary).toEqual([
