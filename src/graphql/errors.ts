@@ -67,7 +67,7 @@ export const responseTooLarge = (maxBytes: number) =>
 /** Codes only /graphql answers: the /v1 document does not list them. */
 export const GRAPHQL_ONLY_CODES: ReadonlySet<ErrorCode> = new Set(["query_too_complex", "unsupported_operation", "response_too_large"]);
 
-/** The same error with an HTTP status for Apollo: used for failures before execution (auth). */
+/** The same error with an HTTP status for Apollo: failures before execution (auth) and the response cap. */
 export function withHttpStatus(err: unknown): unknown {
   if (!(err instanceof GraphQLError)) return err;
   const code = errorCodeOf(err);
