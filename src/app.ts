@@ -120,16 +120,19 @@ export async function createApp(services: Services): Promise<App> {
   });
 
   const apollo = new ApolloServer({
-    gateway: compiledExecutorGateway(schema), // the schema, executed by graphql-jit
+    // The schema, executed by graphql-jit; results over the response cap answer response_too_large.
+    gateway: compiledExecutorGateway(schema, services.config.graphqlMaxResponseBytes),
 
     introspection: services.config.graphqlIntrospection,
+    // The parser stops after this many tokens, so a huge document costs little to refuse.
+    parseOptions: { maxTokens: services.config.graphqlMaxTokens },
     validationRules: validationRules(services.config),
     includeStacktraceInErrorResponses: false,
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
     plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), faultStatus],
-    formatError: (formatted, error) => maskUnexpected(formatted, error, services.logger, faults),
+    formatError: (formatted, error) => maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults),
   });
   await apollo.start();
   app.use(
@@ -180,6 +183,16 @@ export async function createApp(services: Services): Promise<App> {
     },
     stop: () => apollo.stop(),
   };
+}
+
+/**
+ * Apollo files every validation error under GRAPHQL_VALIDATION_FAILED; our own rules' refusals
+ * (query_too_complex, unsupported_operation) keep the code they were raised with.
+ */
+function ownValidationCode(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const original = error instanceof GraphQLError ? error.originalError : undefined;
+  const code = original instanceof GraphQLError ? errorCodeOf(original) : undefined;
+  return code ? { ...formatted, extensions: { ...formatted.extensions, code } } : formatted;
 }
 
 /**

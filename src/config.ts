@@ -26,11 +26,16 @@ const envSchema = z.object({
   // JSON array of { name, token, property_group_id, scopes }.
   GCS_STATIC_TOKENS: z.string().optional(),
   GCS_GRAPHQL_INTROSPECTION: z.enum(["true", "false"]).optional(),
-  // Bounds on one /graphql operation (src/graphql/limits.ts): nesting depth and estimated cost.
+  // Bounds on one /graphql operation (src/graphql/limits.ts): nesting depth, estimated cost, field
+  // selections and aliases after fragment expansion, tokens the parser reads, response size.
   GCS_GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
   GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(10_000),
   // Comma-separated origins (https://dash.example.com) allowed to call the API from a browser; unset: no CORS.
   GCS_CORS_ORIGINS: z.string().optional(),
+  GCS_GRAPHQL_MAX_SELECTIONS: z.coerce.number().int().min(1).default(1_000),
+  GCS_GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(100),
+  GCS_GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
+  GCS_GRAPHQL_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
   // Key that seals destination connection secrets (src/delivery/secret-box.ts): a raw 32-byte key
   // as `base64:…` or 64 hex chars, or a passphrase. Unset: generated once and kept in the database,
@@ -92,6 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlMaxDepth: e.GCS_GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: e.GCS_GRAPHQL_MAX_COST,
     corsOrigins,
+    graphqlMaxSelections: e.GCS_GRAPHQL_MAX_SELECTIONS,
+    graphqlMaxAliases: e.GCS_GRAPHQL_MAX_ALIASES,
+    graphqlMaxTokens: e.GCS_GRAPHQL_MAX_TOKENS,
+    graphqlMaxResponseBytes: e.GCS_GRAPHQL_MAX_RESPONSE_BYTES,
     delivery: {
       worker: e.GCS_DELIVERY_WORKER === "true",
       secretKey: e.GCS_DELIVERY_SECRET_KEY,

@@ -7,6 +7,8 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { getVariableValues } from "graphql/execution/values";
 import { GraphQLError, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { GatewayExecutor, GatewayInterface } from "@apollo/server-gateway-interface";
+import { responseTooLarge, withHttpStatus } from "./errors";
+import { jsonSize } from "./limits";
 
 const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();
 
@@ -27,9 +29,11 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
 
 /**
  * Apollo Server runs a gateway's executor in place of graphql-js `execute`; parsing, validation
- * (depth and cost limits included), the context and error formatting stay Apollo's.
+ * (depth and cost limits included), the context and error formatting stay Apollo's. A result larger
+ * than `maxResponseBytes` as JSON is answered with `response_too_large` instead, measured before
+ * Apollo serialises it.
  */
-export function compiledExecutorGateway(schema: GraphQLSchema): GatewayInterface {
+export function compiledExecutorGateway(schema: GraphQLSchema, maxResponseBytes = Infinity): GatewayInterface {
   const executor: GatewayExecutor = async (request) => {
     const operation = compileOperation(schema, request.document, request.operationName);
     if (!isCompiledQuery(operation)) return operation;
@@ -40,6 +44,9 @@ export function compiledExecutorGateway(schema: GraphQLSchema): GatewayInterface
       // uuid, e.g. ..."), where graphql-jit only names the type.
       const coerced = getVariableValues(schema, request.operation.variableDefinitions ?? [], variables);
       if (coerced.errors) return { errors: coerced.errors };
+    }
+    if (jsonSize(result, maxResponseBytes) > maxResponseBytes) {
+      return { errors: [withHttpStatus(responseTooLarge(maxResponseBytes)) as GraphQLError] };
     }
     if (!result.errors?.some((e) => !e.extensions)) return result;
     // graphql-jit leaves `extensions` undefined on an error whose cause has none (a database error),

@@ -7,6 +7,11 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_cursor: 400,
   "source_id requires integration_id": 400,
+  // /graphql only (src/graphql/limits.ts): an operation over a bound, a subscription, a response
+  // over GCS_GRAPHQL_MAX_RESPONSE_BYTES.
+  query_too_complex: 400,
+  unsupported_operation: 400,
+  response_too_large: 400,
   unauthorized: 401,
   forbidden: 403,
   tenant_not_provisioned: 403,
@@ -53,8 +58,16 @@ export const unavailable = (detail = "the database is not reachable; retry short
 export const queryTimeout = (seconds: number) =>
   apiError("query_timeout", `the query ran longer than ${seconds} s and was stopped; narrow the filters or ask for a smaller page`);
 export const rateLimited = (detail: string) => apiError("rate_limited", detail);
+export const responseTooLarge = (maxBytes: number) =>
+  apiError(
+    "response_too_large",
+    `the response would be larger than ${maxBytes} bytes; ask for fewer rows or fields (a smaller limit, fewer aliases)`,
+  );
 
-/** The same error with an HTTP status for Apollo: used for failures before execution (auth). */
+/** Codes only /graphql answers: the /v1 document does not list them. */
+export const GRAPHQL_ONLY_CODES: ReadonlySet<ErrorCode> = new Set(["query_too_complex", "unsupported_operation", "response_too_large"]);
+
+/** The same error with an HTTP status for Apollo: failures before execution (auth) and the response cap. */
 export function withHttpStatus(err: unknown): unknown {
   if (!(err instanceof GraphQLError)) return err;
   const code = errorCodeOf(err);

@@ -1,18 +1,34 @@
-// Bounds on one /graphql operation, checked at validation time (before anything runs): how deeply
-// it nests and what it would cost. REST operations run in-process and never pass through here.
+// Bounds on one /graphql operation, checked at validation time (before anything runs): how deeply it
+// nests, how many fields and aliases it selects, and what it would cost; plus the size of its
+// response, checked after it ran and before it is serialised (compiled.ts). REST operations run
+// in-process and never pass through here.
 //
 // Depth: the number of fields on the longest path from the root to a leaf, so `{ viewer { kind } }`
-// is 2. Cost: every selected field costs 1; a field with a `limit` argument counts its selection
-// `limit` times (100, the service's default page size, when `limit` is absent or a variable: a
-// validation result is cached per document, so variable values are not known here); a list without
-// a limit (a guest's reservations) counts its selection LIST_FANOUT times; the `nodes` of a page are
-// already counted by the page's limit. Introspection fields are free: introspection has its own switch.
+// is 2 (introspection fields do not count: a type reference nests `ofType` eight deep).
+// Selections: field selections after fragment expansion, so a fragment of 10 fields spread 3 times
+// counts 30. Aliases: fields written with an alias, counted the same way. Both are counted with one
+// measure per fragment, so a fragment bomb (fragments spreading each other twice, 30 deep) costs the
+// checker 30 steps, not 2^30.
+//
+// Cost is in rows × fields: every selected field costs 1 per row it is read for.
+// - A field with a `limit` argument counts its selection `limit` times (DEFAULT_LIMIT, 100, when
+//   `limit` is absent or a variable: a validation result is cached per document, so variable values
+//   are not known here); the `nodes` of a page are already counted by the page's limit.
+// - A list without a limit (a guest's reservations) counts its selection LIST_FANOUT times.
+// - An aggregate scans rows it does not return, so it costs AGGREGATE_COST for every aggregate query
+//   its resolver runs (see AGGREGATE_QUERIES): as much as reading MAX_LIMIT rows. The fields under it
+//   cost 1 each.
+// - Introspection (`__schema`, `__type`) costs what it returns: the fields of the answer, counted by
+//   walking the schema with graphql's own introspection resolvers (the walk stops at the limit).
+// - `__typename` is free (Apollo Client adds it to every selection set).
 //
 // Hand-written rather than graphql-depth-limit / graphql-query-complexity: as validation rules the
 // first throws on an unknown fragment and the second rejects every query with a required variable.
 import {
   GraphQLError,
   Kind,
+  __Schema,
+  __Type,
   getNamedType,
   getNullableType,
   isInterfaceType,
@@ -21,6 +37,8 @@ import {
   type FieldNode,
   type GraphQLField,
   type GraphQLNamedType,
+  type GraphQLObjectType,
+  type GraphQLResolveInfo,
   type OperationDefinitionNode,
   type SelectionNode,
   type SelectionSetNode,
@@ -28,109 +46,261 @@ import {
   type ValidationRule,
 } from "graphql";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../pagination/keyset";
+import { apiError } from "./errors";
 
 /** How many items an unpaged list (a guest's reservations, a table's bindings) is assumed to hold. */
 export const LIST_FANOUT = 5;
 
+/** What one aggregate query (a count, an average, a GROUP BY) costs: as much as reading MAX_LIMIT rows. */
+export const AGGREGATE_COST = MAX_LIMIT;
+
+/** Arguments of `node` that are a literal `true` or a variable (which may be true). */
+const maybeTrue = (node: FieldNode, arg: string) => {
+  const value = node.arguments?.find((a) => a.name.value === arg)?.value;
+  return value?.kind === Kind.VARIABLE || (value?.kind === Kind.BOOLEAN && value.value);
+};
+
+/** Aggregate queries a field's resolver runs, by `Type.field` (see resolvers/). */
+const AGGREGATE_QUERIES: Record<string, (node: FieldNode) => number> = {
+  // count and average, by rating, by source, by property, responded.
+  "Query.reviewSummary": () => 5,
+  // includeTotal counts every match.
+  "Query.masterProfiles": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
+  "Query.tables": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
+  "Query.tableMembers": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
+  "Query.tablePreview": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
+  // Groups the observations by contact point and purpose.
+  "Query.effectiveConsents": () => 1,
+  // mode latest (or its alias rollup) groups the whole log by entity; a variable may ask for it.
+  "Query.events": (node) => {
+    const mode = node.arguments?.find((a) => a.name.value === "mode")?.value;
+    return mode?.kind === Kind.VARIABLE || (mode?.kind === Kind.ENUM && mode.value !== "timeline") ? 1 : 0;
+  },
+  // One grouped count per batch of tables: a page of DEFAULT_LIMIT tables costs one aggregate.
+  "Table.memberCount": () => 1 / DEFAULT_LIMIT,
+};
+
 export interface GraphQLLimits {
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  graphqlMaxAliases: number;
+  graphqlMaxSelections: number;
 }
 
 export interface OperationMeasure {
   depth: number;
   cost: number;
+  selections: number;
+  aliases: number;
 }
+
+const NOTHING: OperationMeasure = { depth: 0, cost: 0, selections: 0, aliases: 0 };
 
 export function validationRules(config: GraphQLLimits): ValidationRule[] {
   return [operationLimitsRule(config)];
 }
 
+/** The refusal of an operation over a bound: 400 `query_too_complex` with what was counted. */
+function tooComplex(operation: OperationDefinitionNode, message: string, limit: string, maximum: number, actual: number) {
+  const error = apiError("query_too_complex", message);
+  return new GraphQLError(message, {
+    nodes: [operation],
+    extensions: { ...error.extensions, limit, maximum, actual: Math.min(actual, Number.MAX_SAFE_INTEGER) },
+  });
+}
+
 function operationLimitsRule(limits: GraphQLLimits): ValidationRule {
   return (context) => ({
     OperationDefinition(operation) {
-      const { depth, cost } = measureOperation(context, operation);
-      const name = operation.name ? `operation ${operation.name.value}` : "the operation";
-      if (depth > limits.graphqlMaxDepth) {
+      if (operation.operation === "subscription") {
         context.reportError(
-          new GraphQLError(`${name} nests ${depth} fields deep; at most ${limits.graphqlMaxDepth} are allowed`, {
+          new GraphQLError("subscriptions are not supported; use query", {
             nodes: [operation],
-            extensions: { limit: "depth", maximum: limits.graphqlMaxDepth, actual: depth },
+            extensions: apiError("unsupported_operation", "subscriptions are not supported; use query").extensions,
           }),
         );
+        return;
       }
-      if (cost > limits.graphqlMaxCost) {
-        context.reportError(
-          new GraphQLError(
-            `${name} costs ${cost}; at most ${limits.graphqlMaxCost} is allowed. ` +
-              `Each field counts once per row: ask for a smaller limit (literal limits count as given, ` +
-              `others as ${DEFAULT_LIMIT}) or fewer fields`,
-            { nodes: [operation], extensions: { limit: "cost", maximum: limits.graphqlMaxCost, actual: cost } },
-          ),
+      const m = measureOperation(context, operation, limits.graphqlMaxCost);
+      const name = operation.name ? `operation ${operation.name.value}` : "the operation";
+      const refuse = (message: string, limit: string, maximum: number, actual: number) =>
+        context.reportError(tooComplex(operation, message, limit, maximum, actual));
+      if (m.depth > limits.graphqlMaxDepth) {
+        refuse(`${name} nests ${m.depth} fields deep; at most ${limits.graphqlMaxDepth} are allowed`, "depth", limits.graphqlMaxDepth, m.depth);
+      }
+      if (m.selections > limits.graphqlMaxSelections) {
+        refuse(
+          `${name} selects ${m.selections} fields (counted after expanding fragments); at most ${limits.graphqlMaxSelections} are allowed`,
+          "selections",
+          limits.graphqlMaxSelections,
+          m.selections,
+        );
+      }
+      if (m.aliases > limits.graphqlMaxAliases) {
+        refuse(
+          `${name} has ${m.aliases} aliased fields (counted after expanding fragments); at most ${limits.graphqlMaxAliases} are allowed`,
+          "aliases",
+          limits.graphqlMaxAliases,
+          m.aliases,
+        );
+      }
+      if (m.cost > limits.graphqlMaxCost) {
+        refuse(
+          `${name} costs ${m.atLeast ? "at least " : ""}${Math.ceil(m.cost)}; at most ${limits.graphqlMaxCost} is allowed. ` +
+            `Each field counts once per row (literal limits count as given, others as ${DEFAULT_LIMIT}), ` +
+            `an aggregate such as reviewSummary or includeTotal ${AGGREGATE_COST} per query it runs, ` +
+            `introspection by the size of its answer: ask for fewer rows, fields or aggregates`,
+          "cost",
+          limits.graphqlMaxCost,
+          Math.ceil(m.cost),
         );
       }
     },
   });
 }
 
-export function measureOperation(context: ValidationContext, operation: OperationDefinitionNode): OperationMeasure {
-  const schema = context.getSchema();
-  const root = schema.getRootType(operation.operation) ?? undefined;
-  return measureSet(context, root, operation.selectionSet, new Set());
+/**
+ * Depth, cost, selections and aliases of one operation. Introspection walks stop past `maxCost`;
+ * `atLeast` then says the cost is a lower bound (already over the limit).
+ */
+export function measureOperation(
+  context: ValidationContext,
+  operation: OperationDefinitionNode,
+  maxCost = Infinity,
+): OperationMeasure & { atLeast: boolean } {
+  const root = context.getSchema().getRootType(operation.operation) ?? undefined;
+  const measurer = new Measurer(context, maxCost);
+  return { ...measurer.set(root, operation.selectionSet), atLeast: measurer.stopped };
 }
 
-function measureSet(
-  context: ValidationContext,
-  parent: GraphQLNamedType | undefined,
-  set: SelectionSetNode,
-  fragmentsOnPath: ReadonlySet<string>,
-): OperationMeasure {
-  let depth = 0;
-  let cost = 0;
-  for (const selection of set.selections) {
-    const m = measureSelection(context, parent, selection, fragmentsOnPath);
-    depth = Math.max(depth, m.depth);
-    cost += m.cost;
+class Measurer {
+  /** One measure per fragment: it depends only on the fragment (its type condition is fixed). */
+  private readonly fragments = new Map<string, OperationMeasure | "measuring">();
+  /** Introspection fields already walked, with what they cost. */
+  private readonly introspected = new Map<FieldNode, number>();
+  /** Fields visited by introspection walks; past maxCost the operation is refused anyway. */
+  private walked = 0;
+
+  get stopped(): boolean {
+    return this.walked > this.maxCost;
   }
-  return { depth, cost };
-}
 
-function measureSelection(
-  context: ValidationContext,
-  parent: GraphQLNamedType | undefined,
-  selection: SelectionNode,
-  fragmentsOnPath: ReadonlySet<string>,
-): OperationMeasure {
-  const schema = context.getSchema();
-  switch (selection.kind) {
-    case Kind.FIELD:
-      return measureField(context, parent, selection, fragmentsOnPath);
-    case Kind.INLINE_FRAGMENT: {
-      const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-      return measureSet(context, type, selection.selectionSet, fragmentsOnPath);
+  constructor(
+    private readonly context: ValidationContext,
+    private readonly maxCost: number,
+  ) {}
+
+  set(parent: GraphQLNamedType | undefined, set: SelectionSetNode): OperationMeasure {
+    const total = { ...NOTHING };
+    for (const selection of set.selections) {
+      const m = this.selection(parent, selection);
+      total.depth = Math.max(total.depth, m.depth);
+      total.cost += m.cost;
+      total.selections += m.selections;
+      total.aliases += m.aliases;
     }
-    case Kind.FRAGMENT_SPREAD: {
-      const name = selection.name.value;
-      const fragment = context.getFragment(name);
-      // Unknown fragments and cycles are reported by graphql's own rules; count them as nothing.
-      if (!fragment || fragmentsOnPath.has(name)) return { depth: 0, cost: 0 };
-      const type = schema.getType(fragment.typeCondition.name.value);
-      return measureSet(context, type, fragment.selectionSet, new Set([...fragmentsOnPath, name]));
+    return total;
+  }
+
+  private selection(parent: GraphQLNamedType | undefined, selection: SelectionNode): OperationMeasure {
+    const schema = this.context.getSchema();
+    switch (selection.kind) {
+      case Kind.FIELD:
+        return this.field(parent, selection);
+      case Kind.INLINE_FRAGMENT: {
+        const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+        return this.set(type ?? undefined, selection.selectionSet);
+      }
+      case Kind.FRAGMENT_SPREAD: {
+        const name = selection.name.value;
+        const known = this.fragments.get(name);
+        // Cycles are reported by graphql's own rules; a fragment inside itself counts as nothing.
+        if (known) return known === "measuring" ? NOTHING : known;
+        const fragment = this.context.getFragment(name);
+        if (!fragment) return NOTHING; // unknown: graphql's own rules report it
+        this.fragments.set(name, "measuring");
+        const m = this.set(schema.getType(fragment.typeCondition.name.value) ?? undefined, fragment.selectionSet);
+        this.fragments.set(name, m);
+        return m;
+      }
     }
   }
-}
 
-function measureField(
-  context: ValidationContext,
-  parent: GraphQLNamedType | undefined,
-  node: FieldNode,
-  fragmentsOnPath: ReadonlySet<string>,
-): OperationMeasure {
-  if (node.name.value.startsWith("__")) return { depth: 0, cost: 0 };
-  const field = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[node.name.value] : undefined;
-  if (!node.selectionSet) return { depth: 1, cost: 1 };
-  const child = measureSet(context, field ? getNamedType(field.type) : undefined, node.selectionSet, fragmentsOnPath);
-  return { depth: 1 + child.depth, cost: 1 + multiplier(parent, field, node) * child.cost };
+  private field(parent: GraphQLNamedType | undefined, node: FieldNode): OperationMeasure {
+    const aliases = node.alias ? 1 : 0;
+    const child = node.selectionSet;
+    const name = node.name.value;
+    if (name === "__typename") return { depth: 0, cost: 0, selections: 1, aliases };
+    if (name === "__schema" || name === "__type") {
+      const inner = child ? this.set(name === "__schema" ? __Schema : __Type, child) : NOTHING;
+      return { depth: 0, cost: this.introspection(node), selections: 1 + inner.selections, aliases: aliases + inner.aliases };
+    }
+    const field = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
+    const aggregates = field ? (AGGREGATE_QUERIES[`${parent!.name}.${name}`]?.(node) ?? 0) : 0;
+    const own = 1 + aggregates * AGGREGATE_COST;
+    if (!child) return { depth: 1, cost: own, selections: 1, aliases };
+    const m = this.set(field ? getNamedType(field.type) : undefined, child);
+    return {
+      depth: 1 + m.depth,
+      cost: own + multiplier(parent, field, node) * m.cost,
+      selections: 1 + m.selections,
+      aliases: aliases + m.aliases,
+    };
+  }
+
+  /** What `__schema` or `__type` returns, in fields: the schema walked as the query asks. */
+  private introspection(node: FieldNode): number {
+    const known = this.introspected.get(node);
+    if (known !== undefined) return known;
+    const schema = this.context.getSchema();
+    let roots: unknown[];
+    if (node.name.value === "__schema") roots = [schema];
+    else {
+      const name = node.arguments?.find((a) => a.name.value === "name")?.value;
+      // A variable name may be any type: priced as all of them.
+      roots = name?.kind === Kind.STRING ? [schema.getType(name.value)].filter(Boolean) : Object.values(schema.getTypeMap());
+    }
+    const type = node.name.value === "__schema" ? __Schema : __Type;
+    let cost = 1;
+    if (node.selectionSet) for (const root of roots) cost += this.walk(type, root, node.selectionSet);
+    this.introspected.set(node, cost);
+    return cost;
+  }
+
+  /** Fragments being walked (the walk is depth-first): a fragment inside itself adds nothing. */
+  private readonly walking = new Set<string>();
+
+  private walk(type: GraphQLObjectType, value: unknown, set: SelectionSetNode): number {
+    let cost = 0;
+    for (const selection of set.selections) {
+      if (this.stopped) return cost; // over the limit already: no need to know by how much
+      if (selection.kind === Kind.FIELD) {
+        this.walked++;
+        cost++;
+        const field = type.getFields()[selection.name.value];
+        const named = field && getNamedType(field.type);
+        if (!selection.selectionSet || !isObjectType(named)) continue;
+        const args = { includeDeprecated: maybeTrue(selection, "includeDeprecated") };
+        const info = { schema: this.context.getSchema() } as GraphQLResolveInfo;
+        const result: unknown = field.resolve ? field.resolve(value, args, undefined, info) : (value as Record<string, unknown>)[field.name];
+        const items = result == null ? [] : Array.isArray(result) ? result : [result];
+        for (const item of items) cost += this.walk(named, item, selection.selectionSet);
+        continue;
+      }
+      const condition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition : this.context.getFragment(selection.name.value)?.typeCondition;
+      if (condition && condition.name.value !== type.name) continue; // introspection types are object types
+      if (selection.kind === Kind.INLINE_FRAGMENT) cost += this.walk(type, value, selection.selectionSet);
+      else {
+        const name = selection.name.value;
+        const fragment = this.context.getFragment(name);
+        if (!fragment || this.walking.has(name)) continue;
+        this.walking.add(name);
+        cost += this.walk(type, value, fragment.selectionSet);
+        this.walking.delete(name);
+      }
+    }
+    return cost;
+  }
 }
 
 /** How many times a field's selection is counted. */
@@ -148,4 +318,34 @@ function multiplier(parent: GraphQLNamedType | undefined, field: GraphQLField<un
 /** The `nodes` of a page type: as many as the page's limit, which already multiplied. */
 function isPageNodes(parent: GraphQLNamedType | undefined, field: GraphQLField<unknown, unknown>): boolean {
   return field.name === "nodes" && isObjectType(parent) && "hasMore" in parent.getFields();
+}
+
+/**
+ * How many bytes `value` takes as JSON, counted only until it passes `max`, without serialising it.
+ * Exact for ASCII text; a string counts its length plus quotes, so escapes and multi-byte
+ * characters make the real body somewhat larger.
+ */
+export function jsonSize(value: unknown, max: number): number {
+  let size = 0;
+  const visit = (v: unknown): void => {
+    if (size > max) return;
+    if (typeof v === "string") size += v.length + 2;
+    else if (typeof v === "number" || typeof v === "boolean") size += String(v).length;
+    else if (Array.isArray(v)) {
+      size += 2 + Math.max(v.length - 1, 0); // brackets and commas
+      for (const item of v) visit(item);
+    } else if (v !== null && typeof v === "object") {
+      let members = 0;
+      for (const key in v) {
+        const member = (v as Record<string, unknown>)[key];
+        if (member === undefined) continue; // JSON leaves it out
+        members++;
+        size += key.length + 3; // "key":
+        visit(member);
+      }
+      size += 2 + Math.max(members - 1, 0); // braces and commas
+    } else size += 4; // null
+  };
+  visit(value);
+  return size;
 }

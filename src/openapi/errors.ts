@@ -1,6 +1,6 @@
 // Error responses of the document, derived from ERROR_STATUS (src/graphql/errors.ts): each status
 // lists exactly the codes that map to it, so a new code shows up here by itself.
-import { ERROR_STATUS, type ErrorCode } from "../graphql/errors";
+import { ERROR_STATUS, GRAPHQL_ONLY_CODES, type ErrorCode } from "../graphql/errors";
 import type { JsonSchema } from "./selection-schema";
 
 export const ERROR_SCHEMA: JsonSchema = {
@@ -70,7 +70,7 @@ const RESPONSES: Record<number, { name: string; when: string; example: Record<st
 };
 
 export function codesFor(status: number): ErrorCode[] {
-  return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status);
+  return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ERROR_STATUS[code] === status && !GRAPHQL_ONLY_CODES.has(code));
 }
 
 /** The Error component narrowed to some codes. */
