@@ -17,6 +17,7 @@ import { compiledExecutorGateway } from "./graphql/compiled";
 import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
 import { validationRules } from "./graphql/limits";
+import { inputGuardPlugin } from "./graphql/input-guard";
 import { sendError } from "./rest/respond";
 import type { Logger } from "./logger";
 import type { Services } from "./services";
@@ -90,13 +91,13 @@ export async function createApp(services: Services): Promise<App> {
     introspection: services.config.graphqlIntrospection,
     validationRules: validationRules(services.config),
     includeStacktraceInErrorResponses: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin()],
     formatError: (formatted, error) => maskUnexpected(formatted, error, services.logger),
   });
   await apollo.start();
   app.use(
     "/graphql",
-    express.json({ limit: "1mb" }),
+    jsonBody("1mb"),
     expressMiddleware(apollo, {
       context: ({ req }) =>
         createContext(services, {
@@ -109,15 +110,26 @@ export async function createApp(services: Services): Promise<App> {
     }),
   );
 
-  app.use("/v1", express.json({ limit: "256kb" }));
+  app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
   // only REST and GraphQL starts about 11 MB smaller without them.
   let mcp: ((req: Request, res: Response) => Promise<void>) | undefined;
-  app.post("/mcp", express.json({ limit: "256kb" }), (req, res) => {
+  app.post("/mcp", jsonBody("256kb"), (req, res) => {
+    // The SDK answers an empty batch with 202 and no body; JSON-RPC 2.0 says it is an invalid request.
+    if (Array.isArray(req.body) && req.body.length === 0) {
+      res.status(400).json({ jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: empty batch" }, id: null });
+      return;
+    }
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     mcp ??= (require("./mcp/server") as typeof import("./mcp/server")).mcpHandler(services, schema, operations);
     return mcp(req, res);
+  });
+  // Stateless streamable HTTP: no SSE stream to GET and no session to DELETE, which the MCP
+  // transport spec answers with 405.
+  app.all("/mcp", (req, res) => {
+    res.set("Allow", "POST");
+    res.status(405).json({ error: "method_not_allowed", detail: `${req.method} is not allowed here; the MCP server takes POST only` });
   });
   mountOpenApi(app); // GET /openapi.json and GET /docs
 
@@ -125,14 +137,42 @@ export async function createApp(services: Services): Promise<App> {
     res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}` });
   });
   // Body parsing failures and anything that escaped a handler.
-  app.use((err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: Error & { type?: string; status?: number; charset?: string; encoding?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.parse.failed") return sendError(req, res, apiError("invalid_request", "request body is not valid JSON"));
     if (err.type === "entity.too.large") return sendError(req, res, apiError("payload_too_large", "request body is too large"));
+    if (err.type === "charset.unsupported" || err.type === "encoding.unsupported") {
+      const detail = err.charset
+        ? `send the body as Content-Type: application/json in UTF-8; got charset ${err.charset}`
+        : `Content-Encoding ${err.encoding} is not supported; send gzip, deflate, br or none`;
+      // The client's mistake, not a fault: one line, no stack.
+      req.log.warn({ method: req.method, path: req.path, type: err.type }, "unsupported media type");
+      return sendError(req, res, apiError("unsupported_media_type", detail));
+    }
+    // Express could not percent-decode a path segment (%FF, a lone surrogate's bytes).
+    if (err instanceof URIError) return sendError(req, res, apiError("invalid_request", "the path is not valid percent-encoded UTF-8"));
     if (err.status === 400) return sendError(req, res, apiError("invalid_request", "malformed request"));
     sendError(req, res, err);
   });
 
   return { app, stop: () => apollo.stop() };
+}
+
+/**
+ * express.json() that answers a POST body of any other type with 415, before authentication. On its
+ * own, express.json() skips such a body and the handler would see none ("member_type is required").
+ * A POST without a body (pause, resume) needs no Content-Type.
+ */
+function jsonBody(limit: string) {
+  const parse = express.json({ limit });
+  return (req: Request, res: Response, next: NextFunction) => {
+    const hasBody = req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
+    if (req.method === "POST" && hasBody && !req.is("application/json")) {
+      const given = req.get("content-type");
+      req.log.warn({ method: req.method, path: req.path, type: "content_type" }, "unsupported media type");
+      return sendError(req, res, apiError("unsupported_media_type", `send the body as Content-Type: application/json; got ${given ? given.slice(0, 100) : "no Content-Type"}`));
+    }
+    parse(req, res, next);
+  };
 }
 
 /** GraphQL errors of ours and Apollo's keep their code; anything else becomes internal_error. */
