@@ -6,7 +6,7 @@ import { isUuid } from "../auth/scope";
 import { loadTypeDefs } from "../graphql/schema-source";
 import { invalidRequest } from "../graphql/errors";
 import { parseDate, parseInstant } from "../graphql/scalars";
-import { hasNul, nulDetail, nulPath } from "../graphql/text";
+import { isStorableText, unstorableDetail, unstorablePath } from "../graphql/text";
 
 export interface ParamSpec {
   /** Where the value goes in the operation's variables, e.g. "limit" or "filter.sourceId". */
@@ -33,7 +33,7 @@ export const str = (variable: string): ParamSpec => ({
   schema: () => ({ type: "string", minLength: 1, maxLength: 512 }),
   parse: (raw, name) => {
     if (raw.length === 0 || raw.length > 512) throw invalidRequest(`${name} must be a non-empty string of at most 512 characters`);
-    if (hasNul(raw)) throw invalidRequest(nulDetail(name));
+    if (!isStorableText(raw)) throw invalidRequest(unstorableDetail(name));
     return raw;
   },
 });
@@ -128,8 +128,8 @@ export const jsonValue = (variable: string, required = false): BodySpec => ({
   variable,
   required,
   parse: (value, name) => {
-    const at = nulPath(value, name);
-    if (at !== undefined) throw invalidRequest(nulDetail(at));
+    const at = unstorablePath(value, name);
+    if (at !== undefined) throw invalidRequest(unstorableDetail(at));
     return value;
   },
   schema: () => ({ type: "object" }),
@@ -144,7 +144,11 @@ export const bodyParam = (spec: ParamSpec, required = false): BodySpec => ({
     // In a JSON body, booleans and integers travel as themselves.
     return schema.enum && schema.enum.toString() === "true,false,1,0" ? { type: "boolean" } : schema;
   },
-  parse: (value, name) => spec.parse(typeof value === "string" ? value : JSON.stringify(value), name),
+  parse: (value, name) => {
+    // Not JSON.stringify: an array nested 5,000 deep would overflow the stack in it (a 500).
+    if (typeof value === "object") throw invalidRequest(`${name} must be a string, number or boolean, not an object or array`);
+    return spec.parse(String(value), name);
+  },
 });
 
 export function parseBody(body: unknown, specs: Record<string, BodySpec>): Record<string, unknown> {
