@@ -52,12 +52,6 @@ describe("names inherited from Object.prototype", () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: "invalid_request", detail: expect.stringMatching(new RegExp(`^unknown body member ${name}`)) });
   });
-
-  it("a MCP tool ignores inherited argument names, as it ignores any unknown one", async () => {
-    const res = await mcpCall("list_guests", JSON.parse('{"limit":"1","constructor":"x","__proto__":"y"}'));
-    expect(res.status).toBe(200);
-    expect(JSON.parse(res.body.result.content[0].text).data).toHaveLength(1);
-  });
 });
 
 describe("NUL and lone surrogates in text", () => {
@@ -66,11 +60,6 @@ describe("NUL and lone surrogates in text", () => {
       .filter(([, spec]) => spec.schema().type === "string" && !spec.schema().format && !spec.schema().enum)
       .map(([name]) => [`${route.path}?${name}`, route, name] as const),
   );
-
-  it("covers the parameters the issue names", () => {
-    const names = new Set(textParams.map(([, , name]) => name));
-    for (const name of ["source_id", "q", "purpose", "confirmation_number", "category", "source", "tier", "kind", "email"]) expect(names).toContain(name);
-  });
 
   it.each(textParams)("%s=a%00b is a 400 naming the parameter", async (_label, route, name) => {
     const extra = name === "source_id" && route.query?.integration_id ? `&integration_id=${ANY_ID}` : "";
@@ -154,9 +143,10 @@ describe("dates PostgreSQL cannot hold", () => {
     expect(res.body.detail).toMatch(new RegExp(`^${name} must be .* in the years 0001 to 9999`));
   });
 
-  it("the first and last storable days are accepted", async () => {
-    const res = await t.api.get("/v1/reservations?arrival_from=0001-01-01&arrival_to=9999-12-31").set("Authorization", `Bearer ${key()}`);
-    expect(res.status).toBe(200);
+  it("0000-01-01 is refused where 0001-01-01 to 9999-12-31 is accepted", async () => {
+    const get = (query: string) => t.api.get(`/v1/reservations?${query}`).set("Authorization", `Bearer ${key()}`);
+    expect((await get("arrival_from=0001-01-01&arrival_to=9999-12-31")).status).toBe(200);
+    expect((await get("arrival_from=0000-01-01&arrival_to=9999-12-31")).status).toBe(400);
   });
 
   it("a GraphQL DateTime variable in year 0 is invalid_request", async () => {
@@ -185,10 +175,10 @@ describe("bodies that are not JSON in UTF-8", () => {
     expect(res.body).toEqual({ error: "unsupported_media_type", detail: "send the body as Content-Type: application/json; got text/plain" });
   });
 
-  it("a POST without a body needs no Content-Type", async () => {
-    const a = t.manifest.groups.A;
-    const res = await t.api.post(`/v1/tables/${a.tables.bound}/destinations/${t.manifest.destinations[0]}/resume`).set("Authorization", `Bearer ${key()}`);
-    expect(res.status).toBe(200);
+  it("a POST without a body needs no Content-Type; with a text/plain body it is a 415", async () => {
+    const url = `/v1/tables/${t.manifest.groups.A.tables.bound}/destinations/${t.manifest.destinations[0]}/resume`;
+    expect((await t.api.post(url).set("Authorization", `Bearer ${key()}`)).status).toBe(200);
+    expect((await t.api.post(url).set("Authorization", `Bearer ${key()}`).set("Content-Type", "text/plain").send("hello")).status).toBe(415);
   });
 });
 
