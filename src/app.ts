@@ -127,7 +127,7 @@ export async function createApp(services: Services): Promise<App> {
   });
   // Stateless streamable HTTP: no SSE stream to GET and no session to DELETE, which the MCP
   // transport spec answers with 405.
-  app.all("/mcp", (req, res) => {
+  app.route("/mcp").all((req, res) => {
     res.set("Allow", "POST");
     res.status(405).json({ error: "method_not_allowed", detail: `${req.method} is not allowed here; the MCP server takes POST only` });
   });
