@@ -137,14 +137,12 @@ export async function createApp(services: Services): Promise<App> {
     res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}` });
   });
   // Body parsing failures and anything that escaped a handler.
-  app.use((err: Error & { type?: string; status?: number; charset?: string; encoding?: string }, req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: Error & { type?: string; status?: number; encoding?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.parse.failed") return sendError(req, res, apiError("invalid_request", "request body is not valid JSON"));
     if (err.type === "entity.too.large") return sendError(req, res, apiError("payload_too_large", "request body is too large"));
-    if (err.type === "charset.unsupported" || err.type === "encoding.unsupported") {
-      const detail = err.charset
-        ? `send the body as Content-Type: application/json in UTF-8; got charset ${err.charset}`
-        : `Content-Encoding ${err.encoding} is not supported; send gzip, deflate, br or none`;
-      // The client's mistake, not a fault: one line, no stack.
+    // body-parser's 415s: a Content-Encoding it cannot inflate (charsets are checked in jsonBody).
+    if (err.status === 415) {
+      const detail = err.encoding ? `Content-Encoding ${err.encoding} is not supported; send gzip, deflate, br or none` : "unsupported request body encoding";
       req.log.warn({ method: req.method, path: req.path, type: err.type }, "unsupported media type");
       return sendError(req, res, apiError("unsupported_media_type", detail));
     }
@@ -157,21 +155,30 @@ export async function createApp(services: Services): Promise<App> {
   return { app, stop: () => apollo.stop() };
 }
 
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
 /**
- * express.json() that answers a POST body of any other type with 415, before authentication. On its
- * own, express.json() skips such a body and the handler would see none ("member_type is required").
- * A POST without a body (pause, resume) needs no Content-Type.
+ * express.json() that answers a body it should not read with 415, before authentication: a POST body
+ * of another type (express.json() alone skips it, and the handler sees no body: "member_type is
+ * required"), or JSON in a charset other than UTF-8 (RFC 8259; body-parser would decode UTF-16 into
+ * garbage). A POST without a body (pause, resume) needs no Content-Type.
  */
 function jsonBody(limit: string) {
   const parse = express.json({ limit });
   return (req: Request, res: Response, next: NextFunction) => {
     const hasBody = req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
+    const type = req.get("content-type");
+    const charset = type ? CHARSET.exec(type)?.[1].toLowerCase() : undefined;
+    let detail: string | undefined;
     if (req.method === "POST" && hasBody && !req.is("application/json")) {
-      const given = req.get("content-type");
-      req.log.warn({ method: req.method, path: req.path, type: "content_type" }, "unsupported media type");
-      return sendError(req, res, apiError("unsupported_media_type", `send the body as Content-Type: application/json; got ${given ? given.slice(0, 100) : "no Content-Type"}`));
+      detail = `send the body as Content-Type: application/json; got ${type ? type.slice(0, 100) : "no Content-Type"}`;
+    } else if (hasBody && req.is("application/json") && charset !== undefined && charset !== "utf-8") {
+      detail = `send the body as Content-Type: application/json in UTF-8; got charset ${charset.slice(0, 40)}`;
     }
-    parse(req, res, next);
+    if (detail === undefined) return parse(req, res, next);
+    // The client's mistake, not a fault: one line, no stack.
+    req.log.warn({ method: req.method, path: req.path }, "unsupported media type");
+    sendError(req, res, apiError("unsupported_media_type", detail));
   };
 }
 

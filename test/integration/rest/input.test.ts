@@ -169,6 +169,20 @@ describe("bodies that are not JSON in UTF-8", () => {
     expect(logged.join("\n")).not.toMatch(/stack|"level":50/);
   });
 
+  it("charset=utf-16 is a 415 too (JSON is UTF-8), charset=UTF-8 is fine", async () => {
+    const post = (type: string) => t.api.post("/v1/tables/preview").set("Authorization", `Bearer ${key()}`).set("Content-Type", type).send(JSON.stringify(previewBody));
+    const utf16 = await post("application/json; charset=utf-16");
+    expect(utf16.status).toBe(415);
+    expect(utf16.body.detail).toBe("send the body as Content-Type: application/json in UTF-8; got charset utf-16");
+    expect((await post('application/json; charset="UTF-8"')).status).toBe(200);
+  });
+
+  it("a Content-Encoding the service cannot inflate is a 415", async () => {
+    const res = await t.api.post("/v1/tables/preview").set("Content-Type", "application/json").set("Content-Encoding", "bogus").send("{}");
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ error: "unsupported_media_type", detail: "Content-Encoding bogus is not supported; send gzip, deflate, br or none" });
+  });
+
   it.each(["/v1/tables/preview", "/graphql", "/mcp"])("POST %s with text/plain is a 415, not a body read as empty", async (path) => {
     const res = await t.api.post(path).set("Content-Type", "text/plain").send(JSON.stringify(previewBody));
     expect(res.status).toBe(415);
