@@ -17,6 +17,7 @@ import { compiledExecutorGateway } from "./graphql/compiled";
 import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
 import { validationRules } from "./graphql/limits";
+import { inputGuardPlugin } from "./graphql/input-guard";
 import { sendError } from "./rest/respond";
 import { corsFor, securityHeaders } from "./http/headers";
 import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
@@ -131,13 +132,13 @@ export async function createApp(services: Services): Promise<App> {
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), faultStatus],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), faultStatus],
     formatError: (formatted, error) => maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults),
   });
   await apollo.start();
   app.use(
     "/graphql",
-    express.json({ limit: "1mb" }),
+    jsonBody("1mb"),
     expressMiddleware(apollo, {
       context: ({ req, res }) =>
         createContext(services, {
@@ -153,15 +154,26 @@ export async function createApp(services: Services): Promise<App> {
     }),
   );
 
-  app.use("/v1", express.json({ limit: "256kb" }));
+  app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
   // only REST and GraphQL starts about 11 MB smaller without them.
   let mcp: ((req: Request, res: Response) => Promise<void>) | undefined;
-  app.post("/mcp", express.json({ limit: "256kb" }), (req, res) => {
+  app.post("/mcp", jsonBody("256kb"), (req, res) => {
+    // The SDK answers an empty batch with 202 and no body; JSON-RPC 2.0 says it is an invalid request.
+    if (Array.isArray(req.body) && req.body.length === 0) {
+      res.status(400).json({ jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: empty batch" }, id: null });
+      return;
+    }
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     mcp ??= (require("./mcp/server") as typeof import("./mcp/server")).mcpHandler(services, schema, operations);
     return mcp(req, res);
+  });
+  // Stateless streamable HTTP: no SSE stream to GET and no session to DELETE, which the MCP
+  // transport spec answers with 405.
+  app.route("/mcp").all((req, res) => {
+    res.set("Allow", "POST");
+    res.status(405).json({ error: "method_not_allowed", detail: `${req.method} is not allowed here; the MCP server takes POST only` });
   });
   mountOpenApi(app); // GET /openapi.json and GET /docs
 
@@ -169,9 +181,17 @@ export async function createApp(services: Services): Promise<App> {
     res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}` });
   });
   // Body parsing failures and anything that escaped a handler.
-  app.use((err: Error & { type?: string; status?: number }, req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: Error & { type?: string; status?: number; encoding?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.parse.failed") return sendError(req, res, apiError("invalid_request", "request body is not valid JSON"));
     if (err.type === "entity.too.large") return sendError(req, res, apiError("payload_too_large", "request body is too large"));
+    // body-parser's 415s: a Content-Encoding it cannot inflate (charsets are checked in jsonBody).
+    if (err.status === 415) {
+      const detail = err.encoding ? `Content-Encoding ${err.encoding} is not supported; send gzip, deflate, br or none` : "unsupported request body encoding";
+      req.log.warn({ method: req.method, path: req.path, type: err.type }, "unsupported media type");
+      return sendError(req, res, apiError("unsupported_media_type", detail));
+    }
+    // Express could not percent-decode a path segment (%FF, a lone surrogate's bytes).
+    if (err instanceof URIError) return sendError(req, res, apiError("invalid_request", "the path is not valid percent-encoded UTF-8"));
     if (err.status === 400) return sendError(req, res, apiError("invalid_request", "malformed request"));
     sendError(req, res, err);
   });
@@ -182,6 +202,33 @@ export async function createApp(services: Services): Promise<App> {
       draining = true;
     },
     stop: () => apollo.stop(),
+  };
+}
+
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+/**
+ * express.json() that answers a body it should not read with 415, before authentication: a POST body
+ * of another type (express.json() alone skips it, and the handler sees no body: "member_type is
+ * required"), or JSON in a charset other than UTF-8 (RFC 8259; body-parser would decode UTF-16 into
+ * garbage). A POST without a body (pause, resume) needs no Content-Type.
+ */
+function jsonBody(limit: string) {
+  const parse = express.json({ limit });
+  return (req: Request, res: Response, next: NextFunction) => {
+    const hasBody = req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
+    const type = req.get("content-type");
+    const charset = type ? CHARSET.exec(type)?.[1].toLowerCase() : undefined;
+    let detail: string | undefined;
+    if (req.method === "POST" && hasBody && !req.is("application/json")) {
+      detail = `send the body as Content-Type: application/json; got ${type ? type.slice(0, 100) : "no Content-Type"}`;
+    } else if (hasBody && req.is("application/json") && charset !== undefined && charset !== "utf-8") {
+      detail = `send the body as Content-Type: application/json in UTF-8; got charset ${charset.slice(0, 40)}`;
+    }
+    if (detail === undefined) return parse(req, res, next);
+    // The client's mistake, not a fault: one line, no stack.
+    req.log.warn({ method: req.method, path: req.path }, "unsupported media type");
+    sendError(req, res, apiError("unsupported_media_type", detail));
   };
 }
 

@@ -60,13 +60,14 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
   if (looksLikeJwt(token)) {
     if (surface === "mcp") throw mcpOAuthRequired();
     const claims = await verifySessionToken(await deps.sessionKey(), token);
+    // An own member only: a role named "__proto__" or "constructor" is as unknown as any other.
+    const scopes = Object.hasOwn(ROLE_SCOPES, claims.role) ? ROLE_SCOPES[claims.role] : undefined;
+    if (!scopes) throw unauthorized(`session role ${JSON.stringify(claims.role)} is not known`);
     const group = await prisma.propertyGroup.findUnique({
       where: { organisationId: claims.organisationId },
       select: { id: true },
     });
     if (!group) throw tenantNotProvisioned();
-    const scopes = ROLE_SCOPES[claims.role];
-    if (!scopes) throw unauthorized(`session role ${claims.role} is not known`);
     return { kind: "session", id: claims.userId, propertyGroupId: group.id, pinnedPropertyId: null, scopes: new Set(scopes) };
   }
 

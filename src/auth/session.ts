@@ -3,6 +3,7 @@ import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
 import type { PrismaClient } from "../generated/prisma/client";
 import { serviceSecret } from "../db/service-secrets";
 import { unauthorized } from "../graphql/errors";
+import { isUuid } from "./scope";
 
 export interface SessionKeyConfig {
   secret: string;
@@ -15,6 +16,9 @@ export interface SessionClaims {
   organisationId: string;
   role: string;
 }
+
+/** A user id of the web app: printable, no spaces, at most 255 characters. */
+const USER_ID = /^[\x21-\x7e]{1,255}$/;
 
 const key = (secret: string) => new TextEncoder().encode(secret);
 
@@ -45,10 +49,16 @@ export async function verifySessionToken(cfg: SessionKeyConfig, token: string): 
       algorithms: ["HS256"],
       requiredClaims: ["sub", "exp"],
     });
+    // A valid signature vouches for the issuer, not for the shape of every claim: claims that could
+    // never name a user, an organisation or a role make the token unusable, like a bad signature.
     if (typeof payload.org !== "string" || typeof payload.role !== "string") {
       throw unauthorized("session token lacks the org or role claim");
     }
-    return { userId: payload.sub!, organisationId: payload.org, role: payload.role };
+    if (!isUuid(payload.org)) throw unauthorized("session token's org claim is not an organisation id (a uuid)");
+    if (typeof payload.sub !== "string" || !USER_ID.test(payload.sub)) {
+      throw unauthorized("session token's sub claim is not a user id");
+    }
+    return { userId: payload.sub, organisationId: payload.org.toLowerCase(), role: payload.role };
   } catch (err) {
     if (err instanceof joseErrors.JWTExpired) throw unauthorized("session token has expired");
     if (err instanceof joseErrors.JOSEError) throw unauthorized("session token is not valid");

@@ -77,5 +77,5 @@ export function withHttpStatus(err: unknown): unknown {
 
 export function errorCodeOf(err: GraphQLError): ErrorCode | undefined {
   const code = err.extensions?.code;
-  return typeof code === "string" && code in ERROR_STATUS ? (code as ErrorCode) : undefined;
+  return typeof code === "string" && Object.hasOwn(ERROR_STATUS, code) ? (code as ErrorCode) : undefined;
 }

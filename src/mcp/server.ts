@@ -29,7 +29,7 @@ function buildMcpServer(schema: GraphQLSchema, operations: PreparedOperations, c
         const query: Record<string, string> = {};
         for (const [k, v] of Object.entries(args)) {
           if (typeof v !== "string") continue;
-          if (route.pathParams && k in route.pathParams) path[k] = v;
+          if (route.pathParams && Object.hasOwn(route.pathParams, k)) path[k] = v;
           else query[k] = v;
         }
         try {

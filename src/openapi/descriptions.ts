@@ -48,8 +48,11 @@ integers in the currency's minor unit.
 ## Errors
 Every error is JSON \`{ "error": "<code>", "scope"?: "...", "detail"?: "..." }\`. Besides the
 statuses listed per route: an unknown route is \`404 not_found\`, a known path with the wrong method
-is \`405 method_not_allowed\` with an \`Allow\` header, and a JSON body that cannot be parsed is
-\`400 invalid_request\`. The \`X-Request-Id\` response header finds the request in the service's logs.
+is \`405 method_not_allowed\` with an \`Allow\` header, a JSON body that cannot be parsed is
+\`400 invalid_request\`, and a body that is not \`application/json\` in UTF-8 is \`415 unsupported_media_type\`
+(both checked before authentication). Text parameters and body strings may not contain NUL (U+0000)
+or lone UTF-16 surrogates, and dates and instants must fall in the years 0001 to 9999: else
+\`400 invalid_request\` naming the parameter. The \`X-Request-Id\` response header finds the request in the service's logs.
 
 ## Versioning
 The version is the path prefix \`/v1\`; this description is versioned ${API_VERSION}. \`mode=rollup\` on

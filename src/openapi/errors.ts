@@ -27,7 +27,9 @@ const RESPONSES: Record<number, { name: string; when: string; example: Record<st
   },
   401: {
     name: "Unauthorized",
-    when: "`unauthorized`: the bearer credential is missing, unknown, revoked or expired, or a session is badly signed.",
+    when:
+      "`unauthorized`: the bearer credential is missing, unknown, revoked or expired, or a session is badly signed " +
+      "or carries claims that name no user, organisation (a uuid) or known role.",
     example: { error: "unauthorized", detail: "send Authorization: Bearer <token>" },
   },
   404: {

@@ -6,6 +6,7 @@ import { isUuid } from "../auth/scope";
 import { loadTypeDefs } from "../graphql/schema-source";
 import { invalidRequest } from "../graphql/errors";
 import { parseDate, parseInstant } from "../graphql/scalars";
+import { isStorableText, unstorableDetail, unstorablePath } from "../graphql/text";
 
 export interface ParamSpec {
   /** Where the value goes in the operation's variables, e.g. "limit" or "filter.sourceId". */
@@ -32,6 +33,7 @@ export const str = (variable: string): ParamSpec => ({
   schema: () => ({ type: "string", minLength: 1, maxLength: 512 }),
   parse: (raw, name) => {
     if (raw.length === 0 || raw.length > 512) throw invalidRequest(`${name} must be a non-empty string of at most 512 characters`);
+    if (!isStorableText(raw)) throw invalidRequest(unstorableDetail(name));
     return raw;
   },
 });
@@ -52,7 +54,7 @@ export const instant = (variable: string): ParamSpec => ({
     try {
       return parseInstant(raw).toISOString();
     } catch {
-      throw invalidRequest(`${name} must be an ISO 8601 instant with time zone, e.g. ${name}=${ISO_INSTANT_HINT}; got ${JSON.stringify(raw)}`);
+      throw invalidRequest(`${name} must be an ISO 8601 instant with time zone in the years 0001 to 9999, e.g. ${name}=${ISO_INSTANT_HINT}; got ${JSON.stringify(raw)}`);
     }
   },
 });
@@ -64,7 +66,7 @@ export const date = (variable: string): ParamSpec => ({
     try {
       return parseDate(raw).toISOString().slice(0, 10);
     } catch {
-      throw invalidRequest(`${name} must be a date YYYY-MM-DD, e.g. ${name}=2026-03-14; got ${JSON.stringify(raw)}`);
+      throw invalidRequest(`${name} must be a date YYYY-MM-DD in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${JSON.stringify(raw)}`);
     }
   },
 });
@@ -121,10 +123,15 @@ export interface BodySpec {
   schema: () => Record<string, unknown>;
 }
 
+/** Any JSON; its meaning is checked where it is used (a filter document: tables/filter.ts). */
 export const jsonValue = (variable: string, required = false): BodySpec => ({
   variable,
   required,
-  parse: (v) => v,
+  parse: (value, name) => {
+    const at = unstorablePath(value, name);
+    if (at !== undefined) throw invalidRequest(unstorableDetail(at));
+    return value;
+  },
   schema: () => ({ type: "object" }),
 });
 
@@ -137,7 +144,11 @@ export const bodyParam = (spec: ParamSpec, required = false): BodySpec => ({
     // In a JSON body, booleans and integers travel as themselves.
     return schema.enum && schema.enum.toString() === "true,false,1,0" ? { type: "boolean" } : schema;
   },
-  parse: (value, name) => spec.parse(typeof value === "string" ? value : JSON.stringify(value), name),
+  parse: (value, name) => {
+    // Not JSON.stringify: an array nested 5,000 deep would overflow the stack in it (a 500).
+    if (typeof value === "object") throw invalidRequest(`${name} must be a string, number or boolean, not an object or array`);
+    return spec.parse(String(value), name);
+  },
 });
 
 export function parseBody(body: unknown, specs: Record<string, BodySpec>): Record<string, unknown> {
@@ -146,7 +157,7 @@ export function parseBody(body: unknown, specs: Record<string, BodySpec>): Recor
   }
   const variables: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(specs)) {
-    const value = (body as Record<string, unknown>)[name];
+    const value = own(body as Record<string, unknown>, name);
     if (value === undefined || value === null) {
       if (spec.required) throw invalidRequest(`${name} is required in the body`);
       continue;
@@ -154,7 +165,7 @@ export function parseBody(body: unknown, specs: Record<string, BodySpec>): Recor
     setPath(variables, spec.variable, spec.parse(value, name));
   }
   for (const name of Object.keys(body)) {
-    if (!specs[name]) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)).replace("query parameter", "body member"));
+    if (!own(specs, name)) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)).replace("query parameter", "body member"));
   }
   return variables;
 }
@@ -166,7 +177,7 @@ export function parseBody(body: unknown, specs: Record<string, BodySpec>): Recor
 export function parseQuery(query: Record<string, unknown>, specs: Record<string, ParamSpec>): Record<string, unknown> {
   const variables: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(query)) {
-    const spec = specs[name];
+    const spec = own(specs, name);
     if (!spec) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)));
     if (typeof raw !== "string") throw invalidRequest(`${name} must be given once, as a plain value`);
     setPath(variables, spec.variable, spec.parse(raw, name));
@@ -176,7 +187,7 @@ export function parseQuery(query: Record<string, unknown>, specs: Record<string,
 
 export function parsePath(params: Record<string, string>, specs: Record<string, ParamSpec>): Record<string, unknown> {
   const variables: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(specs)) setPath(variables, spec.variable, spec.parse(params[name] ?? "", name));
+  for (const [name, spec] of Object.entries(specs)) setPath(variables, spec.variable, spec.parse(own(params, name) ?? "", name));
   return variables;
 }
 
@@ -187,10 +198,12 @@ export function unknownParameterDetail(name: string, known: string[]): string {
   return `unknown query parameter ${name}${hint}${list}`;
 }
 
+const ALIASES: Record<string, string> = { after: "cursor", page_token: "cursor", next: "cursor", per_page: "limit", page_size: "limit", size: "limit" };
+
 /** The known name nearest to `name`, when one is near enough to be what was meant. */
 export function closest(name: string, known: string[]): string | undefined {
-  const aliases: Record<string, string> = { after: "cursor", page_token: "cursor", next: "cursor", per_page: "limit", page_size: "limit", size: "limit" };
-  if (aliases[name] && known.includes(aliases[name])) return aliases[name];
+  const alias = own(ALIASES, name);
+  if (alias && known.includes(alias)) return alias;
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
@@ -212,9 +225,21 @@ function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
+/**
+ * A record's own member, never one inherited from Object.prototype: user input names keys (query
+ * parameters, body members), and `specs["constructor"]` must mean "no such parameter".
+ */
+export function own<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** Paths come from the route table, never from input; still, none may write through a prototype. */
 function setPath(target: Record<string, unknown>, path: string, value: unknown) {
   const keys = path.split(".");
+  if (keys.some((key) => key === "__proto__" || key === "constructor" || key === "prototype")) {
+    throw new Error(`route table: variable path ${path} names a prototype member`);
+  }
   let node = target;
-  for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+  for (const key of keys.slice(0, -1)) node = (own(node, key) ?? (node[key] = {})) as Record<string, unknown>;
   node[keys[keys.length - 1]] = value;
 }

@@ -1591,7 +1591,7 @@ export interface components {
                 } & components["schemas"]["Error"];
             };
         };
-        /** @description `unauthorized`: the bearer credential is missing, unknown, revoked or expired, or a session is badly signed. */
+        /** @description `unauthorized`: the bearer credential is missing, unknown, revoked or expired, or a session is badly signed or carries claims that name no user, organisation (a uuid) or known role. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];

@@ -4,8 +4,8 @@
 //
 // Responses the document describes only in prose (info.description) are checked against that prose:
 // an unknown path answers 404 not_found, a known path with another method 405 method_not_allowed
-// with Allow, and /v1 bodies are parsed (400, 413) before routing. /graphql and the routes in
-// UNDOCUMENTED_ROUTES have contracts of their own and are skipped.
+// with Allow, and /v1 bodies are parsed (400, 413, 415) before routing. /graphql, /mcp and the routes
+// in UNDOCUMENTED_ROUTES have contracts of their own and are skipped.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
@@ -70,7 +70,7 @@ export class ContractValidator {
   check(res: ObservedResponse): string[] {
     const method = res.method.toUpperCase();
     const pathname = safeDecode(res.url.split("?")[0]);
-    if (pathname.startsWith("/graphql") || UNDOCUMENTED_ROUTES[`${method} ${pathname}`]) return [];
+    if (pathname.startsWith("/graphql") || pathname === "/mcp" || UNDOCUMENTED_ROUTES[`${method} ${pathname}`]) return [];
     const matching = this.routes.filter((r) => r.pattern.test(pathname));
     const route = matching.find((r) => r.operations[method.toLowerCase()]);
     if (!route) return this.checkUnrouted(res, pathname, matching.length > 0);
@@ -106,7 +106,7 @@ export class ContractValidator {
     const preflight = res.method.toUpperCase() === "OPTIONS" && res.status === 204 && res.headers["access-control-allow-origin"];
     if (preflight) return knownPath ? [] : [`${res.method} ${pathname}: a preflight answered for a path the document does not have`];
     const problems = this.errorBody(res);
-    const beforeRouting = pathname.startsWith("/v1/") && (res.status === 400 || res.status === 413);
+    const beforeRouting = pathname.startsWith("/v1/") && (res.status === 400 || res.status === 413 || res.status === 415);
     if (beforeRouting) return problems;
     if (knownPath) {
       if (res.status !== 405) problems.push(`${res.method} ${pathname}: not an operation of a known path, so 405 was expected`);

@@ -1,5 +1,7 @@
 import { GraphQLError } from "graphql";
-import { bool, closest, instant, int, parsePath, parseQuery, str, uuid } from "../../src/rest/params";
+import { bodyParam, bool, closest, date, instant, int, jsonValue, parseBody, parsePath, parseQuery, str, uuid } from "../../src/rest/params";
+import { parseDate, parseInstant } from "../../src/graphql/scalars";
+import { unstorablePath } from "../../src/graphql/text";
 
 const specs = { limit: int("limit"), cursor: str("cursor"), source_id: str("filter.sourceId"), updated_since: instant("filter.updatedSince"), include_total: bool("includeTotal") };
 
@@ -44,5 +46,73 @@ describe("query parameters", () => {
     expect(closest("cursr", ["cursor", "limit"])).toBe("cursor");
     expect(closest("page_size", ["cursor", "limit"])).toBe("limit");
     expect(closest("unrelated", ["cursor", "limit"])).toBeUndefined();
+  });
+});
+
+describe("names inherited from Object.prototype", () => {
+  const INHERITED = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"];
+
+  it("are unknown query parameters, not specs", () => {
+    for (const name of INHERITED) {
+      // Object.fromEntries, as the query parser makes them: "__proto__" is an own member.
+      expect(detailOf(() => parseQuery(Object.fromEntries([[name, "x"]]), specs))).toMatch(new RegExp(`^unknown query parameter ${name}`));
+    }
+  });
+
+  it("are unknown body members, and a body's prototype lends no member", () => {
+    const bodySpecs = { limit: bodyParam(int("limit")) };
+    for (const name of INHERITED) {
+      expect(detailOf(() => parseBody(JSON.parse(`{${JSON.stringify(name)}:1}`), bodySpecs))).toMatch(new RegExp(`^unknown body member ${name}`));
+    }
+    expect(parseBody(Object.create({ limit: 5 }), bodySpecs)).toEqual({});
+  });
+
+  it("path parameters are own members only", () => {
+    expect(detailOf(() => parsePath(Object.create({ id: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f" }), { id: uuid("id") }))).toMatch(/id must be a uuid/);
+  });
+
+  it("a route table variable path through a prototype is refused, nothing is polluted", () => {
+    expect(() => parseQuery({ a: "1" }, { a: int("__proto__.polluted") })).toThrow(/prototype member/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe("text the database cannot hold", () => {
+  it("NUL and lone surrogates in a string parameter are a 400 naming it", () => {
+    for (const raw of ["a\u0000b", "\u0000", "x\ud800", "\udfffy"]) {
+      expect(detailOf(() => parseQuery({ source_id: raw }, specs))).toBe("source_id must be text without NUL characters (U+0000) or lone UTF-16 surrogates");
+    }
+    expect(detailOf(() => parsePath({ provider: "a\u0000" }, { provider: str("provider") }))).toMatch(/^provider must be text/);
+    expect(parseQuery({ source_id: "é😀" }, specs)).toEqual({ filter: { sourceId: "é😀" } });
+  });
+
+  it("in a JSON body member, the place is named, key or value", () => {
+    const bodySpecs = { filter_doc: jsonValue("filterDoc", true) };
+    expect(detailOf(() => parseBody({ filter_doc: { and: [{ value: "ok" }, { value: ["x", "\u0000"] }] } }, bodySpecs))).toMatch(/^filter_doc\.and\[1\]\.value\[1\] must be text/);
+    expect(detailOf(() => parseBody({ filter_doc: { "a\u0000": 1 } }, bodySpecs))).toMatch(/^filter_doc\.a\\u0000 must be text/);
+  });
+
+  it("walks a value nested 100,000 deep without overflowing the stack", () => {
+    const deep = JSON.parse("[".repeat(100_000) + '"\\u0000"' + "]".repeat(100_000));
+    expect(unstorablePath(deep, "v")).toBe(`v${"[0]".repeat(100_000)}`);
+  });
+
+  it("a scalar body member refuses objects and arrays, however deep", () => {
+    const deep = JSON.parse("[".repeat(10_000) + "]".repeat(10_000));
+    expect(detailOf(() => parseBody({ limit: deep }, { limit: bodyParam(int("limit")) }))).toBe("limit must be a string, number or boolean, not an object or array");
+    expect(parseBody({ limit: 5, flag: true }, { limit: bodyParam(int("limit")), flag: bodyParam(bool("flag")) })).toEqual({ limit: 5, flag: true });
+  });
+});
+
+describe("dates and instants PostgreSQL can hold (years 0001 to 9999)", () => {
+  it("refuses year 0, five-digit years and offsets that cross the edges; accepts the first and last moments", () => {
+    for (const raw of ["0000-01-01", "0000-12-31", "10000-01-01", "-0001-01-01"]) expect(() => parseDate(raw)).toThrow(/years 0001 and 9999/);
+    for (const raw of ["0000-06-01T00:00:00Z", "0001-01-01T00:00:00+01:00", "9999-12-31T23:30:00-01:00"]) expect(() => parseInstant(raw)).toThrow(/years 0001 and 9999/);
+    expect(detailOf(() => parseQuery({ d: "0000-01-01" }, { d: date("d") }))).toMatch(/^d must be a date YYYY-MM-DD in the years 0001 to 9999/);
+    expect(detailOf(() => parseQuery({ updated_since: "0000-01-01T00:00:00Z" }, specs))).toMatch(/^updated_since must be an ISO 8601 instant .* 0001 to 9999/);
+    expect(parseDate("0001-01-01").toISOString()).toBe("0001-01-01T00:00:00.000Z");
+    expect(parseDate("9999-12-31").toISOString()).toBe("9999-12-31T00:00:00.000Z");
+    expect(parseInstant("0001-01-01T00:00:00Z").toISOString()).toBe("0001-01-01T00:00:00.000Z");
+    expect(parseInstant("9999-12-31T23:59:59.999Z").toISOString()).toBe("9999-12-31T23:59:59.999Z");
   });
 });
