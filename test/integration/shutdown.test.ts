@@ -17,6 +17,8 @@ beforeAll(async () => {
     GCS_DELIVERY_WORKER: "true",
     // Production mode: where Apollo would install its own signal handler (it skips it under test).
     NODE_ENV: "production",
+    // Production refuses to start without a configured key for destination secrets.
+    GCS_DELIVERY_SECRET_KEY: "shutdown-test-passphrase-0123456789",
     DATABASE_POOL_SIZE: "30",
     // The requests wait for the test's lock longer than the default statement timeout would allow.
     GCS_STATEMENT_TIMEOUT_MS: "30000",
