@@ -18,6 +18,7 @@ import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
 import { validationRules } from "./graphql/limits";
 import { sendError } from "./rest/respond";
+import { createRateLimiter } from "./http/rate-limit";
 import type { Logger } from "./logger";
 import type { Services } from "./services";
 
@@ -71,6 +72,10 @@ export async function createApp(services: Services): Promise<App> {
     next();
   });
 
+  // Counted before body parsing and authentication: a refused request costs no work.
+  const limiter = createRateLimiter(services.config, services.db, services.logger);
+  if (limiter) app.use(["/v1", "/graphql", "/mcp"], limiter.middleware);
+
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -98,11 +103,12 @@ export async function createApp(services: Services): Promise<App> {
     "/graphql",
     express.json({ limit: "1mb" }),
     expressMiddleware(apollo, {
-      context: ({ req }) =>
+      context: ({ req, res }) =>
         createContext(services, {
           authorization: req.get("authorization"),
           propertyHeader: req.get("x-property-id"),
           surface: "graphql",
+          response: res,
         }).catch((err) => {
           throw withHttpStatus(err);
         }),
@@ -132,7 +138,13 @@ export async function createApp(services: Services): Promise<App> {
     sendError(req, res, err);
   });
 
-  return { app, stop: () => apollo.stop() };
+  return {
+    app,
+    stop: async () => {
+      await apollo.stop();
+      await limiter?.stop();
+    },
+  };
 }
 
 /** GraphQL errors of ours and Apollo's keep their code; anything else becomes internal_error. */

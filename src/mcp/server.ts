@@ -51,6 +51,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         authorization: req.get("authorization"),
         propertyHeader: req.get("x-property-id"),
         surface: "mcp",
+        response: res,
       });
       const server = buildMcpServer(schema, operations, context);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
