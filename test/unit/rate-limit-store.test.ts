@@ -1,6 +1,8 @@
 // The shared rate limit store's arithmetic: local hits + the last known cluster total, clock-aligned
 // windows, hits taken during a sync, and a table that fails. The table here is a Map standing in for
 // rate_limit_counters (its SQL is covered by test/integration/rate-limit.test.ts).
+import { Writable } from "node:stream";
+import pino from "pino";
 import { SharedCounterStore, type CounterTable } from "../../src/http/rate-limit";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/logger";
@@ -32,10 +34,14 @@ function memoryTable() {
 
 function recordingLogger() {
   const lines: { level: string; msg: string }[] = [];
-  const logger = createLogger("silent");
-  logger.warn = ((_obj: unknown, msg: string) => lines.push({ level: "warn", msg })) as typeof logger.warn;
-  logger.info = ((msg: string) => lines.push({ level: "info", msg })) as typeof logger.info;
-  return { logger, lines };
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      const line = JSON.parse(String(chunk));
+      lines.push({ level: pino.levels.labels[line.level], msg: line.msg });
+      cb();
+    },
+  });
+  return { logger: pino({ level: "info" }, sink), lines };
 }
 
 const store = (table: CounterTable | undefined, clock: { now: number }, logger = createLogger("silent")) =>
