@@ -149,10 +149,12 @@ export class SharedCounterStore implements Store {
     this.failing = false;
   }
 
-  /** Stops the timer and sends the last local hits. */
+  /** Stops the timer and sends the last local hits, waiting at most two seconds for the database. */
   async shutdown(): Promise<void> {
     clearInterval(this.timer);
-    await this.sync();
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([this.sync(), new Promise((resolve) => (timeout = setTimeout(resolve, 2000)))]);
+    clearTimeout(timeout);
   }
 }
 
@@ -202,7 +204,7 @@ export function createRateLimiter(config: Config, db: Database, logger: Logger):
     },
     // express-rate-limit has set Retry-After (seconds to the end of the window) by now.
     handler: (req, res) =>
-      sendError(req, res, rateLimited(`more than ${limit} requests in ${windowS} s for this credential; retry after Retry-After seconds`)),
+      sendError(req, res, rateLimited(`this credential made more than ${limit} requests in ${windowS} s; retry in ${res.getHeader("Retry-After")} s`)),
   });
   return { middleware, store, stop: () => store.shutdown() };
 }
