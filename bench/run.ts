@@ -72,6 +72,13 @@ async function main() {
         GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
         // Production refuses to start without it; no worker runs here, so any key will do.
         GCS_DELIVERY_SECRET_KEY: `base64:${randomBytes(32).toString("base64")}`,
+        // Limits on, as in production, but out of the way: one credential drives every scenario at
+        // thousands of requests per second, and its 32 connections share the pool of 10 (the cap is
+        // the pool, and a request waits for a slot as long as it would wait for a connection).
+        // Set them in the environment to measure their cost (GCS_RATE_LIMIT=0 turns limits off).
+        GCS_RATE_LIMIT: process.env.GCS_RATE_LIMIT ?? "1000000",
+        GCS_CREDENTIAL_MAX_CONCURRENCY: process.env.GCS_CREDENTIAL_MAX_CONCURRENCY ?? "10",
+        GCS_CREDENTIAL_QUEUE_MS: process.env.GCS_CREDENTIAL_QUEUE_MS ?? "60000",
       }),
       postgraphile: start(children, NODE, [path.join(ROOT, "node_modules/.bin/postgraphile"), "-c", databaseUrl, "-s", "public", "-P", "postgraphile/presets/amber", "-p", String(ports.postgraphile), "-n", "127.0.0.1"], { GRAPHILE_ENV: "production" }),
     };

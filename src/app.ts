@@ -21,6 +21,7 @@ import { inputGuardPlugin } from "./graphql/input-guard";
 import { sendError } from "./rest/respond";
 import { corsFor, securityHeaders } from "./http/headers";
 import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
+import { createRateLimiter } from "./http/rate-limit";
 import type { Logger } from "./logger";
 import type { Credential } from "./auth/authenticate";
 import type { Services } from "./services";
@@ -101,6 +102,10 @@ export async function createApp(services: Services): Promise<App> {
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
 
+  // Counted before body parsing and authentication: a refused request costs no work.
+  const limiter = createRateLimiter(services.config, services.db, services.logger);
+  if (limiter) app.use(["/v1", "/graphql", "/mcp"], limiter.middleware);
+
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
@@ -145,6 +150,7 @@ export async function createApp(services: Services): Promise<App> {
           authorization: req.get("authorization"),
           propertyHeader: req.get("x-property-id"),
           surface: "graphql",
+          response: res,
         }).then(
           (context) => ((res.locals.credential = context.credential), context),
           (err) => {
@@ -201,7 +207,10 @@ export async function createApp(services: Services): Promise<App> {
     drain: () => {
       draining = true;
     },
-    stop: () => apollo.stop(),
+    stop: async () => {
+      await apollo.stop();
+      await limiter?.stop();
+    },
   };
 }
 

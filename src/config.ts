@@ -57,7 +57,20 @@ const envSchema = z.object({
   GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),
   GCS_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
+  // Requests per window per credential (src/http/rate-limit.ts); 0 = off. Unset: 6000 per 60 s with
+  // DATABASE_URL, off for the embedded demo.
+  GCS_RATE_LIMIT: z.coerce.number().int().min(0).optional(),
+  GCS_RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  // How often each instance adds its counts to the shared table and learns the others'.
+  GCS_RATE_LIMIT_SYNC_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  // Requests of one credential using the database at once, per instance (src/http/credential-gate.ts);
+  // 0 = off. Unset: half the pool (at least 1) with DATABASE_URL, off for the embedded demo.
+  GCS_CREDENTIAL_MAX_CONCURRENCY: z.coerce.number().int().min(0).optional(),
+  GCS_CREDENTIAL_QUEUE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
 });
+
+/** Requests per window per credential when GCS_RATE_LIMIT is unset and a DATABASE_URL is given. */
+export const DEFAULT_RATE_LIMIT = 6000;
 
 export type Config = ReturnType<typeof loadConfig>;
 
@@ -101,6 +114,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlMaxAliases: e.GCS_GRAPHQL_MAX_ALIASES,
     graphqlMaxTokens: e.GCS_GRAPHQL_MAX_TOKENS,
     graphqlMaxResponseBytes: e.GCS_GRAPHQL_MAX_RESPONSE_BYTES,
+    rateLimit: {
+      limit: e.GCS_RATE_LIMIT ?? (e.DATABASE_URL ? DEFAULT_RATE_LIMIT : 0),
+      windowS: e.GCS_RATE_LIMIT_WINDOW_S,
+      syncMs: e.GCS_RATE_LIMIT_SYNC_MS,
+    },
+    credentialConcurrency: {
+      // Resolved against the real pool size in createServices (services.ts).
+      max: e.GCS_CREDENTIAL_MAX_CONCURRENCY ?? (e.DATABASE_URL ? undefined : 0),
+      queueMs: e.GCS_CREDENTIAL_QUEUE_MS,
+    },
     delivery: {
       worker: e.GCS_DELIVERY_WORKER === "true",
       secretKey: e.GCS_DELIVERY_SECRET_KEY,

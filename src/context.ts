@@ -1,5 +1,6 @@
 // The one per-request context, built the same way for /v1 and /graphql: who is calling, what they
 // may see, the database, and fresh loaders.
+import type { ServerResponse } from "node:http";
 import type { PrismaClient } from "./generated/prisma/client";
 import { authenticate, bearerToken, type AuthDeps, type Credential, type Surface } from "./auth/authenticate";
 import { resolveScope, type Scope } from "./auth/scope";
@@ -32,12 +33,15 @@ export interface RequestCredentials {
   surface: Surface;
   /** The first scope the route requires, echoed by 403s raised while authenticating. */
   requiredScope?: string;
+  /** The response the request's database work is tied to: holds a per-credential slot until it ends. */
+  response?: ServerResponse;
 }
 
 export async function createContext(services: Services, req: RequestCredentials): Promise<GraphQLContext> {
   const prisma = services.db.reader;
   const deps: AuthDeps = { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey };
   const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
+  if (req.response) await services.credentialGate?.enter(`${credential.kind}:${credential.id}`, req.response);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
   // The Prisma clients and the loaders are made on first use: the hot paths read in SQL only.
   let db: PrismaClient | undefined;

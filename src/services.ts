@@ -7,6 +7,7 @@ import { serviceSecret } from "./db/service-secrets";
 import { resolveSessionKey, type SessionKeyConfig } from "./auth/session";
 import { registerStaticToken } from "./auth/credentials";
 import type { Logger } from "./logger";
+import { CredentialGate } from "./http/credential-gate";
 
 export interface Services {
   config: Config;
@@ -14,6 +15,8 @@ export interface Services {
   logger: Logger;
   cursorSecret: string;
   sessionKey: () => Promise<SessionKeyConfig>;
+  /** Per-credential cap on concurrent database work in this process; absent when off. */
+  credentialGate?: CredentialGate;
 }
 
 export async function createServices(config: Config, db: Database, logger: Logger): Promise<Services> {
@@ -22,5 +25,8 @@ export async function createServices(config: Config, db: Database, logger: Logge
   for (const t of config.staticTokens) {
     await registerStaticToken(db.primary, { propertyGroupId: t.property_group_id, name: t.name, scopes: t.scopes, token: t.token });
   }
-  return { config, db, logger, cursorSecret, sessionKey: async () => sessionKey };
+  // Default: half the pool, so one credential always leaves connections for the others.
+  const { max = Math.max(1, Math.floor(db.readerPool.options.max / 2)), queueMs } = config.credentialConcurrency;
+  const credentialGate = max > 0 ? new CredentialGate(max, queueMs) : undefined;
+  return { config, db, logger, cursorSecret, sessionKey: async () => sessionKey, credentialGate };
 }

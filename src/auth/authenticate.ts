@@ -28,9 +28,12 @@ export interface AuthDeps {
   sessionKey: () => Promise<SessionKeyConfig>;
 }
 
+/** `Authorization: Bearer <token>`; the token is group 1. */
+export const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 export function bearerToken(header: string | undefined): string {
   if (!header) throw unauthorized("send Authorization: Bearer <token>");
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  const match = BEARER.exec(header);
   if (!match) throw unauthorized("the Authorization header must be 'Bearer <token>'");
   return match[1];
 }

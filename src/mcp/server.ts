@@ -52,6 +52,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         authorization: req.get("authorization"),
         propertyHeader: req.get("x-property-id"),
         surface: "mcp",
+        response: res,
       });
       res.locals.credential = context.credential;
       const server = buildMcpServer(schema, operations, context, req.faults);

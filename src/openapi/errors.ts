@@ -85,6 +85,12 @@ export const COMMON_HEADERS = {
   "X-Sql-Statements": { $ref: "#/components/headers/XSqlStatements" },
 };
 
+/** On every /v1 response while rate limits are on (src/http/rate-limit.ts): optional in the document. */
+export const RATE_LIMIT_HEADERS = {
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimitPolicy" },
+};
+
 export const HEADER_COMPONENTS = {
   XRequestId: {
     description: "The request id, echoed from the request's `X-Request-Id` (1–128 of `A-Z a-z 0-9 _ . : -`) or generated; it finds the request in the logs.",
@@ -95,6 +101,22 @@ export const HEADER_COMPONENTS = {
     description: "How many database statements the request issued.",
     required: true,
     schema: { type: "integer", minimum: 0 },
+  },
+  RateLimit: {
+    description:
+      "What is left of the credential's request budget in the current window (IETF draft-ietf-httpapi-ratelimit-headers-08): " +
+      "`r` requests remain, the window ends in `t` seconds. Sent on every /v1, /graphql and /mcp response while rate limits are on.",
+    required: false,
+    schema: { type: "string", pattern: '^"credential"; r=\\d+; t=\\d+$' },
+    example: '"credential"; r=5987; t=42',
+  },
+  RateLimitPolicy: {
+    description:
+      "The credential's quota (IETF draft 8): `q` requests per window of `w` seconds, windows aligned to the clock; `pk` identifies the " +
+      "counted credential (a hash of a hash of the bearer token, or of the client address without one).",
+    required: false,
+    schema: { type: "string", pattern: '^"credential"; q=\\d+; w=\\d+; pk=:[A-Za-z0-9+/=]+:$' },
+    example: '"credential"; q=6000; w=60; pk=:ZDQ5NzM2ZTFhNGVl:',
   },
   RetryAfter: {
     description: "Seconds to wait before retrying.",
@@ -111,7 +133,7 @@ export const HEADER_COMPONENTS = {
 function errorResponse(codes: readonly string[], description: string, example: Record<string, string>, extraHeaders = {}) {
   return {
     description,
-    headers: { ...COMMON_HEADERS, ...extraHeaders },
+    headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...extraHeaders },
     content: { "application/json": { schema: errorSchema(codes), example } },
   };
 }

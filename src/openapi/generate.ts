@@ -22,7 +22,7 @@ import { prepareOperations } from "../rest/execute";
 import type { BodySpec, ParamSpec } from "../rest/params";
 import { routes, type RouteSpec } from "../rest/routes";
 import { API_VERSION, ENVELOPE_MEMBERS, INFO_DESCRIPTION, PARAMETERS, RECORDS, ROUTES, TAGS, type RouteProse } from "./descriptions";
-import { COMMON_HEADERS, ERROR_SCHEMA, HEADER_COMPONENTS, errorRef, errorResponseComponents, forbiddenResponse } from "./errors";
+import { COMMON_HEADERS, ERROR_SCHEMA, HEADER_COMPONENTS, RATE_LIMIT_HEADERS, errorRef, errorResponseComponents, forbiddenResponse } from "./errors";
 import { Components, componentName, fieldsOf, objectSchema, omitNullMembers, type JsonSchema, type WalkContext } from "./selection-schema";
 import { serviceOperations } from "./service-routes";
 
@@ -148,7 +148,7 @@ function routeOperation(
   operation.responses = {
     "200": {
       description: prose.response,
-      headers: COMMON_HEADERS,
+      headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS },
       content: { "application/json": { schema: responseSchema(route, schema, op, walk), ...examples } },
     },
     "400": errorRef(400),

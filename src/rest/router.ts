@@ -19,6 +19,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           propertyHeader: req.get("x-property-id"),
           surface: "rest",
           requiredScope: route.scope,
+          response: res,
         });
         res.locals.credential = context.credential;
         res.json(await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body }));

@@ -1,0 +1,210 @@
+// Per-credential rate limits on /v1, /graphql and /mcp: express-rate-limit with the IETF draft-8
+// `RateLimit-Policy` / `RateLimit` headers on every response, and 429 `rate_limited` with
+// `Retry-After` past the limit.
+//
+// The key is the SHA-256 of the bearer token (the hash the credential lookup uses), so a request is
+// counted before, and without, authenticating it; requests without a bearer token are counted per
+// client IP. Windows are fixed and aligned to the clock (window start = now − now mod window), so
+// every instance counts the same window.
+//
+// Cluster-wide without a database round trip per request: each instance counts locally and, every
+// GCS_RATE_LIMIT_SYNC_MS in the background, adds its new hits to rate_limit_counters in one upsert
+// that returns the cluster totals. A request is admitted while (cluster total at the last sync +
+// local hits since) ≤ limit. Another instance's hits are seen at most one sync interval (plus the
+// upsert's round trip) late, so a credential can overshoot by at most what the other instances
+// admit in that time: (instances − 1) × its request rate per instance × sync interval. Counts are
+// never overestimated, so nobody is refused below the limit. If the database is unreachable the
+// sync fails quietly (one warning per outage) and each instance goes on enforcing the limit on its
+// own hits plus the last totals it learnt.
+import type { RequestHandler } from "express";
+import { rateLimit, ipKeyGenerator, type ClientRateLimitInfo, type Store } from "express-rate-limit";
+import type { Config } from "../config";
+import type { Database } from "../db/database";
+import type { PrismaClient } from "../generated/prisma/client";
+import type { Logger } from "../logger";
+import { BEARER } from "../auth/authenticate";
+import { hashToken } from "../auth/secrets";
+import { rateLimited } from "../graphql/errors";
+import { sendError } from "../rest/respond";
+
+/** The shared table: adds this instance's new hits and answers the cluster totals. */
+export interface CounterTable {
+  /** Adds `deltas[i]` to `keys[i]` in the window starting at `windowStart`; returns every key's total. */
+  add(windowStart: Date, keys: string[], deltas: number[]): Promise<Map<string, number>>;
+  /** Deletes the counters of windows that started before `windowStart`. */
+  prune(windowStart: Date): Promise<void>;
+}
+
+interface Counter {
+  /** Start of the window this counter belongs to (ms since the epoch). */
+  window: number;
+  /** Cluster-wide hits at the last sync, this instance's synced hits included. */
+  known: number;
+  /** This instance's hits not yet added to the shared table. */
+  pending: number;
+}
+
+export interface SharedStoreOptions {
+  windowMs: number;
+  syncMs: number;
+  /** Absent: counts are local to this process (the embedded demo is one process by construction). */
+  table?: CounterTable;
+  logger: Logger;
+  now?: () => number;
+}
+
+export class SharedCounterStore implements Store {
+  /** Counts may come from other instances: tells express-rate-limit the store is shared. */
+  readonly localKeys = false;
+  private readonly counters = new Map<string, Counter>();
+  private readonly now: () => number;
+  private readonly timer?: NodeJS.Timeout;
+  private syncing?: Promise<void>;
+  private failing = false;
+  private prunedBefore = 0;
+
+  constructor(private readonly opts: SharedStoreOptions) {
+    this.now = opts.now ?? Date.now;
+    if (opts.table) {
+      // Created at start-up, outside any request, so the sync is never counted as a request's SQL.
+      this.timer = setInterval(() => void this.sync(), opts.syncMs);
+      this.timer.unref(); // never keeps the process alive
+    }
+  }
+
+  private windowStart(): number {
+    const now = this.now();
+    return now - (now % this.opts.windowMs);
+  }
+
+  private counter(key: string): Counter {
+    const window = this.windowStart();
+    let c = this.counters.get(key);
+    if (!c || c.window !== window) {
+      c = { window, known: 0, pending: 0 };
+      this.counters.set(key, c);
+    }
+    return c;
+  }
+
+  private info(c: Counter): ClientRateLimitInfo {
+    return { totalHits: c.known + c.pending, resetTime: new Date(c.window + this.opts.windowMs) };
+  }
+
+  increment(key: string): ClientRateLimitInfo {
+    const c = this.counter(key);
+    c.pending++;
+    return this.info(c);
+  }
+
+  get(key: string): ClientRateLimitInfo {
+    return this.info(this.counter(key));
+  }
+
+  decrement(key: string): void {
+    const c = this.counters.get(key);
+    if (c && c.pending > 0) c.pending--;
+  }
+
+  resetKey(key: string): void {
+    this.counters.delete(key);
+  }
+
+  /** Adds the local hits to the shared table and learns the totals; one sync at a time. */
+  sync(): Promise<void> {
+    return (this.syncing ??= this.exchange().finally(() => (this.syncing = undefined)));
+  }
+
+  private async exchange(): Promise<void> {
+    const table = this.opts.table;
+    if (!table) return;
+    const window = this.windowStart();
+    for (const [key, c] of this.counters) if (c.window !== window) this.counters.delete(key);
+    // Sorted: concurrent upserts from several instances then lock rows in one order, never deadlock.
+    const keys = [...this.counters.keys()].sort();
+    const sent = keys.map((k) => this.counters.get(k)!.pending);
+    try {
+      if (this.prunedBefore !== window) {
+        await table.prune(new Date(window));
+        this.prunedBefore = window;
+      }
+      if (keys.length === 0) return this.recovered();
+      const totals = await table.add(new Date(window), keys, sent);
+      keys.forEach((key, i) => {
+        const c = this.counters.get(key);
+        if (!c || c.window !== window) return; // reset, or the window ended while the upsert ran
+        c.pending -= sent[i]; // hits taken while the upsert ran stay pending for the next sync
+        c.known = totals.get(key) ?? c.known;
+      });
+      this.recovered();
+    } catch (err) {
+      // Local counting goes on; the unsent hits are sent by the next sync that succeeds.
+      if (!this.failing) this.opts.logger.warn({ err: (err as Error).message }, "rate limit sync failed; counting locally until the database answers");
+      this.failing = true;
+    }
+  }
+
+  private recovered() {
+    if (this.failing) this.opts.logger.info("rate limit sync recovered");
+    this.failing = false;
+  }
+
+  /** Stops the timer and sends the last local hits, waiting at most two seconds for the database. */
+  async shutdown(): Promise<void> {
+    clearInterval(this.timer);
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([this.sync(), new Promise((resolve) => (timeout = setTimeout(resolve, 2000)))]);
+    clearTimeout(timeout);
+  }
+}
+
+/** rate_limit_counters in PostgreSQL: one statement per sync for all keys. */
+export function postgresCounterTable(prisma: PrismaClient): CounterTable {
+  return {
+    async add(windowStart, keys, deltas) {
+      const rows = await prisma.$queryRaw<{ key: string; hits: number }[]>`
+        INSERT INTO rate_limit_counters AS c (key, window_start, hits)
+        SELECT key, ${windowStart}::timestamptz, delta FROM unnest(${keys}::text[], ${deltas}::int[]) AS t(key, delta) ORDER BY key
+        ON CONFLICT (key, window_start) DO UPDATE SET hits = c.hits + EXCLUDED.hits
+        RETURNING key, hits`;
+      return new Map(rows.map((r) => [r.key, Number(r.hits)]));
+    },
+    async prune(windowStart) {
+      await prisma.$executeRaw`DELETE FROM rate_limit_counters WHERE window_start < ${windowStart}::timestamptz`;
+    },
+  };
+}
+
+export interface RateLimiter {
+  middleware: RequestHandler;
+  store: SharedCounterStore;
+  stop(): Promise<void>;
+}
+
+/** The limiter for the three doors, or undefined when GCS_RATE_LIMIT is 0. */
+export function createRateLimiter(config: Config, db: Database, logger: Logger): RateLimiter | undefined {
+  const { limit, windowS, syncMs } = config.rateLimit;
+  if (!limit) return undefined;
+  const store = new SharedCounterStore({
+    windowMs: windowS * 1000,
+    syncMs,
+    table: db.embedded ? undefined : postgresCounterTable(db.primary),
+    logger,
+  });
+  const middleware = rateLimit({
+    windowMs: windowS * 1000,
+    limit,
+    standardHeaders: "draft-8",
+    legacyHeaders: false,
+    identifier: "credential", // the policy name in RateLimit-Policy and RateLimit
+    store,
+    keyGenerator: (req) => {
+      const bearer = BEARER.exec(req.get("authorization") ?? "");
+      return bearer ? hashToken(bearer[1]) : `ip:${ipKeyGenerator(req.ip ?? "")}`;
+    },
+    // express-rate-limit has set Retry-After (seconds to the end of the window) by now.
+    handler: (req, res) =>
+      sendError(req, res, rateLimited(`this credential made more than ${limit} requests in ${windowS} s; retry in ${res.getHeader("Retry-After")} s`)),
+  });
+  return { middleware, store, stop: () => store.shutdown() };
+}

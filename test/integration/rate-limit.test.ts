@@ -1,0 +1,125 @@
+// Per-credential rate limits: draft-8 headers on every response of /v1, /graphql and /mcp, 429
+// rate_limited with Retry-After past the limit, and one limit per key across two instances that
+// share the database (two createApp() on one test database).
+import { Client } from "pg";
+import request from "supertest";
+import { cloneTemplateDatabase, loadManifest, startTestApp, type TestApp } from "../helpers/app";
+import { createApp, type App } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { openDatabase, type Database } from "../../src/db/database";
+import { createLogger } from "../../src/logger";
+import { createServices } from "../../src/services";
+import { hashToken } from "../../src/auth/secrets";
+
+// An hour-long window: a test never straddles two windows unless it runs across the hour.
+const HOUR = "3600";
+
+describe("one instance", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ GCS_RATE_LIMIT: "3", GCS_RATE_LIMIT_WINDOW_S: HOUR });
+  });
+  afterAll(() => t.close());
+  const keyA = () => t.manifest.groups.A.credentials.api_key;
+  const keyB = () => t.manifest.groups.B.credentials.api_key;
+
+  it("sends RateLimit-Policy and RateLimit, then 429 rate_limited with Retry-After, per credential", async () => {
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await t.api.get("/v1/properties").set("Authorization", `Bearer ${keyA()}`);
+      expect(res.status).toBe(200);
+      expect(res.headers["ratelimit-policy"]).toMatch(/^"credential"; q=3; w=3600; pk=:[A-Za-z0-9+/=]+:$/);
+      remaining.push(res.headers["ratelimit"]);
+    }
+    expect(remaining.map((h) => /r=(\d+); t=(\d+)$/.exec(h)![1])).toEqual(["2", "1", "0"]);
+    const refused = await t.api.get("/v1/properties").set("Authorization", `Bearer ${keyA()}`);
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers["retry-after"]);
+    expect(refused.body).toEqual({ error: "rate_limited", detail: `this credential made more than 3 requests in 3600 s; retry in ${retryAfter} s` });
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(refused.headers["ratelimit"]).toMatch(/^"credential"; r=0; t=\d+$/);
+    // The same credential is refused at every door; another credential is not.
+    const graphql = await t.api.post("/graphql").set("Authorization", `Bearer ${keyA()}`).send({ query: "{ __typename }" });
+    expect(graphql.status).toBe(429);
+    const mcp = await t.api.post("/mcp").set("Authorization", `Bearer ${keyA()}`).send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    expect(mcp.status).toBe(429);
+    expect(mcp.body.error).toBe("rate_limited");
+    const other = await t.api.get("/v1/properties").set("Authorization", `Bearer ${keyB()}`);
+    expect(other.status).toBe(200);
+    expect(other.headers["ratelimit"]).toMatch(/r=2;/);
+  });
+
+  it("counts requests without a bearer token per client address, and limits them too", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await t.api.get("/v1/guests")).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+
+  it("headers on errors too (404 under /v1), none on health checks", async () => {
+    // Any bearer token is a key of its own, counted before authentication.
+    const res = await t.api.get("/v1/nowhere").set("Authorization", "Bearer gcs_not_a_real_key_0123456789");
+    expect(res.status).toBe(404);
+    expect(res.headers["ratelimit"]).toMatch(/^"credential"; r=2; t=\d+$/);
+    const health = await t.api.get("/healthz");
+    expect(health.headers["ratelimit"]).toBeUndefined();
+  });
+});
+
+describe("two instances on one database", () => {
+  const LIMIT = 20;
+  const SYNC_MS = 20;
+  let clone: Awaited<ReturnType<typeof cloneTemplateDatabase>>;
+  const instances: { app: App; db: Database; api: ReturnType<typeof request> }[] = [];
+
+  beforeAll(async () => {
+    clone = await cloneTemplateDatabase();
+    // A window that ended long ago: the first sync of either instance deletes it.
+    const sql = new Client({ connectionString: clone.url });
+    await sql.connect();
+    await sql.query("INSERT INTO rate_limit_counters (key, window_start, hits) VALUES ('stale', now() - interval '1 day', 7)");
+    await sql.end();
+    for (let i = 0; i < 2; i++) {
+      const config = loadConfig({
+        NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: clone.url,
+        GCS_RATE_LIMIT: String(LIMIT), GCS_RATE_LIMIT_WINDOW_S: HOUR, GCS_RATE_LIMIT_SYNC_MS: String(SYNC_MS),
+      });
+      const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 3 });
+      const app = await createApp(await createServices(config, db, createLogger("silent")));
+      instances.push({ app, db, api: request(app.app) });
+    }
+  });
+  afterAll(async () => {
+    for (const i of instances) {
+      await i.app.stop();
+      await i.db.close();
+    }
+    await clone.drop();
+  });
+
+  it("refuse together once the shared limit is reached, within the documented bound", async () => {
+    const key = loadManifest().groups.A.credentials.api_key;
+    const sql = new Client({ connectionString: clone.url });
+    await sql.connect();
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 2 * LIMIT; i++) {
+        const res = await instances[i % 2].api.get("/v1/properties").set("Authorization", `Bearer ${key}`);
+        statuses.push(res.status);
+        // Both instances sync between pairs of requests, so each may admit at most the one request
+        // the other took since its last sync: the bound (instances − 1) × requests per sync interval.
+        if (i % 2 === 1) await new Promise((r) => setTimeout(r, 4 * SYNC_MS));
+      }
+      const admitted = statuses.filter((s) => s === 200).length;
+      expect(admitted).toBeGreaterThanOrEqual(LIMIT); // never refused below the limit
+      expect(admitted).toBeLessThanOrEqual(LIMIT + 1);
+      expect(statuses.slice(-4)).toEqual([429, 429, 429, 429]); // both instances refuse
+      expect(new Set(statuses.slice(0, LIMIT))).toEqual(new Set([200]));
+      // The shared row holds both instances' hits under the token's hash; the old window is gone.
+      const rows = (await sql.query("SELECT key, hits FROM rate_limit_counters")).rows;
+      expect(rows).toEqual([{ key: hashToken(key), hits: 2 * LIMIT }]);
+    } finally {
+      await sql.end();
+    }
+  });
+});
