@@ -57,7 +57,7 @@ const envSchema = z.object({
   GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),
   GCS_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
-  // Requests per window per credential (src/http/rate-limit.ts); 0 = off. Unset: 6000 per 60 s with
+  // Requests per window per credential (src/http/rate-limit.ts); 0 = off. Unset: 12000 per 60 s (200 a second on average) with
   // DATABASE_URL, off for the embedded demo.
   GCS_RATE_LIMIT: z.coerce.number().int().min(0).optional(),
   GCS_RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(60),
@@ -70,7 +70,7 @@ const envSchema = z.object({
 });
 
 /** Requests per window per credential when GCS_RATE_LIMIT is unset and a DATABASE_URL is given. */
-export const DEFAULT_RATE_LIMIT = 6000;
+export const DEFAULT_RATE_LIMIT = 12_000;
 
 export type Config = ReturnType<typeof loadConfig>;
 

@@ -52,7 +52,7 @@ const RESPONSES: Record<number, { name: string; when: string; example: Record<st
     when:
       "`rate_limited`: the credential spent its request budget for the window (the `RateLimit` header says what is left), " +
       "or already has as many requests using the database as one credential may hold at once. Wait `Retry-After` seconds.",
-    example: { error: "rate_limited", detail: "this credential made more than 6000 requests in 60 s; retry in 12 s" },
+    example: { error: "rate_limited", detail: "this credential made more than 12000 requests in 60 s; retry in 12 s" },
   },
   500: {
     name: "InternalError",
@@ -116,7 +116,7 @@ export const HEADER_COMPONENTS = {
       "counted credential (a hash of a hash of the bearer token, or of the client address without one).",
     required: false,
     schema: { type: "string", pattern: '^"credential"; q=\\d+; w=\\d+; pk=:[A-Za-z0-9+/=]+:$' },
-    example: '"credential"; q=6000; w=60; pk=:ZDQ5NzM2ZTFhNGVl:',
+    example: '"credential"; q=12000; w=60; pk=:ZDQ5NzM2ZTFhNGVl:',
   },
   RetryAfter: {
     description: "Seconds to wait before retrying.",

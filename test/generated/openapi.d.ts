@@ -1696,7 +1696,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": "rate_limited",
-                 *       "detail": "this credential made more than 6000 requests in 60 s; retry in 12 s"
+                 *       "detail": "this credential made more than 12000 requests in 60 s; retry in 12 s"
                  *     }
                  */
                 "application/json": {
@@ -1792,7 +1792,7 @@ export interface components {
         RateLimit: string;
         /**
          * @description The credential's quota (IETF draft 8): `q` requests per window of `w` seconds, windows aligned to the clock; `pk` identifies the counted credential (a hash of a hash of the bearer token, or of the client address without one).
-         * @example "credential"; q=6000; w=60; pk=:ZDQ5NzM2ZTFhNGVl:
+         * @example "credential"; q=12000; w=60; pk=:ZDQ5NzM2ZTFhNGVl:
          */
         RateLimitPolicy: string;
         /** @description Seconds to wait before retrying. */

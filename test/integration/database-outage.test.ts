@@ -2,12 +2,9 @@
 // every request is answered 503 `unavailable` with Retry-After (never a 500, never a wrong body),
 // the log says so once and says once when it is back, and requests succeed again within seconds.
 // The test runs its own PostgreSQL: stopping the shared one would break every other test file.
-import { resolveSessionKey } from "../../src/auth/session";
-import { loadConfig } from "../../src/config";
-import { openDatabase } from "../../src/db/database";
-import { deliverySecretKey } from "../../src/delivery/run";
-import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
-import { startTestPostgres, type TestPostgres } from "../helpers/postgres";
+import type { FixtureManifest } from "../../src/fixtures";
+import type { TestPostgres } from "../helpers/postgres";
+import { startOwnPostgres } from "../helpers/own-postgres";
 import { serve, type ServeProcess } from "../helpers/serve";
 import { contract } from "../helpers/openapi-validate";
 
@@ -16,17 +13,7 @@ let server: ServeProcess;
 let manifest: FixtureManifest;
 
 beforeAll(async () => {
-  pg = await startTestPostgres();
-  const db = await openDatabase({ databaseUrl: pg.adminUrl(), dataDir: "", poolSize: 4 }); // applies the migrations
-  const config = loadConfig({});
-  manifest = await loadFixtures(db.primary, {
-    seed: 7,
-    guests: 12,
-    sessionKey: await resolveSessionKey(config.session, db.primary),
-    deliveryKey: await deliverySecretKey(config, db.primary),
-    progress: () => undefined,
-  });
-  await db.close();
+  ({ pg, manifest } = await startOwnPostgres());
   server = await serve({ DATABASE_URL: pg.adminUrl() });
 });
 

@@ -3,23 +3,32 @@
 // The requests are held in flight honestly: the test locks the table their SQL reads.
 import http from "node:http";
 import { Client } from "pg";
-import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
+import type { FixtureManifest } from "../../src/fixtures";
+import type { TestPostgres } from "../helpers/postgres";
+import { startOwnPostgres } from "../helpers/own-postgres";
 import { serve, type ServeProcess } from "../helpers/serve";
 import { contract } from "../helpers/openapi-validate";
 
-let clone: Awaited<ReturnType<typeof cloneTemplateDatabase>>;
+// Its own PostgreSQL: the locks below hold transactions open for seconds, which would hold back the
+// event timeline of every other test file on a shared server.
+let pg: TestPostgres;
+let manifest: FixtureManifest;
+let databaseUrl: string;
 let server: ServeProcess;
 
 beforeAll(async () => {
-  clone = await cloneTemplateDatabase();
+  ({ pg, manifest } = await startOwnPostgres());
+  databaseUrl = pg.adminUrl();
   server = await serve({
-    DATABASE_URL: clone.url,
+    DATABASE_URL: databaseUrl,
     GCS_DELIVERY_WORKER: "true",
     // Production mode: where Apollo would install its own signal handler (it skips it under test).
     NODE_ENV: "production",
     // Production refuses to start without a configured key for destination secrets.
     GCS_DELIVERY_SECRET_KEY: "shutdown-test-passphrase-0123456789",
     DATABASE_POOL_SIZE: "30",
+    // All 20 requests of one key must be in flight at once: no per-credential cap here.
+    GCS_CREDENTIAL_MAX_CONCURRENCY: "0",
     // The requests wait for the test's lock longer than the default statement timeout would allow.
     GCS_STATEMENT_TIMEOUT_MS: "30000",
     // Readiness is answered 503 for this long before the listener closes (what a load balancer sees).
@@ -28,7 +37,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   if (server?.child.exitCode === null) server.child.kill("SIGKILL");
-  await clone?.drop();
+  pg?.stop();
 });
 
 interface Answer {
@@ -53,13 +62,13 @@ function get(path: string, token?: string): Promise<Answer> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 it("drains on SIGTERM: readyz 503, no new connections, every request in flight answered 200, exit code 0", async () => {
-  const token = loadManifest().groups.A.credentials.api_key;
+  const token = manifest.groups.A.credentials.api_key;
   const path = "/v1/guests?limit=5";
   const expected = await get(path, token);
   expect(expected.status).toBe(200);
   expect((await get("/readyz")).status).toBe(200);
 
-  const locker = new Client({ connectionString: clone.url });
+  const locker = new Client({ connectionString: databaseUrl });
   locker.on("error", () => undefined); // dropped with the database if the test fails midway
   await locker.connect();
   await locker.query("BEGIN; LOCK TABLE guest_profiles IN ACCESS EXCLUSIVE MODE");
@@ -107,13 +116,13 @@ it("drains on SIGTERM: readyz 503, no new connections, every request in flight a
 });
 
 it("exits 0 by GCS_SHUTDOWN_TIMEOUT_MS even when a request cannot finish, closing its connection", async () => {
-  const stuck = await serve({ DATABASE_URL: clone.url, GCS_STATEMENT_TIMEOUT_MS: "30000", GCS_SHUTDOWN_TIMEOUT_MS: "1000" });
-  const locker = new Client({ connectionString: clone.url });
+  const stuck = await serve({ DATABASE_URL: databaseUrl, GCS_STATEMENT_TIMEOUT_MS: "30000", GCS_SHUTDOWN_TIMEOUT_MS: "1000" });
+  const locker = new Client({ connectionString: databaseUrl });
   locker.on("error", () => undefined);
   await locker.connect();
   try {
     await locker.query("BEGIN; LOCK TABLE guest_profiles IN ACCESS EXCLUSIVE MODE");
-    const token = loadManifest().groups.A.credentials.api_key;
+    const token = manifest.groups.A.credentials.api_key;
     const request = fetch(`${stuck.url}/v1/guests?limit=5`, { headers: { Authorization: `Bearer ${token}` } }).then(
       (res) => res.status,
       (err: Error) => err,

@@ -150,7 +150,7 @@ describe("rate limit configuration", () => {
     expect(loadConfig({}).rateLimit).toEqual({ limit: 0, windowS: 60, syncMs: 1000 });
     expect(loadConfig({}).credentialConcurrency).toEqual({ max: 0, queueMs: 1000 });
     const withDb = loadConfig({ DATABASE_URL: "postgresql://db.example/gcs" });
-    expect(withDb.rateLimit).toEqual({ limit: 6000, windowS: 60, syncMs: 1000 });
+    expect(withDb.rateLimit).toEqual({ limit: 12000, windowS: 60, syncMs: 1000 });
     expect(withDb.credentialConcurrency.max).toBeUndefined(); // half the pool, resolved in createServices
     expect(loadConfig({ GCS_RATE_LIMIT: "0", DATABASE_URL: "postgresql://db.example/gcs" }).rateLimit.limit).toBe(0);
     expect(loadConfig({ GCS_RATE_LIMIT: "50" }).rateLimit.limit).toBe(50);
