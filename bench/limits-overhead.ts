@@ -56,7 +56,8 @@ async function main() {
     for (const variant of Object.keys(VARIANTS) as Variant[]) {
       const child = spawn(NODE, ["--max-semi-space-size=32", "--heap-growing-percent=50", path.join(ROOT, "dist/cli/main.js"), "serve"], {
         cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(ports[variant]), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "warn", GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10", ...VARIANTS[variant] },
+        env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(ports[variant]), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "warn", GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
+          GCS_DELIVERY_SECRET_KEY: "limits-overhead-bench-passphrase", ...VARIANTS[variant] },
         stdio: ["ignore", "ignore", "inherit"],
       });
       children.push(child);

@@ -1,6 +1,9 @@
-// Per-credential rate limits on /v1, /graphql and /mcp: express-rate-limit with the IETF draft-8
-// `RateLimit-Policy` / `RateLimit` headers on every response, and 429 `rate_limited` with
-// `Retry-After` past the limit.
+// Per-credential rate limits on /v1, /graphql and /mcp: the IETF draft-8 `RateLimit-Policy` /
+// `RateLimit` headers on every response, and 429 `rate_limited` with `Retry-After` past the limit.
+// The middleware is a few synchronous lines over the store below, in the header format of
+// express-rate-limit (whose IPv6 subnet keys it reuses): the library's generic per-request path (a
+// chain of awaits, a promisified store, validations) cost about 7% of the guests page's throughput
+// at one connection, measured with the service built both ways.
 //
 // The key is the SHA-256 of the bearer token (the hash the credential lookup uses), so a request is
 // counted before, and without, authenticating it; requests without a bearer token are counted per
@@ -17,7 +20,7 @@
 // sync fails quietly (one warning per outage) and each instance goes on enforcing the limit on its
 // own hits plus the last totals it learnt.
 import type { RequestHandler } from "express";
-import { rateLimit, ipKeyGenerator, type ClientRateLimitInfo, type Store } from "express-rate-limit";
+import { ipKeyGenerator } from "express-rate-limit";
 import type { Config } from "../config";
 import type { Database } from "../db/database";
 import type { PrismaClient } from "../generated/prisma/client";
@@ -53,9 +56,13 @@ export interface SharedStoreOptions {
   now?: () => number;
 }
 
-export class SharedCounterStore implements Store {
-  /** Counts may come from other instances: tells express-rate-limit the store is shared. */
-  readonly localKeys = false;
+/** A key's hits in the current window, and when the window ends. */
+export interface RateLimitInfo {
+  totalHits: number;
+  resetTime: Date;
+}
+
+export class SharedCounterStore {
   private readonly counters = new Map<string, Counter>();
   private readonly now: () => number;
   private readonly timer?: NodeJS.Timeout;
@@ -87,27 +94,18 @@ export class SharedCounterStore implements Store {
     return c;
   }
 
-  private info(c: Counter): ClientRateLimitInfo {
+  private info(c: Counter): RateLimitInfo {
     return { totalHits: c.known + c.pending, resetTime: new Date(c.window + this.opts.windowMs) };
   }
 
-  increment(key: string): ClientRateLimitInfo {
+  increment(key: string): RateLimitInfo {
     const c = this.counter(key);
     c.pending++;
     return this.info(c);
   }
 
-  get(key: string): ClientRateLimitInfo {
+  get(key: string): RateLimitInfo {
     return this.info(this.counter(key));
-  }
-
-  decrement(key: string): void {
-    const c = this.counters.get(key);
-    if (c && c.pending > 0) c.pending--;
-  }
-
-  resetKey(key: string): void {
-    this.counters.delete(key);
   }
 
   /** Adds the local hits to the shared table and learns the totals; one sync at a time. */
@@ -132,7 +130,7 @@ export class SharedCounterStore implements Store {
       const totals = await table.add(new Date(window), keys, sent);
       keys.forEach((key, i) => {
         const c = this.counters.get(key);
-        if (!c || c.window !== window) return; // reset, or the window ended while the upsert ran
+        if (!c || c.window !== window) return; // the window ended while the upsert ran
         c.pending -= sent[i]; // hits taken while the upsert ran stay pending for the next sync
         c.known = totals.get(key) ?? c.known;
       });
@@ -185,26 +183,25 @@ export interface RateLimiter {
 export function createRateLimiter(config: Config, db: Database, logger: Logger): RateLimiter | undefined {
   const { limit, windowS, syncMs } = config.rateLimit;
   if (!limit) return undefined;
-  const store = new SharedCounterStore({
-    windowMs: windowS * 1000,
-    syncMs,
-    table: db.embedded ? undefined : postgresCounterTable(db.primary),
-    logger,
-  });
-  const middleware = rateLimit({
-    windowMs: windowS * 1000,
-    limit,
-    standardHeaders: "draft-8",
-    legacyHeaders: false,
-    identifier: "credential", // the policy name in RateLimit-Policy and RateLimit
-    store,
-    keyGenerator: (req) => {
-      const bearer = BEARER.exec(req.get("authorization") ?? "");
-      return bearer ? hashToken(bearer[1]) : `ip:${ipKeyGenerator(req.ip ?? "")}`;
-    },
-    // express-rate-limit has set Retry-After (seconds to the end of the window) by now.
-    handler: (req, res) =>
-      sendError(req, res, rateLimited(`this credential made more than ${limit} requests in ${windowS} s; retry in ${res.getHeader("Retry-After")} s`)),
-  });
+  const windowMs = windowS * 1000;
+  const store = new SharedCounterStore({ windowMs, syncMs, table: db.embedded ? undefined : postgresCounterTable(db.primary), logger });
+  const middleware: RequestHandler = (req, res, next) => {
+    const bearer = BEARER.exec(req.get("authorization") ?? "");
+    // The token's hash (as the credential lookup computes it) or the client's address (an IPv6 /56).
+    const key = bearer ? hashToken(bearer[1]) : `ip:${ipKeyGenerator(req.ip ?? "")}`;
+    const { totalHits, resetTime } = store.increment(key);
+    const resetS = Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
+    res.setHeader("RateLimit-Policy", `"credential"; q=${limit}; w=${windowS}; pk=:${partitionKey(key)}:`);
+    res.setHeader("RateLimit", `"credential"; r=${Math.max(limit - totalHits, 0)}; t=${resetS}`);
+    if (totalHits <= limit) return next();
+    res.setHeader("Retry-After", String(resetS));
+    sendError(req, res, rateLimited(`this credential made more than ${limit} requests in ${windowS} s; retry in ${resetS} s`));
+  };
   return { middleware, store, stop: () => store.shutdown() };
+}
+
+/** The draft's partition key: names the counter without revealing the key (a prefix of its hash). */
+function partitionKey(key: string): string {
+  const hash = key.startsWith("ip:") ? hashToken(key) : key; // token keys are hashes already
+  return Buffer.from(hash.slice(0, 12)).toString("base64");
 }
