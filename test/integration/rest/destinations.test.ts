@@ -9,7 +9,9 @@ import { startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // No per-credential cap here: the concurrency tests send 100 calls of one key at once (the cap has
+  // its own test, credential-gate.test.ts).
+  t = await startTestApp({ GCS_CREDENTIAL_MAX_CONCURRENCY: "0" });
 });
 afterAll(() => t.close());
 
