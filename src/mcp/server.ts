@@ -20,24 +20,31 @@ import { buildTools, MCP_DEFAULT_LIMIT, type McpTool } from "./tools";
 
 export const MCP_OPERATIONS_DIR = path.resolve(__dirname, "operations");
 
-const INSTRUCTIONS =
-  "Guest data of one hotel or restaurant group, read-only (the credential decides the group and what you may see). " +
-  "To answer about a person, find them first (search_master_profiles, or a task tool when listed), then filter the " +
-  "other tools by the master_profile_id you found. List tools answer pages of " +
-  `${MCP_DEFAULT_LIMIT} rows by default (limit up to ${MAX_LIMIT}); follow next_cursor or next_offset only when you need more. ` +
-  "Consent: no observation means unknown, never allowed. An error result is JSON {error, detail}: the detail says what to change.";
+/** What a model reads once on connecting: how the tools fit together. */
+function instructions(tasks: readonly TaskTool[]): string {
+  const start = tasks.length
+    ? `Start with ${tasks.map((t) => t.name).join(", ")}: they answer whole questions in one call. `
+    : "To answer about a person, find them with search_master_profiles, then filter the other tools by that master_profile_id. ";
+  return (
+    "Guest data of one hotel or restaurant group, read-only but for pausing table deliveries (the credential decides the " +
+    `group and what you may see). ${start}List tools answer pages of ${MCP_DEFAULT_LIMIT} rows by default (limit up to ` +
+    `${MAX_LIMIT}); follow next_cursor or next_offset only when you need more. Consent: no observation means unknown, ` +
+    "never allowed. An error result is JSON {error, detail}: the detail says what to change."
+  );
+}
 
-function buildMcpServer(tools: McpTool[], context: GraphQLContext, faults: DatabaseFaults): McpServer {
-  const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: INSTRUCTIONS });
+function buildMcpServer(tools: McpTool[], guide: string, context: GraphQLContext, faults: DatabaseFaults): McpServer {
+  const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide });
   for (const tool of tools) {
     // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
     if (tool.scope && !context.credential.scopes.has(tool.scope)) continue;
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations },
-      async (args: Record<string, unknown>): Promise<CallToolResult> => {
+      async (args: unknown): Promise<CallToolResult> => {
         try {
-          const result = await tool.run(args, context);
+          // Always an object: every input schema is a (loose) zod object.
+          const result = await tool.run(args as Record<string, unknown>, context);
           return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
         } catch (err) {
           // Text only: the SDK client checks any structuredContent against the tool's outputSchema.
@@ -56,6 +63,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
   const own = prepareOperations(schema, MCP_OPERATIONS_DIR);
   for (const name of own.keys()) if (operations.has(name)) throw new Error(`operation ${name} is defined for both REST and MCP`);
   const tools = buildTools(schema, operations, new Map([...operations, ...own]), tasks);
+  const guide = instructions(tasks);
   return async (req: Request, res: Response) => {
     try {
       const context = await createContext(services, {
@@ -65,7 +73,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         response: res,
       });
       res.locals.credential = context.credential;
-      const server = buildMcpServer(tools, context, req.faults);
+      const server = buildMcpServer(tools, guide, context, req.faults);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
         void transport.close();

@@ -197,8 +197,8 @@ export interface McpTool {
   description: string;
   /** The credential must hold this scope for the tool to be listed at all. */
   scope?: string;
-  inputSchema: z.ZodObject;
-  outputSchema: z.ZodObject | z.ZodRawShape;
+  inputSchema: z.ZodType;
+  outputSchema: z.ZodType | z.ZodRawShape;
   annotations: ToolAnnotations;
   run(args: Record<string, unknown>, context: GraphQLContext): Promise<Record<string, unknown>>;
 }
@@ -258,13 +258,12 @@ function routeTool(schema: GraphQLSchema, operations: PreparedOperations, route:
  * with the REST error body a model can act on, not with a zod message. Unknown arguments also pass
  * the SDK (a loose object) so that rejectUnknown can name the argument that was probably meant.
  */
-function argumentsSchema(docs: Record<string, ArgumentDoc>): z.ZodObject {
+function argumentsSchema(docs: Record<string, ArgumentDoc>): z.ZodType {
   const shape: Record<string, z.ZodType> = {};
-  for (const [name, doc] of Object.entries(docs)) {
-    const meta = { ...doc.schema, description: doc.description };
-    shape[name] = doc.required ? z.unknown().meta(meta) : z.unknown().optional().meta(meta);
-  }
-  return z.looseObject(shape).meta({ additionalProperties: false });
+  for (const [name, doc] of Object.entries(docs)) shape[name] = z.unknown().optional().meta({ ...doc.schema, description: doc.description });
+  // Required is listed, not enforced here: a missing id is the REST parser's "id must be a uuid".
+  const required = Object.keys(docs).filter((name) => docs[name].required);
+  return z.looseObject(shape).meta({ additionalProperties: false, ...(required.length ? { required } : {}) });
 }
 
 function rejectUnknown(args: Record<string, unknown>, known: string[]) {

@@ -173,6 +173,7 @@ describe("tools/call", () => {
 
     const page = await ok(client, "list_guests");
     expect(page.data).toHaveLength(MCP_DEFAULT_LIMIT);
+    expect(JSON.stringify(page).length).toBeLessThan(12_000); // was 49,579 characters with REST's 100 rows
     expect((await rest("/v1/guests")).body.data).toHaveLength(100); // REST keeps its own default
 
     const vips = await ok(client, "search_master_profiles", { vip: true, include_total: true, limit: 3 });
@@ -251,6 +252,7 @@ describe("tools/call", () => {
 
   it("runs a task tool's operation with the caller's context and answers toResult", async () => {
     const client = await connect(A().credentials.mcp_token);
+    expect(client.getInstructions()).toContain("Start with test_property_name");
     const tool = (await client.listTools()).tools.find((x) => x.name === "test_property_name")!;
     expect(tool).toMatchObject({
       title: "Property name (test only)",
