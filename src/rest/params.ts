@@ -195,7 +195,7 @@ export function parsePath(params: Record<string, string>, specs: Record<string, 
 /** @param noun what the caller sent: a query parameter (REST) or an argument (an MCP tool). */
 export function unknownParameterDetail(name: string, known: string[], noun = "query parameter"): string {
   const suggestion = closest(name, known);
-  const hint = suggestion ? `; did you mean ${suggestion}?` : "";
+  const hint = suggestion ? `; did you mean ${suggestion}?` : ".";
   const list = known.length ? ` Accepted: ${known.join(", ")}.` : ` This ${noun === "argument" ? "tool" : "route"} takes no ${noun}s.`;
   return `unknown ${noun} ${name}${hint}${list}`;
 }
