@@ -9,12 +9,11 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { GraphQLContext } from "../context";
 import { invalidRequest } from "../graphql/errors";
 import { routeArguments, routeKey, type ArgumentDoc } from "../openapi/generate";
-import { ENVELOPE_MEMBERS } from "../openapi/descriptions";
+import { ENVELOPE_MEMBERS, ROUTES } from "../openapi/descriptions";
 import { MAX_LIMIT } from "../pagination/keyset";
 import { runOperation, runRoute, type PreparedOperations } from "../rest/execute";
 import { own, unknownParameterDetail } from "../rest/params";
 import { routes, type RouteSpec } from "../rest/routes";
-import { ROUTES } from "../openapi/descriptions";
 import type { TaskTool } from "./task-tools";
 
 /** Page size when a tool call names none: a page a model can read (REST's default is 100). */
