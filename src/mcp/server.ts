@@ -1,43 +1,55 @@
-// The MCP server at /mcp (streamable HTTP, stateless): one read-only tool per /v1 read route that
-// names an `mcp` tool in the route table. A tool runs the route's GraphQL operation with the same
-// context and returns the same body as the REST route, as JSON text.
+// The MCP server at /mcp (streamable HTTP, stateless). The tools (tools.ts) are built once; each
+// request gets a server holding the tools its credential may use, run with the request's context, so
+// tenant scoping and scopes are enforced exactly as on /v1. A tool answers its result as structured
+// content and as JSON text; a failure is a tool result with isError and the REST error body as text.
+import path from "node:path";
 import type { Request, Response } from "express";
 import type { GraphQLSchema } from "graphql";
-import { z } from "zod";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createContext, type GraphQLContext } from "../context";
-import { runRoute, type PreparedOperations } from "../rest/execute";
+import { prepareOperations, type PreparedOperations } from "../rest/execute";
 import { sendError } from "../rest/respond";
 import { toHttpError } from "../rest/http-errors";
-import { routes } from "../rest/routes";
 import type { Services } from "../services";
 import type { DatabaseFaults } from "../db/faults";
+import { MAX_LIMIT } from "../pagination/keyset";
+import { taskTools, type TaskTool } from "./task-tools";
+import { buildTools, MCP_DEFAULT_LIMIT, type McpTool } from "./tools";
 
-function buildMcpServer(schema: GraphQLSchema, operations: PreparedOperations, context: GraphQLContext, faults: DatabaseFaults): McpServer {
-  const server = new McpServer({ name: "guest-context-service", version: "1.0.0" });
-  for (const route of routes) {
-    if (!route.mcp) continue;
-    const shape: Record<string, z.ZodOptional<z.ZodString> | z.ZodString> = {};
-    for (const name of Object.keys(route.pathParams ?? {})) shape[name] = z.string().describe(`${name} (path parameter)`);
-    for (const name of Object.keys(route.query ?? {})) shape[name] = z.string().optional();
+export const MCP_OPERATIONS_DIR = path.resolve(__dirname, "operations");
+
+/** What a model reads once on connecting: how the tools fit together. */
+function instructions(tasks: readonly TaskTool[]): string {
+  const start = tasks.length
+    ? `Start with ${tasks.map((t) => t.name).join(", ")}: they answer whole questions in one call. `
+    : "To answer about a person, find them with search_master_profiles, then filter the other tools by that master_profile_id. ";
+  return (
+    "Guest data of one hotel or restaurant group, read-only but for pausing table deliveries (the credential decides the " +
+    `group and what you may see). ${start}List tools answer pages of ${MCP_DEFAULT_LIMIT} rows by default (limit up to ` +
+    `${MAX_LIMIT}); follow next_cursor or next_offset only when you need more. Consent: no observation means unknown, ` +
+    "never allowed. An error result is JSON {error, detail}: the detail says what to change."
+  );
+}
+
+function buildMcpServer(tools: McpTool[], guide: string, context: GraphQLContext, faults: DatabaseFaults): McpServer {
+  const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide });
+  for (const tool of tools) {
+    // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
+    if (tool.scope && !context.credential.scopes.has(tool.scope)) continue;
     server.registerTool(
-      route.mcp.tool,
-      { description: route.mcp.description, inputSchema: shape, annotations: { readOnlyHint: true } },
-      async (args: Record<string, unknown>) => {
-        const path: Record<string, string> = {};
-        const query: Record<string, string> = {};
-        for (const [k, v] of Object.entries(args)) {
-          if (typeof v !== "string") continue;
-          if (route.pathParams && Object.hasOwn(route.pathParams, k)) path[k] = v;
-          else query[k] = v;
-        }
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations },
+      async (args: unknown): Promise<CallToolResult> => {
         try {
-          const body = await runRoute(schema, operations, route, context, { path, query });
-          return { content: [{ type: "text" as const, text: JSON.stringify(body) }] };
+          // Always an object: every input schema is a (loose) zod object.
+          const result = await tool.run(args as Record<string, unknown>, context);
+          return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
         } catch (err) {
+          // Text only: the SDK client checks any structuredContent against the tool's outputSchema.
           const { body } = toHttpError(faults.errorFor(err, "/mcp") ?? err);
-          return { isError: true, content: [{ type: "text" as const, text: JSON.stringify(body) }] };
+          return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }] };
         }
       },
     );
@@ -45,7 +57,13 @@ function buildMcpServer(schema: GraphQLSchema, operations: PreparedOperations, c
   return server;
 }
 
-export function mcpHandler(services: Services, schema: GraphQLSchema, operations: PreparedOperations) {
+export function mcpHandler(services: Services, schema: GraphQLSchema, operations: PreparedOperations, tasks: readonly TaskTool[] = taskTools) {
+  // Once per app, on the first /mcp request: the task tools' operations are parsed, validated and
+  // compiled here. A task tool may also name a REST operation; one name means one operation.
+  const own = prepareOperations(schema, MCP_OPERATIONS_DIR);
+  for (const name of own.keys()) if (operations.has(name)) throw new Error(`operation ${name} is defined for both REST and MCP`);
+  const tools = buildTools(schema, operations, new Map([...operations, ...own]), tasks);
+  const guide = instructions(tasks);
   return async (req: Request, res: Response) => {
     try {
       const context = await createContext(services, {
@@ -55,7 +73,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         response: res,
       });
       res.locals.credential = context.credential;
-      const server = buildMcpServer(schema, operations, context, req.faults);
+      const server = buildMcpServer(tools, guide, context, req.faults);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
         void transport.close();

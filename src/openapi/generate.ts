@@ -14,12 +14,13 @@ import {
   type FragmentDefinitionNode,
   type GraphQLInputType,
   type GraphQLObjectType,
+  type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from "graphql";
 import { loadTypeDefs } from "../graphql/schema-source";
 import { prepareOperations } from "../rest/execute";
-import type { BodySpec, ParamSpec } from "../rest/params";
+import { asJsonValue, type BodySpec, type ParamSpec } from "../rest/params";
 import { routes, type RouteSpec } from "../rest/routes";
 import { API_VERSION, ENVELOPE_MEMBERS, INFO_DESCRIPTION, PARAMETERS, RECORDS, ROUTES, TAGS, type RouteProse } from "./descriptions";
 import { COMMON_HEADERS, ERROR_SCHEMA, HEADER_COMPONENTS, RATE_LIMIT_HEADERS, errorRef, errorResponseComponents, forbiddenResponse } from "./errors";
@@ -113,6 +114,38 @@ export function generateOpenApi(): Generated {
       },
     },
   };
+}
+
+export interface ArgumentDoc {
+  description: string;
+  /** The JSON Schema the OpenAPI document gives the parameter, with values as JSON types (booleans as booleans). */
+  schema: JsonSchema;
+  required: boolean;
+}
+
+/**
+ * A route's path, query and body parameters as the OpenAPI document describes them (same prose, same
+ * bounds and enum values), for the MCP tools that take them as arguments.
+ */
+export function routeArguments(route: RouteSpec, schema: GraphQLSchema, document: DocumentNode): Record<string, ArgumentDoc> {
+  const op = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
+  const prose = ROUTES[routeKey(route)] ?? missingRoute(route, []);
+  const specs: [string, ParamSpec | BodySpec, boolean][] = [
+    ...Object.entries(route.pathParams ?? {}).map(([name, spec]) => [name, spec, true] as [string, ParamSpec, boolean]),
+    ...Object.entries(route.query ?? {}).map(([name, spec]) => [name, spec, false] as [string, ParamSpec, boolean]),
+    ...Object.entries(route.body ?? {}).map(([name, spec]) => [name, spec, spec.required === true] as [string, BodySpec, boolean]),
+  ];
+  return Object.fromEntries(
+    specs.map(([name, spec, required]) => {
+      const input = inputOf(schema, op, spec.variable);
+      const doc: ArgumentDoc = {
+        description: parameterDescription(name, route, prose, input, []),
+        schema: parameterSchema(name, asJsonValue(spec.schema()), input?.type),
+        required,
+      };
+      return [name, doc];
+    }),
+  );
 }
 
 function missingRoute(route: RouteSpec, gaps: string[]): RouteProse {

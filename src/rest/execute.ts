@@ -1,6 +1,6 @@
 // Runs a route's named operation in-process against the one schema, with the request's context:
 // no HTTP hop, no second authentication. Operation documents are parsed and validated once.
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { compileOperation } from "../graphql/compiled";
@@ -24,13 +24,17 @@ const OPERATIONS_DIR = path.resolve(__dirname, "operations");
 
 export type PreparedOperations = Map<string, DocumentNode>;
 
-/** One minimal document per named operation: the operation plus the fragments it spreads. */
-export function prepareOperations(schema: GraphQLSchema): PreparedOperations {
-  const files = readdirSync(OPERATIONS_DIR).filter((f) => f.endsWith(".graphql")).sort();
-  const source = files.map((f) => readFileSync(path.join(OPERATIONS_DIR, f), "utf8")).join("\n");
+/**
+ * One minimal document per named operation: the operation plus the fragments it spreads. The REST
+ * routes' operations by default; the MCP task tools keep theirs in src/mcp/operations.
+ */
+export function prepareOperations(schema: GraphQLSchema, dir = OPERATIONS_DIR): PreparedOperations {
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".graphql")).sort() : [];
+  if (files.length === 0) return new Map();
+  const source = files.map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n");
   const all = parse(source);
   const errors = validate(schema, all);
-  if (errors.length > 0) throw new Error(`REST operations do not match schema.graphql: ${errors.map((e) => e.message).join("; ")}`);
+  if (errors.length > 0) throw new Error(`operations in ${dir} do not match schema.graphql: ${errors.map((e) => e.message).join("; ")}`);
 
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const def of all.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
@@ -63,7 +67,7 @@ function fragmentsUsedBy(op: OperationDefinitionNode, fragments: Map<string, Fra
 /** REST runs a fixed set of operations: each is compiled once, at start-up (graphql/compiled.ts). */
 function compile(schema: GraphQLSchema, document: DocumentNode): CompiledQuery {
   const result = compileOperation(schema, document);
-  if (!isCompiledQuery(result)) throw new Error(`cannot compile REST operation: ${result.errors?.map((e) => e.message).join("; ")}`);
+  if (!isCompiledQuery(result)) throw new Error(`cannot compile operation: ${result.errors?.map((e) => e.message).join("; ")}`);
   return result;
 }
 

@@ -135,15 +135,16 @@ export const jsonValue = (variable: string, required = false): BodySpec => ({
   schema: () => ({ type: "object" }),
 });
 
+/** A parameter's schema where it travels as JSON (a body member, an MCP argument): booleans as themselves. */
+export function asJsonValue(schema: Record<string, unknown>): Record<string, unknown> {
+  return Array.isArray(schema.enum) && schema.enum.toString() === "true,false,1,0" ? { type: "boolean" } : schema;
+}
+
 /** A body member given as the query-string parser expects (number or string, checked the same way). */
 export const bodyParam = (spec: ParamSpec, required = false): BodySpec => ({
   variable: spec.variable,
   required,
-  schema: () => {
-    const schema = spec.schema();
-    // In a JSON body, booleans and integers travel as themselves.
-    return schema.enum && schema.enum.toString() === "true,false,1,0" ? { type: "boolean" } : schema;
-  },
+  schema: () => asJsonValue(spec.schema()),
   parse: (value, name) => {
     // Not JSON.stringify: an array nested 5,000 deep would overflow the stack in it (a 500).
     if (typeof value === "object") throw invalidRequest(`${name} must be a string, number or boolean, not an object or array`);
@@ -191,11 +192,12 @@ export function parsePath(params: Record<string, string>, specs: Record<string, 
   return variables;
 }
 
-export function unknownParameterDetail(name: string, known: string[]): string {
+/** @param noun what the caller sent: a query parameter (REST) or an argument (an MCP tool). */
+export function unknownParameterDetail(name: string, known: string[], noun = "query parameter"): string {
   const suggestion = closest(name, known);
-  const hint = suggestion ? `; did you mean ${suggestion}?` : "";
-  const list = known.length ? ` Accepted: ${known.join(", ")}.` : " This route takes no query parameters.";
-  return `unknown query parameter ${name}${hint}${list}`;
+  const hint = suggestion ? `; did you mean ${suggestion}?` : ".";
+  const list = known.length ? ` Accepted: ${known.join(", ")}.` : ` This ${noun === "argument" ? "tool" : "route"} takes no ${noun}s.`;
+  return `unknown ${noun} ${name}${hint}${list}`;
 }
 
 const ALIASES: Record<string, string> = { after: "cursor", page_token: "cursor", next: "cursor", per_page: "limit", page_size: "limit", size: "limit" };

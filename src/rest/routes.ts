@@ -20,8 +20,6 @@ export interface RouteSpec {
   envelope: "body" | "unwrap";
   /** Members dropped from the body when null (total_count appears only when asked for). */
   omitNull?: string[];
-  /** Name of the MCP tool that serves this route (read routes only), with a one-line description. */
-  mcp?: { tool: string; description: string };
 }
 
 const keyset = { limit: int("limit"), cursor: str("cursor") };
@@ -30,21 +28,19 @@ const byId = (variable = "id") => ({ id: uuid(variable) });
 const updatedSince = { updated_since: instant("filter.updatedSince") };
 
 /** A keyset list route: GET path, filters under `filter.*`. */
-function list(path: string, scope: string, operation: string, filters: Record<string, ParamSpec>, mcp?: RouteSpec["mcp"]): RouteSpec {
-  return { method: "GET", path, scope, operation, query: { ...keyset, ...filters }, envelope: "unwrap", omitNull: ["total_count"], mcp };
+function list(path: string, scope: string, operation: string, filters: Record<string, ParamSpec>): RouteSpec {
+  return { method: "GET", path, scope, operation, query: { ...keyset, ...filters }, envelope: "unwrap", omitNull: ["total_count"] };
 }
 
 /** A get-by-id route: `{ data }` or 404. */
-function get(path: string, scope: string, operation: string, mcp?: RouteSpec["mcp"]): RouteSpec {
-  return { method: "GET", path, scope, operation, pathParams: byId(), envelope: "body", mcp };
+function get(path: string, scope: string, operation: string): RouteSpec {
+  return { method: "GET", path, scope, operation, pathParams: byId(), envelope: "body" };
 }
 
 export const routes: RouteSpec[] = [
-  { method: "GET", path: "/v1/properties", scope: "read:properties", operation: "ListProperties", envelope: "body",
-    mcp: { tool: "list_properties", description: "Every property of the group (hotels, restaurants …)." } },
-  get("/v1/properties/:id", "read:properties", "GetProperty", { tool: "get_property", description: "One property by id." }),
-  { method: "GET", path: "/v1/integrations", scope: "read:properties", operation: "ListIntegrations", envelope: "body",
-    mcp: { tool: "list_integrations", description: "The integration roster: source systems mapped to properties." } },
+  { method: "GET", path: "/v1/properties", scope: "read:properties", operation: "ListProperties", envelope: "body" },
+  get("/v1/properties/:id", "read:properties", "GetProperty"),
+  { method: "GET", path: "/v1/integrations", scope: "read:properties", operation: "ListIntegrations", envelope: "body" },
   { method: "GET", path: "/v1/integrations/:id/connection", scope: "read:properties", operation: "GetIntegrationConnection",
     pathParams: byId("integrationId"), envelope: "body" },
 
@@ -55,8 +51,8 @@ export const routes: RouteSpec[] = [
     master_profile_id: uuid("filter.masterProfileId"),
     email: str("filter.email"),
     ...updatedSince,
-  }, { tool: "list_guests", description: "Guest profiles, keyset-paged (pass next_cursor back as cursor). source_id lookups need integration_id." }),
-  get("/v1/guests/:id", "read:guests", "GetGuest", { tool: "get_guest", description: "One guest profile by id." }),
+  }),
+  get("/v1/guests/:id", "read:guests", "GetGuest"),
 
   list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
     q: str("filter.q"),
@@ -65,8 +61,8 @@ export const routes: RouteSpec[] = [
     vip: bool("filter.vip"),
     include_total: bool("includeTotal"),
     ...updatedSince,
-  }, { tool: "search_master_profiles", description: "Identity-resolved master profiles; q searches names and e-mail." }),
-  get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile", { tool: "get_master_profile", description: "One master profile by id, with its guest profile ids." }),
+  }),
+  get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile"),
 
   list("/v1/reservations", "read:reservations", "ListReservations", {
     guest_profile_id: uuid("filter.guestProfileId"),
@@ -82,8 +78,8 @@ export const routes: RouteSpec[] = [
     departure_from: date("filter.departureFrom"),
     departure_to: date("filter.departureTo"),
     ...updatedSince,
-  }, { tool: "list_reservations", description: "Reservations (stays, dining, spa, events); filter by guest, master profile, dates, status." }),
-  get("/v1/reservations/:id", "read:reservations", "GetReservation", { tool: "get_reservation", description: "One reservation by id." }),
+  }),
+  get("/v1/reservations/:id", "read:reservations", "GetReservation"),
 
   list("/v1/transactions", "read:transactions", "ListTransactions", {
     guest_profile_id: uuid("filter.guestProfileId"),
@@ -95,7 +91,7 @@ export const routes: RouteSpec[] = [
     category: str("filter.category"),
     occurred_from: instant("filter.occurredFrom"),
     occurred_to: instant("filter.occurredTo"),
-  }, { tool: "list_transactions", description: "Folio transactions (spend), amounts in minor units." }),
+  }),
   get("/v1/transactions/:id", "read:transactions", "GetTransaction"),
 
   list("/v1/consents", "read:consents", "ListConsents", {
@@ -108,13 +104,13 @@ export const routes: RouteSpec[] = [
     property_id: uuid("filter.propertyId"),
     observed_from: instant("filter.observedFrom"),
     observed_to: instant("filter.observedTo"),
-  }, { tool: "list_consent_observations", description: "Stored consent observations (granted, withdrawn, denied)." }),
+  }),
   list("/v1/consents/effective", "read:consents", "ListEffectiveConsents", {
     contact_value: str("filter.contactValue"),
     email: str("filter.contactValue"),
     purpose: str("filter.purpose"),
     guest_profile_id: uuid("filter.guestProfileId"),
-  }, { tool: "effective_consent", description: "Effective consent per contact and purpose: withdrawn or denied beat granted; none means unknown." }),
+  }),
 
   list("/v1/actions", "read:actions", "ListActions", {
     guest_profile_id: uuid("filter.guestProfileId"),
@@ -127,12 +123,12 @@ export const routes: RouteSpec[] = [
     due_from: instant("filter.dueFrom"),
     due_to: instant("filter.dueTo"),
     ...updatedSince,
-  }, { tool: "list_actions", description: "Guest actions: tasks, amenities, follow-ups." }),
+  }),
   get("/v1/actions/:id", "read:actions", "GetAction"),
 
   { method: "GET", path: "/v1/reviews/summary", scope: "read:reviews", operation: "GetReviewSummary", envelope: "unwrap",
-    query: reviewFilters(), mcp: { tool: "review_summary", description: "Review count, average rating and breakdowns by rating, source and property." } },
-  list("/v1/reviews", "read:reviews", "ListReviews", reviewFilters(), { tool: "list_reviews", description: "Guest reviews from every platform." }),
+    query: reviewFilters() },
+  list("/v1/reviews", "read:reviews", "ListReviews", reviewFilters()),
   get("/v1/reviews/:id", "read:reviews", "GetReview"),
 
   list("/v1/loyalty/programs", "read:loyalty", "ListLoyaltyPrograms", { active: bool("filter.active") }),
@@ -144,7 +140,7 @@ export const routes: RouteSpec[] = [
     tier: str("filter.tier"),
     status: enumOf("filter.status", "LoyaltyMemberStatus"),
     ...updatedSince,
-  }, { tool: "list_loyalty_members", description: "Loyalty memberships: tier, points, status." }),
+  }),
   get("/v1/loyalty/members/:id", "read:loyalty", "GetLoyaltyMember"),
 
   list("/v1/channels", "read:resources", "ListChannels", {
@@ -167,8 +163,7 @@ export const routes: RouteSpec[] = [
       entity_id: str("filter.entityId"),
       guest_profile_id: uuid("filter.guestProfileId"),
       master_profile_id: uuid("filter.masterProfileId"),
-    },
-    mcp: { tool: "guest_events", description: "The guest event log: mode timeline (full history, paged) or latest (newest event per entity)." } },
+    } },
   { method: "GET", path: "/v1/tables", scope: "read:tables", operation: "ListTables", envelope: "unwrap", omitNull: ["total_count"],
     query: { ...offset, kind: enumOf("filter.kind", "TableKind"), member_type: enumOf("filter.memberType", "MemberType"), property_id: uuid("filter.propertyId") } },
   { method: "POST", path: "/v1/tables/preview", scope: "read:tables", operation: "PreviewTable", envelope: "unwrap", omitNull: ["total_count"],

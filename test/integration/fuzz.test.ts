@@ -7,6 +7,8 @@ import fc from "fast-check";
 import { Kind, print, type GraphQLInputType, type VariableDefinitionNode, type TypeNode, isInputObjectType, isEnumType, type GraphQLSchema } from "graphql";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { routes, type RouteSpec } from "../../src/rest/routes";
+import { ROUTE_TOOLS } from "../../src/mcp/tools";
+import { routeKey } from "../../src/openapi/generate";
 import { ERROR_STATUS } from "../../src/graphql/errors";
 import { buildSchema } from "../../src/graphql/schema";
 import { prepareOperations } from "../../src/rest/execute";
@@ -350,9 +352,9 @@ describe(`fuzz (seed ${SEED}; replay with FUZZ_SEED=${SEED})`, () => {
   });
 
   describe("/mcp tools/call arguments", () => {
-    const tools = routes.filter((r) => r.mcp);
-    it.each(tools.map((r) => [r.mcp!.tool, r] as const))("%s: no 5xx, errors are the REST error body", async (tool, route) => {
-      const names = [...Object.keys(route.pathParams ?? {}), ...Object.keys(route.query ?? {})];
+    const tools = routes.filter((r) => ROUTE_TOOLS[routeKey(r)]);
+    it.each(tools.map((r) => [ROUTE_TOOLS[routeKey(r)].name, r] as const))("%s: no 5xx, errors are the REST error body", async (tool, route) => {
+      const names = [...Object.keys(route.pathParams ?? {}), ...Object.keys(route.query ?? {}), ...Object.keys(route.body ?? {})];
       const value = fc.oneof(
         { weight: 6, arbitrary: text },
         { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },

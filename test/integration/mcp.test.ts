@@ -1,22 +1,316 @@
 // /mcp: a real MCP client conversation over streamable HTTP, with the same keys and page shapes.
+// Most tests drive the SDK's own Client over a listening server, as an AI client would.
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { z } from "zod";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { createApp, type App } from "../../src/app";
+import { taskTools, type TaskTool } from "../../src/mcp/task-tools";
+import { MCP_DEFAULT_LIMIT, ROUTE_TOOLS } from "../../src/mcp/tools";
+import { routeKey } from "../../src/openapi/generate";
+import { routes } from "../../src/rest/routes";
 import { startTestApp, type TestApp } from "../helpers/app";
 
+/**
+ * A task tool for this test only (the real ones live in task-tools.ts): it proves that a TaskTool is
+ * listed with its schemas and annotations, runs its operation with the caller's context, and answers
+ * toResult as structured content.
+ */
+const propertyName: TaskTool = {
+  name: "test_property_name",
+  title: "Property name (test only)",
+  description: "Test only: the name of one property.",
+  operation: "GetProperty",
+  inputSchema: { property_id: z.string().meta({ format: "uuid" }).describe("The property's id.") },
+  outputSchema: { name: z.string().describe("The property's name.") },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  toVariables: (args) => ({ id: args.property_id }),
+  toResult: (data) => ({ name: (data.data as { name: string }).name }),
+};
+
 let t: TestApp;
+let app: App;
+let server: Server;
+let url: URL;
 beforeAll(async () => {
+  taskTools.push(propertyName); // before the first /mcp request, which builds the tools
   t = await startTestApp();
+  app = await createApp(t.services);
+  server = app.app.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await app.stop();
+  await t.close();
+});
 
-const rpc = (token: string, method: string, params?: unknown) =>
-  t.api
-    .post("/mcp")
-    .set("Authorization", `Bearer ${token}`)
-    .set("Accept", "application/json, text/event-stream")
-    .send({ jsonrpc: "2.0", id: 1, method, params });
+const A = () => t.manifest.groups.A;
+const B = () => t.manifest.groups.B;
 
-describe("/mcp", () => {
-  it("lists the read tools and serves a guest page shaped like GET /v1/guests", async () => {
-    for (const token of [t.manifest.groups.A.credentials.api_key, t.manifest.groups.A.credentials.mcp_token]) {
+const clients: Client[] = [];
+afterAll(() => Promise.all(clients.map((c) => c.close())));
+
+async function connect(token: string): Promise<Client> {
+  const client = new Client({ name: "gcs-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  clients.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = (result.content[0] as { text: string }).text;
+  return { result, body: JSON.parse(text) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** A successful call: its structured content, which must be the JSON text too. */
+async function ok(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const { result, body } = await call(client, name, args);
+  if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(body)}`);
+  expect(result.structuredContent).toEqual(body);
+  return body;
+}
+
+/** A failed call: isError, and the REST error body as text. */
+async function fails(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const { result, body } = await call(client, name, args);
+  expect(result.isError).toBe(true);
+  expect(Object.keys(body).every((k) => ["error", "scope", "detail"].includes(k))).toBe(true);
+  return body;
+}
+
+const rest = (path: string, token = A().credentials.api_key) => t.api.get(path).set("Authorization", `Bearer ${token}`);
+
+type JsonSchema = { type?: string; format?: string; enum?: unknown[]; oneOf?: unknown[]; description?: string; [k: string]: unknown };
+const propertiesOf = (tool: Tool) => (tool.inputSchema.properties ?? {}) as Record<string, JsonSchema>;
+
+describe("tools/list", () => {
+  it("offers a tool per read family, typed from the REST parameter specs, every argument described", async () => {
+    const { tools } = await (await connect(A().credentials.api_key)).listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect([...byName.keys()]).toEqual(expect.arrayContaining([
+      "test_property_name", "list_guests", "search_master_profiles", "list_reservations", "list_transactions",
+      "list_consent_observations", "effective_consent", "list_actions", "list_reviews", "review_summary",
+      "list_loyalty_programs", "list_loyalty_members", "list_channels", "list_spaces", "guest_events", "list_tables",
+      "get_table", "list_table_members", "preview_table", "pause_table_destination", "resume_table_destination",
+    ]));
+    expect(tools[0].name).toBe("test_property_name"); // task tools come first
+
+    let typed = 0;
+    for (const tool of tools) {
+      expect(tool.description!.length).toBeGreaterThan(30);
+      expect(tool.inputSchema.additionalProperties).toBe(false);
+      for (const [name, schema] of Object.entries(propertiesOf(tool))) {
+        expect([`${tool.name}.${name}`, (schema.description ?? "").length > 5]).toEqual([`${tool.name}.${name}`, true]);
+      }
+    }
+    // Every route tool's argument has the type its REST parser reads: no bare string for an integer,
+    // boolean, enum, uuid, date or instant.
+    for (const route of routes) {
+      const entry = ROUTE_TOOLS[routeKey(route)];
+      if (!entry) continue;
+      const properties = propertiesOf(byName.get(entry.name)!);
+      const specs = { ...route.pathParams, ...route.query, ...route.body };
+      expect(Object.keys(properties).sort()).toEqual(Object.keys(specs).sort());
+      for (const [name, spec] of Object.entries(specs)) {
+        const base = spec.schema();
+        const got = properties[name];
+        const where = `${entry.name}.${name}`;
+        if (base.type === "integer") expect([where, got.type]).toEqual([where, "integer"]);
+        else if (Array.isArray(base.enum) && base.enum.join() === "true,false,1,0") expect([where, got.type]).toEqual([where, "boolean"]);
+        else if (base.type === "boolean") expect([where, got.type]).toEqual([where, "boolean"]);
+        else if (base.enum) expect([where, Array.isArray(got.enum ?? got.oneOf)]).toEqual([where, true]);
+        else if (base.format) expect([where, got.format]).toEqual([where, base.format]);
+        else if (base.type === "object") expect([where, got.type]).toEqual([where, "object"]);
+        else expect([where, got.type]).toEqual([where, "string"]);
+        if (got.type !== "string" || got.format || got.enum) typed++;
+      }
+    }
+    expect(typed).toBeGreaterThan(80);
+    expect(propertiesOf(byName.get("list_guests")!).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 500, default: MCP_DEFAULT_LIMIT });
+    expect(propertiesOf(byName.get("list_reservations")!).status.enum).toEqual(expect.arrayContaining(["confirmed", "cancelled"]));
+    expect(byName.get("get_guest")!.inputSchema.required).toEqual(["id"]);
+    expect(byName.get("preview_table")!.inputSchema.required).toEqual(["member_type", "filter_doc"]);
+    expect(byName.get("list_guests")!.outputSchema).toMatchObject({ properties: { data: { type: "array" }, has_more: { type: "boolean" } } });
+  });
+
+  it("annotates reads as read-only and lists pause/resume only for credentials holding write:tables", async () => {
+    const withWrite = (await (await connect(A().credentials.api_key)).listTools()).tools;
+    const readOnly = (await (await connect(A().credentials.mcp_token)).listTools()).tools;
+    const names = (tools: Tool[]) => tools.map((tool) => tool.name);
+    expect(names(withWrite)).toEqual(expect.arrayContaining(["pause_table_destination", "resume_table_destination"]));
+    expect(names(readOnly)).not.toContain("pause_table_destination");
+    expect(names(readOnly)).not.toContain("resume_table_destination");
+    expect(names(readOnly)).toEqual(expect.arrayContaining(["list_tables", "get_table"]));
+    for (const tool of withWrite) {
+      if (tool.name.endsWith("_destination")) {
+        expect(tool.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+      } else {
+        expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+      }
+    }
+    // A key with read:guests only is offered the guest tools (and the task tools), nothing it may not use.
+    const limited = names((await (await connect(A().credentials.api_key_limited)).listTools()).tools);
+    expect(limited).toEqual(expect.arrayContaining(["list_guests", "get_guest", "search_master_profiles", "get_master_profile"]));
+    expect(limited).not.toContain("list_reservations");
+    expect(limited).not.toContain("list_tables");
+  });
+});
+
+describe("tools/call", () => {
+  it("takes typed arguments ({limit: 2}), answers the REST page shape, 20 rows by default", async () => {
+    const client = await connect(A().credentials.api_key);
+    const two = await ok(client, "list_guests", { limit: 2 });
+    expect(two.data).toHaveLength(2);
+    expect(two.has_more).toBe(true);
+    expect(typeof two.next_cursor).toBe("string");
+    const next = await ok(client, "list_guests", { limit: 2, cursor: two.next_cursor });
+    expect(next.data.map((g: { id: string }) => g.id)).not.toContain(two.data[0].id);
+
+    const page = await ok(client, "list_guests");
+    expect(page.data).toHaveLength(MCP_DEFAULT_LIMIT);
+    expect(JSON.stringify(page).length).toBeLessThan(12_000); // was 49,579 characters with REST's 100 rows
+
+    const vips = await ok(client, "search_master_profiles", { vip: true, include_total: true, limit: 3 });
+    expect(typeof vips.total_count).toBe("number");
+    expect(vips.data.every((m: { vip: boolean }) => m.vip)).toBe(true);
+    const good = await ok(client, "list_reviews", { min_rating: 4, limit: 5 });
+    expect(good.data.every((r: { rating: number }) => r.rating >= 4)).toBe(true);
+    const latest = await ok(client, "guest_events", { mode: "latest", limit: 3 });
+    expect(latest).toMatchObject({ mode: "latest", next_cursor: null });
+    expect(latest.data.length).toBeLessThanOrEqual(3);
+  });
+
+  it("serves the families that had no tool: loyalty programs, channels, spaces, tables, preview", async () => {
+    const client = await connect(A().credentials.mcp_token);
+    for (const name of ["list_loyalty_programs", "list_channels", "list_spaces"]) {
+      const page = await ok(client, name);
+      expect(page.data.length).toBeGreaterThan(0);
+      expect(page).toHaveProperty("next_cursor");
+    }
+    const tables = await ok(client, "list_tables", { include_total: true });
+    expect(tables).toMatchObject({ has_more: false, next_offset: expect.any(Number), total_count: expect.any(Number) });
+    expect(tables.data.map((x: { id: string }) => x.id)).toContain(A().tables.bound);
+    const table = await ok(client, "get_table", { id: A().tables.bound });
+    expect(table.data.bindings.map((b: { provider: string }) => b.provider)).toContain("mailchimp");
+    const members = await ok(client, "list_table_members", { id: A().tables.bound, limit: 1 });
+    expect(members.data).toHaveLength(1);
+    const preview = await ok(client, "preview_table", { member_type: "guest_profile", filter_doc: { field: "email", op: "exists", value: true } });
+    expect(preview.data).toHaveLength(MCP_DEFAULT_LIMIT);
+    expect(preview).toMatchObject({ has_more: true, next_offset: MCP_DEFAULT_LIMIT });
+    const bad = await fails(client, "preview_table", { member_type: "guest_profile", filter_doc: { field: "shoe_size", op: "eq", value: 1 } });
+    expect(bad.error).toBe("invalid_request");
+  });
+
+  it("rejects an unknown argument with the REST did-you-mean error, as a tool result", async () => {
+    const client = await connect(A().credentials.api_key);
+    const country = await fails(client, "list_guests", { country: "GB" });
+    expect(country.error).toBe("invalid_request");
+    expect(country.detail).toMatch(/^unknown argument country\. Accepted: limit, cursor, source_id, /);
+    const pageSize = await fails(client, "list_guests", { page_size: 5 });
+    const restBody = (await rest("/v1/guests?page_size=5")).body;
+    expect(pageSize).toEqual({ ...restBody, detail: restBody.detail.replace("query parameter", "argument") });
+    expect(pageSize.detail).toContain("did you mean limit?");
+    expect((await fails(client, "list_properties", { limit: 5 })).detail).toBe("unknown argument limit. This tool takes no arguments.");
+    expect((await fails(client, "preview_table", { member_type: "guest_profile", filter_doc: {}, filters: {} })).detail).toContain("unknown argument filters");
+  });
+
+  it("answers bad values with the REST error body (bad uuid, not an integer, not an enum value)", async () => {
+    const client = await connect(A().credentials.api_key);
+    expect(await fails(client, "get_guest", { id: "nope" })).toEqual((await rest("/v1/guests/nope")).body);
+    expect(await fails(client, "list_reservations", { master_profile_id: "x" })).toEqual((await rest("/v1/reservations?master_profile_id=x")).body);
+    expect((await fails(client, "list_guests", { limit: 2.5 })).detail).toMatch(/^limit must be an integer/);
+    expect((await fails(client, "list_guests", { limit: 0 })).detail).toMatch(/^limit must be an integer from 1/);
+    expect((await fails(client, "list_reservations", { status: "gone" })).detail).toMatch(/^status must be one of/);
+    expect((await fails(client, "list_guests", { email: { $ne: "" } })).detail).toBe("email must be a string, number or boolean, not an object or array");
+    expect((await fails(client, "list_guests", { source_id: "x" })).error).toBe("source_id requires integration_id");
+    expect((await fails(client, "get_guest", {})).detail).toMatch(/^id must be a uuid/);
+  });
+
+  it("pauses and resumes a destination binding with write:tables; a read-only token has no such tool", async () => {
+    const client = await connect(A().credentials.api_key);
+    const paused = await ok(client, "pause_table_destination", { id: A().tables.bound, provider: "mailchimp" });
+    expect(paused.data).toMatchObject({ table_id: A().tables.bound, provider: "mailchimp", state: "paused" });
+    expect((await ok(client, "pause_table_destination", { id: A().tables.bound, provider: "mailchimp" })).data.state).toBe("paused");
+    const table = await ok(client, "get_table", { id: A().tables.bound });
+    expect(table.data.bindings.find((b: { provider: string }) => b.provider === "mailchimp").state).toBe("paused");
+    const resumed = await ok(client, "resume_table_destination", { id: A().tables.bound, provider: "mailchimp" });
+    expect(resumed.data).toMatchObject({ state: "active", confirmed_seq: paused.data.confirmed_seq });
+    expect((await fails(client, "pause_table_destination", { id: A().tables.bound, provider: "nosuch" })).error).toBe("not_found");
+
+    const readOnly = await connect(A().credentials.mcp_token);
+    const refused = (await readOnly.callTool({ name: "pause_table_destination", arguments: { id: A().tables.bound, provider: "mailchimp" } })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect((refused.content[0] as { text: string }).text).toMatch(/not found/);
+    expect((await ok(client, "get_table", { id: A().tables.bound })).data.bindings.find((b: { provider: string }) => b.provider === "mailchimp").state).toBe("active");
+  });
+
+  it("runs a task tool's operation with the caller's context and answers toResult", async () => {
+    const client = await connect(A().credentials.mcp_token);
+    expect(client.getInstructions()).toContain("Start with test_property_name");
+    const tool = (await client.listTools()).tools.find((x) => x.name === "test_property_name")!;
+    expect(tool).toMatchObject({
+      title: "Property name (test only)",
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      inputSchema: { properties: { property_id: { type: "string", format: "uuid", description: "The property's id." } }, required: ["property_id"] },
+      outputSchema: { properties: { name: { type: "string" } } },
+    });
+    const property = (await rest(`/v1/properties/${A().properties[0]}`)).body.data;
+    expect(await ok(client, "test_property_name", { property_id: property.id })).toEqual({ name: property.name });
+    expect((await fails(client, "test_property_name", { property_id: property.id, propertyid: property.id })).detail).toMatch(/^unknown argument propertyid; did you mean property_id\?/);
+    expect((await fails(client, "test_property_name", { property_id: "nope" })).error).toBe("invalid_request");
+  });
+});
+
+describe("tenant isolation", () => {
+  it("group A's credential never sees a row of group B through any tool", async () => {
+    const b = B();
+    const foreign = [b.id, ...b.properties, ...b.integrations.map((i) => i.id), b.tables.bound, b.tables.unbound,
+      b.guest_lookup.guest_id, b.master_with_two_guests, b.unclustered_guest, b.guest_with_events];
+    const client = await connect(A().credentials.api_key);
+    const { tools } = await client.listTools();
+    let called = 0;
+    for (const tool of tools) {
+      if (tool.inputSchema.required?.length || tool.annotations?.readOnlyHint !== true) continue;
+      const args = propertiesOf(tool).limit ? { limit: 500 } : {};
+      const body = await ok(client, tool.name, args);
+      const text = JSON.stringify(body);
+      for (const id of foreign) expect([tool.name, text.includes(id)]).toEqual([tool.name, false]);
+      called++;
+    }
+    expect(called).toBeGreaterThanOrEqual(17);
+    // B's ids, asked for directly: not found, or an empty page.
+    for (const [name, args] of [
+      ["get_guest", { id: b.guest_lookup.guest_id }],
+      ["get_master_profile", { id: b.master_with_two_guests }],
+      ["get_property", { id: b.properties[0] }],
+      ["get_table", { id: b.tables.bound }],
+      ["list_table_members", { id: b.tables.bound }],
+      ["pause_table_destination", { id: b.tables.bound, provider: "mailchimp" }],
+    ] as const) {
+      expect([name, (await fails(client, name, args)).error]).toEqual([name, "not_found"]);
+    }
+    for (const name of ["list_reservations", "list_transactions", "list_reviews", "list_loyalty_members", "guest_events", "list_guests"]) {
+      expect([name, (await ok(client, name, { master_profile_id: b.master_with_two_guests })).data]).toEqual([name, []]);
+    }
+  });
+});
+
+// The JSON-RPC surface without the SDK client: what a hand-written client sends.
+describe("/mcp over raw JSON-RPC", () => {
+  const rpc = (token: string, method: string, params?: unknown) =>
+    t.api
+      .post("/mcp")
+      .set("Authorization", `Bearer ${token}`)
+      .set("Accept", "application/json, text/event-stream")
+      .send({ jsonrpc: "2.0", id: 1, method, params });
+
+  it("lists the tools and serves a guest page shaped like GET /v1/guests (limit given as a string too)", async () => {
+    for (const token of [A().credentials.api_key, A().credentials.mcp_token]) {
       const list = await rpc(token, "tools/list");
       expect(list.status).toBe(200);
       expect(list.body.result.tools.map((x: { name: string }) => x.name)).toEqual(expect.arrayContaining(["list_guests", "get_guest", "list_integrations"]));
@@ -29,16 +323,14 @@ describe("/mcp", () => {
     }
   });
 
-  it("returns the REST error body for bad tool input", async () => {
-    const call = await rpc(t.manifest.groups.A.credentials.api_key, "tools/call", { name: "list_guests", arguments: { source_id: "x" } });
-    expect(call.body.result.isError).toBe(true);
-    expect(JSON.parse(call.body.result.content[0].text).error).toBe("source_id requires integration_id");
-  });
-
-  it("401 without a credential, 403 for partner tokens", async () => {
+  it("401 without a credential, 403 for partner tokens, 405 on GET, 400 for an empty batch", async () => {
     const none = await t.api.post("/mcp").send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     expect(none.status).toBe(401);
-    const partner = await rpc(t.manifest.groups.A.credentials.partner_token, "tools/list");
+    const partner = await rpc(A().credentials.partner_token, "tools/list");
     expect(partner.status).toBe(403);
+    const get = await t.api.get("/mcp").set("Authorization", `Bearer ${A().credentials.api_key}`);
+    expect(get.status).toBe(405);
+    const empty = await t.api.post("/mcp").set("Authorization", `Bearer ${A().credentials.api_key}`).set("Accept", "application/json, text/event-stream").send([]);
+    expect(empty.status).toBe(400);
   });
 });
