@@ -64,8 +64,21 @@ function build(services: Services, base: string, resourceUrl: string): RequestHa
     "/.well-known/oauth-protected-resource",
     metadataHandler({ resource: resourceUrl, authorization_servers: [issuerUrl.href], scopes_supported: scopesSupported, resource_name: resourceName }),
   );
+  // The SDK's per-address rate limits stay on; they are created here, on the first OAuth request,
+  // which express-rate-limit would otherwise report as a mistake (it is deliberate: see above).
+  const rateLimit = { validate: { creationStack: false } };
   router.use(
-    mcpAuthRouter({ provider, issuerUrl, scopesSupported, resourceName, resourceServerUrl: new URL(resourceUrl) }),
+    mcpAuthRouter({
+      provider,
+      issuerUrl,
+      scopesSupported,
+      resourceName,
+      resourceServerUrl: new URL(resourceUrl),
+      authorizationOptions: { rateLimit },
+      tokenOptions: { rateLimit },
+      revocationOptions: { rateLimit },
+      clientRegistrationOptions: { rateLimit },
+    }),
   );
   // Mounted after the SDK's /authorize router, whose per-address rate limit (and urlencoded body
   // parser) this path passes through first: the form cannot be hammered to try keys.
