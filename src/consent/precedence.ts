@@ -55,3 +55,16 @@ export const isEligible = (c: EffectiveConsent) => c.status === "granted";
 export function normaliseContact(type: "email" | "phone", value: string): string {
   return type === "email" ? value.trim().toLowerCase() : value.replace(/[^\d+]/g, "");
 }
+
+/**
+ * A phone number in any formatting as E.164 ("+44 (0)7700-900.123", "0044 7700 900123" →
+ * "+447700900123"); null when it carries no country code ("07700 900123": the country cannot be
+ * guessed) or is not a phone number. Consent observations and guest profiles store E.164.
+ */
+export function toE164(raw: string): string | null {
+  let s = raw.trim().replace(/\(0\)/g, "");
+  if (s.startsWith("00")) s = `+${s.slice(2)}`;
+  if (!s.startsWith("+")) return null;
+  const digits = s.slice(1).replace(/[\s().\-/]/g, "");
+  return /^[1-9]\d{6,14}$/.test(digits) ? `+${digits}` : null;
+}
