@@ -62,9 +62,8 @@ export function normaliseContact(type: "email" | "phone", value: string): string
  * guessed) or is not a phone number. Consent observations and guest profiles store E.164.
  */
 export function toE164(raw: string): string | null {
-  let s = raw.trim().replace(/\(0\)/g, "");
+  // "(0)" is the trunk digit some write after the country code; then only digits and a leading "+".
+  let s = raw.replace(/\(0\)/g, "").replace(/[\s().\-/]/g, "");
   if (s.startsWith("00")) s = `+${s.slice(2)}`;
-  if (!s.startsWith("+")) return null;
-  const digits = s.slice(1).replace(/[\s().\-/]/g, "");
-  return /^[1-9]\d{6,14}$/.test(digits) ? `+${digits}` : null;
+  return /^\+[1-9]\d{6,14}$/.test(s) ? s : null;
 }

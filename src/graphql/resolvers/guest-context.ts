@@ -187,6 +187,7 @@ async function spend(p: Person, _: unknown, ctx: GraphQLContext) {
     where: { guestProfileId: { in: guestIds(p) }, kind: { in: ["charge", "adjustment", "refund"] } },
     _sum: { amountMinor: true },
     _count: { _all: true },
+    orderBy: [{ currency: "asc" }, { category: "asc" }],
   });
   const byCurrency = new Map<string, { currency: string; totalMinor: bigint; byCategory: { category: string; amountMinor: bigint; transactions: number }[] }>();
   for (const g of groups) {
@@ -271,19 +272,23 @@ async function loyalty(p: Person, _: unknown, ctx: GraphQLContext) {
     where: {
       OR: [{ guestProfileId: { in: guestIds(p) } }, ...(p.masterProfileId ? [{ masterProfileId: p.masterProfileId }] : [])],
     },
-    include: { program: true },
     orderBy: [{ lifetimePoints: "desc" }, { id: "asc" }],
   });
+  // Programs in a second statement, not a nested include: one statement per Prisma query (db/sql-count.ts).
+  const programs =
+    members.length === 0 ? [] : await ctx.db.loyaltyProgram.findMany({ where: { id: { in: [...new Set(members.map((m) => m.programId))] } } });
+  const programById = new Map(programs.map((pr) => [pr.id, pr]));
   return {
     memberships: members.map((m) => {
-      const tiers = Array.isArray(m.program.tiers) ? (m.program.tiers as unknown as Tier[]) : [];
+      const program = programById.get(m.programId);
+      const tiers = Array.isArray(program?.tiers) ? (program.tiers as unknown as Tier[]) : [];
       return {
-        program: m.program.name,
+        program: program?.name ?? m.programId,
         memberNumber: m.memberNumber,
         tier: tiers.find((t) => t.code === m.tier)?.name ?? m.tier,
         status: m.status,
         pointsBalance: m.pointsBalance,
-        pointsName: m.program.pointsName,
+        pointsName: program?.pointsName ?? "points",
       };
     }),
     more: more(p, "list_loyalty_members"),

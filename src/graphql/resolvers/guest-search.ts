@@ -6,7 +6,7 @@
 import type { GraphQLContext } from "../../context";
 import { toE164 } from "../../consent/precedence";
 import { escapeLike } from "../../db/like";
-import { join, sql, type Sql } from "../../db/scoped-sql";
+import { join, sql, type Sql, type TenantPredicate } from "../../db/scoped-sql";
 import { invalidRequest } from "../errors";
 
 export const SEARCH_LIMIT = { default: 5, max: 25 };
@@ -105,9 +105,12 @@ export function parseSearchArgs(args: { query: string; limit?: number | null }) 
   return { query, limit };
 }
 
-/** One statement: every branch the query's shape allows, each capped, grouped per candidate and ranked. */
-async function findHits(ctx: GraphQLContext, query: string, limit: number): Promise<Hit[]> {
-  return ctx.sql.query<Hit>((scoped) => {
+/**
+ * The search statement: every branch the query's shape allows, each capped, grouped per candidate
+ * and ranked; `limit + 1` rows so the caller knows whether there were more. Exported for the EXPLAIN test.
+ */
+export function searchStatement(query: string, limit: number) {
+  return (scoped: TenantPredicate): Sql => {
     const guestBranch = (field: MatchField, condition: Sql) =>
       sql`(SELECT gp.master_profile_id, gp.id AS guest_profile_id, ${field}::text AS field
            FROM guest_profiles gp WHERE ${scoped("GuestProfile", "gp")} AND ${condition} LIMIT ${BRANCH_CAP})`;
@@ -154,7 +157,7 @@ async function findHits(ctx: GraphQLContext, query: string, limit: number): Prom
       GROUP BY "masterProfileId", "guestProfileId"
       ORDER BY score DESC, "masterProfileId", "guestProfileId"
       LIMIT ${limit + 1}`;
-  });
+  };
 }
 
 interface CandidateGuestRow {
@@ -189,7 +192,7 @@ const latest = (dates: (string | null)[]) => dates.reduce<string | null>((a, d) 
 
 export async function guestSearch(_: unknown, args: { query: string; limit?: number | null }, ctx: GraphQLContext) {
   const { query, limit } = parseSearchArgs(args);
-  const hits = await findHits(ctx, query, limit);
+  const hits = await ctx.sql.query<Hit>(searchStatement(query, limit));
   const truncated = hits.length > limit;
   const shown = hits.slice(0, limit);
   if (shown.length === 0) return { query, candidates: [], truncated: false };
@@ -220,7 +223,8 @@ export async function guestSearch(_: unknown, args: { query: string; limit?: num
       phones: distinct([master?.phone, ...mine.map((g) => g.phone)]),
       properties: distinct(mine.map((g) => g.property)),
       lastStay: latest(mine.map((g) => g.lastStay)),
-      matchedOn: hit.matchedOn,
+      // An exact name match says all a prefix match would.
+      matchedOn: hit.matchedOn.includes("name") ? hit.matchedOn.filter((f) => f !== "name_prefix") : hit.matchedOn,
       score: hit.score,
     };
   });
