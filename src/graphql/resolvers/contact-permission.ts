@@ -4,6 +4,7 @@
 import type { GraphQLContext } from "../../context";
 import { effectiveConsent, normaliseContact, toE164, type EffectiveStatus } from "../../consent/precedence";
 import { invalidRequest, notFound } from "../errors";
+import { isStorableText, unstorableDetail } from "../text";
 import { evidence } from "./guest-context";
 
 const OBSERVATIONS_SHOWN = 10;
@@ -47,6 +48,10 @@ function ruleText(status: EffectiveStatus, count: number, restrictive: number): 
 }
 
 async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: GraphQLContext) {
+  for (const name of ["email", "phone", "purpose"] as const) {
+    const value = args[name];
+    if (value != null && !isStorableText(value)) throw invalidRequest(unstorableDetail(name));
+  }
   const contact = contactOf(args);
   const purpose = args.purpose.trim();
   if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");

@@ -8,6 +8,7 @@ import { effectiveConsent, type ConsentStatus } from "../../consent/precedence";
 import { GUEST_ROW, type GuestRow } from "../../db/rows";
 import { sql } from "../../db/scoped-sql";
 import { invalidRequest } from "../errors";
+import { isStorableText, unstorableDetail } from "../text";
 
 const PROFILES_SHOWN = 10;
 const CONSENTS_SHOWN = 12;
@@ -60,6 +61,7 @@ async function findPerson(ctx: GraphQLContext, args: GuestContextArgs): Promise<
   if (args.guestProfileId != null) {
     guest = await ctx.loaders.guest.load(args.guestProfileId);
   } else {
+    if (!isStorableText(args.email!)) throw invalidRequest(unstorableDetail("email"));
     const email = args.email!.trim();
     if (!email) throw invalidRequest("email must not be empty");
     // Profiles with a master profile first: the address then names the person, not one source record.

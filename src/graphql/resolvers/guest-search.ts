@@ -8,6 +8,7 @@ import { toE164 } from "../../consent/precedence";
 import { escapeLike } from "../../db/like";
 import { join, sql, type Sql, type TenantPredicate } from "../../db/scoped-sql";
 import { invalidRequest } from "../errors";
+import { isStorableText, unstorableDetail } from "../text";
 
 export const SEARCH_LIMIT = { default: 5, max: 25 };
 /** Rows each branch may contribute before ranking: more than any page, few enough to stay fast. */
@@ -95,6 +96,8 @@ function phoneDigits(query: string): string | null {
 }
 
 export function parseSearchArgs(args: { query: string; limit?: number | null }) {
+  // MCP calls run the operation in-process: check here too what /graphql's input guard checks.
+  if (!isStorableText(args.query)) throw invalidRequest(unstorableDetail("query"));
   const query = args.query.trim().replace(/\s+/g, " ");
   if (query === "") throw invalidRequest("query must not be empty: a name, e-mail, phone, source id, member number or confirmation number");
   if (query.length > MAX_QUERY_LENGTH) throw invalidRequest(`query must be at most ${MAX_QUERY_LENGTH} characters`);
