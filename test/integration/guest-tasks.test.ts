@@ -195,6 +195,7 @@ describe("guestSearch", () => {
     const result = await call("find_guests", { query: "a", limit: 2 });
     expect(result.candidates).toHaveLength(2);
     expect(result.truncated).toBe(true);
+    expect((await call("find_guests", { query: "?? !!" })).candidates).toEqual([]);
     expect(await gqlError(`query($q: String!) { guestSearch(query: $q) { truncated } }`, { q: "   " })).toBe("invalid_request");
     expect(await gqlError(`query($q: String!) { guestSearch(query: $q, limit: 26) { truncated } }`, { q: "olivia" })).toBe("invalid_request");
   });

@@ -145,6 +145,8 @@ export function searchStatement(query: string, limit: number) {
       const name = nameConditions(words);
       branches.push(guestBranch("name", name.exact), guestBranch("name_prefix", name.prefix));
     }
+    // Punctuation only ("?? !!"): nothing to look up, and still one scoped statement.
+    if (branches.length === 0) branches.push(guestBranch("name", sql`false`));
     const scores = join(
       Object.entries(SCORES).map(([field, score]) => sql`WHEN ${field} THEN ${score}::int`),
       " ",
