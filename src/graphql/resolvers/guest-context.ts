@@ -182,25 +182,34 @@ async function stays(p: Person, _: unknown, ctx: GraphQLContext) {
   return { ...row, properties: row.properties ?? [], more: more(p, "list_reservations") };
 }
 
-/** Spend per currency and category: charges and adjustments less refunds; payments are not spend. */
+/**
+ * Spend per currency and category: charges and adjustments less refunds; payments settle the bill
+ * and are not spend. A refund always reduces spend, whatever sign its source stored it with (the
+ * contract says negative; some sources and the fixtures store it positive).
+ */
 async function spend(p: Person, _: unknown, ctx: GraphQLContext) {
-  const groups = await ctx.db.transaction.groupBy({
-    by: ["currency", "category"],
-    where: { guestProfileId: { in: guestIds(p) }, kind: { in: ["charge", "adjustment", "refund"] } },
-    _sum: { amountMinor: true },
-    _count: { _all: true },
-    orderBy: [{ currency: "asc" }, { category: "asc" }],
-  });
-  const byCurrency = new Map<string, { currency: string; totalMinor: bigint; byCategory: { category: string; amountMinor: bigint; transactions: number }[] }>();
+  const groups = await ctx.sql.query<{ currency: string; category: string; amountMinor: string; transactions: number }>(
+    (scoped) => sql`SELECT x.currency, x.category,
+        sum(CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END)::text AS "amountMinor",
+        count(*)::int AS transactions
+      FROM transactions x
+      WHERE ${scoped("Transaction", "x")} AND x.guest_profile_id = ANY(${guestIds(p)}::uuid[])
+        AND x.kind IN ('charge', 'adjustment', 'refund')
+      GROUP BY x.currency, x.category`,
+  );
+  type Category = { category: string; amountMinor: bigint; transactions: number };
+  const byCurrency = new Map<string, { currency: string; totalMinor: bigint; byCategory: Category[] }>();
   for (const g of groups) {
-    const amount = g._sum.amountMinor ?? 0n;
+    const amount = BigInt(g.amountMinor);
     const entry = byCurrency.get(g.currency) ?? { currency: g.currency, totalMinor: 0n, byCategory: [] };
     entry.totalMinor += amount;
-    entry.byCategory.push({ category: g.category, amountMinor: amount, transactions: g._count._all });
+    entry.byCategory.push({ category: g.category, amountMinor: amount, transactions: g.transactions });
     byCurrency.set(g.currency, entry);
   }
-  const currencies = [...byCurrency.values()].sort((a, b) => (b.totalMinor > a.totalMinor ? 1 : b.totalMinor < a.totalMinor ? -1 : 0));
-  for (const c of currencies) c.byCategory.sort((a, b) => (b.amountMinor > a.amountMinor ? 1 : b.amountMinor < a.amountMinor ? -1 : 0));
+  // Largest first; ties by name, so the answer does not depend on the order rows arrive in.
+  const larger = (a: bigint, b: bigint) => (b > a ? 1 : b < a ? -1 : 0);
+  const currencies = [...byCurrency.values()].sort((a, b) => larger(a.totalMinor, b.totalMinor) || a.currency.localeCompare(b.currency));
+  for (const c of currencies) c.byCategory.sort((a, b) => larger(a.amountMinor, b.amountMinor) || a.category.localeCompare(b.category));
   return { byCurrency: currencies, more: more(p, "list_transactions") };
 }
 
