@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
+import fc from "fast-check";
 import { z } from "zod";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { taskTools } from "../../src/mcp/task-tools";
@@ -206,6 +207,22 @@ describe("guestSearch", () => {
     expect((await call("find_guests", { query: "?? !!" })).candidates).toEqual([]);
     expect(await gqlError(`query($q: String!) { guestSearch(query: $q) { truncated } }`, { q: "   " })).toBe("invalid_request");
     expect(await gqlError(`query($q: String!) { guestSearch(query: $q, limit: 26) { truncated } }`, { q: "olivia" })).toBe("invalid_request");
+  });
+
+  it("any text, in any script or punctuation, is an answer or invalid_request, never a 5xx", async () => {
+    const word = fc.oneof(fc.string({ unit: "grapheme", maxLength: 12 }), fc.constantFrom("%", "_", "\\", "'", "@", "+", "00", "(0)", "O'Brien", "ß", "İ"));
+    await fc.assert(
+      fc.asyncProperty(fc.array(word, { minLength: 1, maxLength: 6 }), fc.integer({ min: -1, max: 30 }), async (words, limit) => {
+        const res = await t.api
+          .post("/graphql")
+          .set("Authorization", `Bearer ${A().credentials.api_key}`)
+          .send({ query: `query($q: String!, $l: Int) { guestSearch(query: $q, limit: $l) { truncated candidates { name } } }`, variables: { q: words.join(" "), l: limit } });
+        const code = res.body.errors?.[0]?.extensions?.code;
+        // Resolver refusals are GraphQL errors on a 200; the input guard's (NUL, surrogates) are 400s.
+        expect({ server: res.status < 500, code: code ?? "ok" }).toEqual({ server: true, code: code ? "invalid_request" : "ok" });
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it("uses the indexes: EXPLAIN at a few thousand guests shows no sequential scan of guests", async () => {
