@@ -70,20 +70,34 @@ function nameSplits(words: string[]): { given: string; family: string }[] {
   return splits;
 }
 
-/** The name conditions: exact (every word equal) and prefix (each part starts with its words). */
-function nameConditions(words: string[]): { exact: Sql; prefix: Sql } {
+// Each name branch is read in its index's order (USING ~<~, the text_pattern_ops order), so the
+// planner walks the index and stops at the branch cap: a common name ("Smith": 1 guest in 40) is
+// 200 index entries, never a scan of the group. (With OR-ed conditions and no order, PostgreSQL
+// chose a sequential scan for one-word names at 1,000,000 guests: 150 ms.)
+const BY_FAMILY = sql`gcs_fold(gp.family_name) USING ~<~, gcs_fold(gp.given_name) USING ~<~`;
+const BY_GIVEN = sql`gcs_fold(gp.given_name) USING ~<~`;
+
+interface NameBranch {
+  field: "name" | "name_prefix";
+  condition: Sql;
+  orderBy: Sql;
+}
+
+/** The name branches: exact (every word equal) and prefix (each part starts with its words). */
+function nameBranches(words: string[]): NameBranch[] {
   if (words.length === 1) {
     const [w] = words;
-    return {
-      exact: sql`(${sameFolded(FAMILY, w)} OR ${sameFolded(GIVEN, w)})`,
-      prefix: sql`(${startsWith(FAMILY, w)} OR ${startsWith(GIVEN, w)})`,
-    };
+    return [
+      { field: "name", condition: sameFolded(FAMILY, w), orderBy: BY_FAMILY },
+      { field: "name", condition: sameFolded(GIVEN, w), orderBy: BY_GIVEN },
+      { field: "name_prefix", condition: startsWith(FAMILY, w), orderBy: BY_FAMILY },
+      { field: "name_prefix", condition: startsWith(GIVEN, w), orderBy: BY_GIVEN },
+    ];
   }
-  const splits = nameSplits(words);
-  return {
-    exact: sql`(${join(splits.map((s) => sql`(${sameFolded(FAMILY, s.family)} AND ${sameFolded(GIVEN, s.given)})`), " OR ")})`,
-    prefix: sql`(${join(splits.map((s) => sql`(${startsWith(FAMILY, s.family)} AND ${startsWith(GIVEN, s.given)})`), " OR ")})`,
-  };
+  return nameSplits(words).flatMap((s): NameBranch[] => [
+    { field: "name", condition: sql`${sameFolded(FAMILY, s.family)} AND ${sameFolded(GIVEN, s.given)}`, orderBy: BY_FAMILY },
+    { field: "name_prefix", condition: sql`${startsWith(FAMILY, s.family)} AND ${startsWith(GIVEN, s.given)}`, orderBy: BY_FAMILY },
+  ]);
 }
 
 /** The digits a stored phone must have: E.164 without "+", or the bare digits of an unformatted number. */
@@ -114,9 +128,10 @@ export function parseSearchArgs(args: { query: string; limit?: number | null }) 
  */
 export function searchStatement(query: string, limit: number) {
   return (scoped: TenantPredicate): Sql => {
-    const guestBranch = (field: MatchField, condition: Sql) =>
+    const guestBranch = (field: MatchField, condition: Sql, orderBy?: Sql) =>
       sql`(SELECT gp.master_profile_id, gp.id AS guest_profile_id, ${field}::text AS field
-           FROM guest_profiles gp WHERE ${scoped("GuestProfile", "gp")} AND ${condition} LIMIT ${BRANCH_CAP})`;
+           FROM guest_profiles gp WHERE ${scoped("GuestProfile", "gp")} AND ${condition}
+           ${orderBy ? sql`ORDER BY ${orderBy}` : sql``} LIMIT ${BRANCH_CAP})`;
     const branches: Sql[] = [];
     const oneWord = !query.includes(" ");
     if (query.includes("@")) {
@@ -142,8 +157,7 @@ export function searchStatement(query: string, limit: number) {
     }
     if (/\p{L}/u.test(query) && !query.includes("@")) {
       const words = query.split(/[\s,]+/).filter(Boolean).slice(0, MAX_NAME_WORDS);
-      const name = nameConditions(words);
-      branches.push(guestBranch("name", name.exact), guestBranch("name_prefix", name.prefix));
+      for (const b of nameBranches(words)) branches.push(guestBranch(b.field, b.condition, b.orderBy));
     }
     // Punctuation only ("?? !!"): nothing to look up, and still one scoped statement.
     if (branches.length === 0) branches.push(guestBranch("name", sql`false`));
