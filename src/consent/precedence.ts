@@ -55,3 +55,15 @@ export const isEligible = (c: EffectiveConsent) => c.status === "granted";
 export function normaliseContact(type: "email" | "phone", value: string): string {
   return type === "email" ? value.trim().toLowerCase() : value.replace(/[^\d+]/g, "");
 }
+
+/**
+ * A phone number in any formatting as E.164 ("+44 (0)7700-900.123", "0044 7700 900123" →
+ * "+447700900123"); null when it carries no country code ("07700 900123": the country cannot be
+ * guessed) or is not a phone number. Consent observations and guest profiles store E.164.
+ */
+export function toE164(raw: string): string | null {
+  // "(0)" is the trunk digit some write after the country code; then only digits and a leading "+".
+  let s = raw.replace(/\(0\)/g, "").replace(/[\s().\-/]/g, "");
+  if (s.startsWith("00")) s = `+${s.slice(2)}`;
+  return /^\+[1-9]\d{6,14}$/.test(s) ? s : null;
+}

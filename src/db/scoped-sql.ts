@@ -10,7 +10,7 @@ import type { Pool } from "pg";
 import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
 import type { Scope } from "../auth/scope";
-import { snakeCase, tenantSql } from "../auth/tenant-scope";
+import { snakeCase, tenantSql, type TenantModel } from "../auth/tenant-scope";
 import { countStatement } from "./sql-count";
 
 export type { Sql };
@@ -68,9 +68,18 @@ export interface Select {
   offset?: number;
 }
 
+/** The caller's tenant predicate on the table aliased `alias` that holds rows of `model`. */
+export type TenantPredicate = (model: TenantModel, alias: string) => Sql;
+
 export interface ScopedSql {
   rows<Row>(select: Select): Promise<Row[]>;
   count(select: Pick<Select, "from" | "where">): Promise<number>;
+  /**
+   * A statement written whole (joins, unions, aggregates): `build` gets `scoped(model, alias)`, the
+   * tenant predicate of each table it reads, and must AND it in for every one of them. A statement
+   * that asks for no predicate at all is refused.
+   */
+  query<Row>(build: (scoped: TenantPredicate) => Sql): Promise<Row[]>;
 }
 
 export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
@@ -89,6 +98,15 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
           s.orderBy ? Prisma.sql` ORDER BY ${s.orderBy}` : Prisma.empty
         }${s.limit !== undefined ? Prisma.sql` LIMIT ${s.limit}` : Prisma.empty}${s.offset ? Prisma.sql` OFFSET ${s.offset}` : Prisma.empty}`,
       ),
+    query: async <Row>(build: (scoped: TenantPredicate) => Sql) => {
+      let scopedTables = 0;
+      const statement = build((model, alias) => {
+        scopedTables++;
+        return tenantSql(model, scope, alias);
+      });
+      if (scopedTables === 0) throw new Error("a scoped SQL statement must carry the caller's tenant predicate");
+      return run<Row>(statement);
+    },
     count: async (s) => {
       const [row] = await run<{ n: string }>(
         Prisma.sql`SELECT count(*) AS n FROM ${Prisma.raw(TABLES[s.from])} ${Prisma.raw(ALIAS)} WHERE ${whereClause(s)}`,

@@ -76,6 +76,12 @@ const AGGREGATE_QUERIES: Record<string, (node: FieldNode) => number> = {
     const mode = node.arguments?.find((a) => a.name.value === "mode")?.value;
     return mode?.kind === Kind.VARIABLE || (mode?.kind === Kind.ENUM && mode.value !== "timeline") ? 1 : 0;
   },
+  // Ranks the matches of every search branch (resolvers/guest-search.ts).
+  "Query.guestSearch": () => 1,
+  // One person's reservations, transactions and reviews summarised (resolvers/guest-context.ts).
+  "GuestContext.stays": () => 1,
+  "GuestContext.spend": () => 1,
+  "GuestContext.reviews": () => 1,
   // One grouped count per batch of tables: a page of DEFAULT_LIMIT tables costs one aggregate.
   "Table.memberCount": () => 1 / DEFAULT_LIMIT,
 };

@@ -103,4 +103,30 @@ describe("embedded PGlite", () => {
     expect((await get("/v1/guests", manifest.unprovisioned_session_token)).body.error).toBe("tenant_not_provisioned");
     expect((await get("/v1/guests", A.credentials.session_token)).status).toBe(200);
   });
+
+  it("answers the task fields on the same migrations (gcs_fold, folded-name indexes): find her, then what we know", async () => {
+    const A = manifest.groups.A;
+    const gql = async (query: string, variables: Record<string, unknown>) => {
+      const res = await fetch(`${base}/graphql`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${A.credentials.api_key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ query, variables }),
+      });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const body = (await res.json()) as any;
+      expect(body.errors).toBeUndefined();
+      return body.data;
+    };
+    const master = A.master_with_two_guests;
+    const context = await gql(
+      `query($m: UUID) { guestContext(masterProfileId: $m) { identity { givenName familyName } consent { effective { contactValue purpose status } } } }`,
+      { m: master },
+    );
+    const { givenName, familyName } = context.guestContext.identity;
+    const found = await gql(`query($q: String!) { guestSearch(query: $q) { candidates { masterProfileId } } }`, {
+      q: `${familyName.toUpperCase()}, ${givenName.slice(0, 3)}`,
+    });
+    expect(found.guestSearch.candidates.map((c: { masterProfileId: string }) => c.masterProfileId)).toContain(master);
+    expect(context.guestContext.consent.effective).toContainEqual({ contactValue: A.consent_conflict.contact_value, purpose: "email_marketing", status: "withdrawn" });
+  });
 });

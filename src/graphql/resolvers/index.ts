@@ -5,6 +5,9 @@ import { destinationResolvers } from "./destinations";
 import { engagementResolvers } from "./engagement";
 import { eventResolvers } from "./events";
 import { guestResolvers } from "./guests";
+import { guestContextResolvers } from "./guest-context";
+import { guestSearchResolvers } from "./guest-search";
+import { contactPermissionResolvers } from "./contact-permission";
 import { loyaltyResourceResolvers } from "./loyalty-resources";
 import { masterProfileResolvers } from "./master-profiles";
 import { propertyResolvers } from "./properties";
@@ -35,4 +38,7 @@ export const resolvers = [
   tableResolvers,
   eventResolvers,
   destinationResolvers,
+  guestSearchResolvers,
+  guestContextResolvers,
+  contactPermissionResolvers,
 ];

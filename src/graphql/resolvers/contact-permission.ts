@@ -1,0 +1,85 @@
+// contactPermission (the check_contact_permission MCP tool): may we contact this e-mail or phone
+// for this purpose? The answer is spec 1.5 applied by consent/precedence.ts to every observation of
+// the contact and purpose in the caller's property group, with the rule in words and the evidence.
+import type { GraphQLContext } from "../../context";
+import { effectiveConsent, normaliseContact, toE164, type EffectiveStatus } from "../../consent/precedence";
+import { invalidRequest, notFound } from "../errors";
+import { isStorableText, unstorableDetail } from "../text";
+import { evidence } from "./guest-context";
+
+const OBSERVATIONS_SHOWN = 10;
+
+interface ContactPermissionArgs {
+  email?: string | null;
+  phone?: string | null;
+  purpose: string;
+  propertyId?: string | null;
+}
+
+const ANSWER: Record<EffectiveStatus, "allowed" | "not_allowed" | "unknown"> = {
+  granted: "allowed",
+  withdrawn: "not_allowed",
+  denied: "not_allowed",
+  unknown: "unknown",
+};
+
+/** The contact point as observations store it: lower-case e-mail or E.164 phone. */
+function contactOf(args: ContactPermissionArgs): { type: "email" | "phone"; value: string } {
+  if ((args.email == null) === (args.phone == null)) throw invalidRequest("give exactly one of email or phone");
+  if (args.email != null) {
+    const value = normaliseContact("email", args.email);
+    if (!/^[^\s@]+@[^\s@]+$/.test(value)) throw invalidRequest("email must be an e-mail address, e.g. olivia.smith@example.com");
+    return { type: "email", value };
+  }
+  const value = toE164(args.phone!);
+  if (!value) throw invalidRequest("phone must be an international number with its country code, e.g. +44 7700 900123");
+  return { type: "phone", value };
+}
+
+function ruleText(status: EffectiveStatus, count: number, restrictive: number): string {
+  switch (status) {
+    case "unknown":
+      return "No consent observation for this contact and purpose in the property group: unknown, which is never permission (spec 1.5).";
+    case "granted":
+      return `Only granted observations (${count}), none withdrawn or denied: allowed; the latest granted one is the evidence (spec 1.5).`;
+    default:
+      return `A withdrawn or denied observation beats any granted one, whatever their order (spec 1.5): ${restrictive} of ${count} observations are restrictive; the latest of them decides.`;
+  }
+}
+
+async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: GraphQLContext) {
+  for (const name of ["email", "phone", "purpose"] as const) {
+    const value = args[name];
+    if (value != null && !isStorableText(value)) throw invalidRequest(unstorableDetail(name));
+  }
+  const contact = contactOf(args);
+  const purpose = args.purpose.trim();
+  if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");
+  if (args.propertyId != null && !(await ctx.loaders.property.load(args.propertyId))) throw notFound("property", args.propertyId);
+
+  // Precedence is group-wide: a withdrawal at any property of the group decides, even for a request
+  // narrowed to one property (ctx.dbGroup, as effectiveConsents reads it).
+  const observations = await ctx.dbGroup.consentObservation.findMany({
+    where: { contactType: contact.type, contactValue: contact.value, purpose },
+    orderBy: [{ observedAt: "desc" }, { id: "asc" }],
+  });
+  const effective = effectiveConsent(observations);
+  const shown = observations.slice(0, OBSERVATIONS_SHOWN);
+  const ids = [...new Set(shown.map((o) => o.propertyId).filter((id): id is string => id !== null))];
+  const properties = await ctx.loaders.property.loadMany(ids);
+  const names = new Map(properties.flatMap((p) => (p && !(p instanceof Error) ? [[p.id, p.name] as [string, string]] : [])));
+  const decidedBy = effective.decidedBy ? observations.find((o) => o.id === effective.decidedBy!.id)! : null;
+  return {
+    answer: ANSWER[effective.status],
+    contactType: contact.type,
+    contactValue: contact.value,
+    purpose,
+    status: effective.status,
+    rule: ruleText(effective.status, observations.length, observations.filter((o) => o.status !== "granted").length),
+    decidedBy: decidedBy && evidence(decidedBy, names),
+    observations: shown.map((o) => evidence(o, names)),
+    observationCount: observations.length,
+  };
+}
+
+export const contactPermissionResolvers = { Query: { contactPermission } };

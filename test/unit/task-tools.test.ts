@@ -1,0 +1,82 @@
+// The task-shaped MCP tools as plain data and functions: their operations exist and validate, their
+// arguments are typed and described, and toVariables/toResult reshape as the tools promise.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Kind, parse, validate } from "graphql";
+import { z } from "zod";
+import { buildSchema } from "../../src/graphql/schema";
+import { snakeKeys, taskTools } from "../../src/mcp/task-tools";
+import { toE164 } from "../../src/consent/precedence";
+
+const tool = (name: string) => taskTools.find((t) => t.name === name)!;
+
+describe("task tools", () => {
+  it("are find_guests, guest_context and check_contact_permission, read-only and closed-world", () => {
+    expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission"]);
+    for (const t of taskTools) {
+      expect(t.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
+      expect(t.description.length).toBeGreaterThan(200);
+    }
+  });
+
+  it("every argument is typed and described; exactly-one arguments say so", () => {
+    for (const t of taskTools) {
+      for (const [name, schema] of Object.entries(t.inputSchema)) {
+        expect({ tool: t.name, name, description: (schema as z.ZodType).description }).toEqual({
+          tool: t.name,
+          name,
+          description: expect.any(String),
+        });
+      }
+    }
+    for (const name of ["master_profile_id", "guest_profile_id", "email"]) {
+      expect((tool("guest_context").inputSchema[name] as z.ZodType).description).toMatch(/exactly one of master_profile_id, guest_profile_id or email/);
+    }
+    const args = z.object(tool("find_guests").inputSchema).strict();
+    expect(args.safeParse({ query: "Olivia Smith", limit: 2 }).success).toBe(true);
+    expect(args.safeParse({ query: "Olivia Smith", limit: "2" }).success).toBe(false);
+    expect(args.safeParse({ query: "Olivia Smith", limit: 26 }).success).toBe(false);
+    expect(z.object(tool("guest_context").inputSchema).safeParse({ master_profile_id: "not-a-uuid" }).success).toBe(false);
+  });
+
+  it("run operations of src/mcp/operations that validate against schema.graphql", () => {
+    const document = parse(readFileSync(path.resolve(__dirname, "../../src/mcp/operations/tasks.graphql"), "utf8"));
+    expect(validate(buildSchema(), document)).toEqual([]);
+    const names = document.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : []));
+    expect(taskTools.map((t) => t.operation).sort()).toEqual([...names].sort());
+  });
+
+  it("toVariables renames the arguments given and leaves the others out", () => {
+    expect(tool("find_guests").toVariables({ query: "x" })).toEqual({ query: "x" });
+    expect(tool("guest_context").toVariables({ guest_profile_id: "g" })).toEqual({ guestProfileId: "g" });
+    expect(tool("check_contact_permission").toVariables({ phone: "+41 79", purpose: "sms_marketing", property_id: "p" })).toEqual({
+      phone: "+41 79",
+      purpose: "sms_marketing",
+      propertyId: "p",
+    });
+  });
+
+  it("toResult answers in snake_case, and says when nobody was found", () => {
+    expect(tool("guest_context").toResult({ guestContext: null })).toEqual({ found: false });
+    expect(
+      tool("guest_context").toResult({
+        guestContext: { masterProfileId: "m", stays: { lastStay: "2026-01-02", more: { tool: "list_reservations", arguments: { master_profile_id: "m" } } } },
+      }),
+    ).toEqual({ found: true, master_profile_id: "m", stays: { last_stay: "2026-01-02", more: { tool: "list_reservations", arguments: { master_profile_id: "m" } } } });
+    expect(snakeKeys([{ decidedBy: { observedAt: "t" } }])).toEqual([{ decided_by: { observed_at: "t" } }]);
+  });
+});
+
+describe("toE164", () => {
+  it.each([
+    ["+447700900123", "+447700900123"],
+    ["+44 7700 900123", "+447700900123"],
+    ["+44 (0)7700-900.123", "+447700900123"],
+    ["0044 7700 900123", "+447700900123"],
+    ["(+41) 79 123 45 67", "+41791234567"],
+  ])("%s → %s", (raw, e164) => expect(toE164(raw)).toBe(e164));
+
+  it.each(["07700 900123", "447700900123", "+0 7700 900123", "+44 77", "olivia@example.com", ""])("%s is not an international number", (raw) =>
+    expect(toE164(raw)).toBeNull(),
+  );
+});
