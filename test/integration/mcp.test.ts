@@ -337,3 +337,37 @@ describe("/mcp over raw JSON-RPC", () => {
     expect(empty.status).toBe(400);
   });
 });
+
+describe("the agent's question, end to end over HTTP", () => {
+  it("'what do we know about her, and may we e-mail her?' in 2 tool calls and under 6,000 characters", async () => {
+    const masterId = A().master_with_two_guests;
+    const person = await t.db.primary.masterProfile.findUniqueOrThrow({ where: { id: masterId }, select: { givenName: true, familyName: true } });
+    const who = `${person.givenName} ${person.familyName}`;
+    const client = await connect(A().credentials.mcp_token); // the connector token an AI client holds
+    const outputs: string[] = [];
+    const ask = async (name: string, args: Record<string, unknown>) => {
+      const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const text = (result.content[0] as { text: string }).text;
+      outputs.push(text);
+      return JSON.parse(text);
+    };
+
+    const found = await ask("find_guests", { query: who });
+    const candidate = found.candidates.find((c: { master_profile_id: string }) => c.master_profile_id === masterId);
+    expect(candidate.name).toBe(who);
+    const context = await ask("guest_context", { master_profile_id: candidate.master_profile_id });
+
+    expect(outputs).toHaveLength(2);
+    expect(outputs.join("").length).toBeLessThan(6000);
+    // Who: the person and both linked source profiles.
+    expect(`${context.identity.given_name} ${context.identity.family_name}`).toBe(who);
+    expect(context.identity.profiles).toHaveLength(2);
+    // May we e-mail her: granted at one property, withdrawn later at another, so no; with the evidence.
+    const marketing = context.consent.effective.find(
+      (c: { contact_value: string; purpose: string }) => c.contact_value === A().consent_conflict.contact_value && c.purpose === "email_marketing",
+    );
+    expect(marketing).toMatchObject({ status: "withdrawn", decided_by: { status: "withdrawn" } });
+    expect(marketing.decided_by.observed_at).toEqual(expect.any(String));
+  });
+});
