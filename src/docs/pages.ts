@@ -12,6 +12,9 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const SERVICE = "Guest Context Service";
 
+/** The document's `info`: title, summary, version and the Markdown description. */
+const info = () => openApiDocument().info as { title: string; summary: string; version: string; description: string };
+
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces become hyphens. */
 export function slug(heading: string): string {
   return heading
@@ -98,8 +101,9 @@ function scalarText(type: string, schema: Json, depth: number): string {
   return notes.length ? `${type} (${notes.join(", ")})` : type;
 }
 
+/** The description, plus the default when the prose does not already state it. */
 const withDefault = (description: string, schema: Json | undefined) =>
-  schema?.default !== undefined ? `${description} Default ${code(schema.default)}.` : description;
+  schema?.default !== undefined && !/\bdefault\b/i.test(description) ? `${description} Default ${code(schema.default)}.` : description;
 
 // ---------------------------------------------------------------------------------------------
 // /llms.txt
@@ -111,19 +115,19 @@ export function llmsTxt(): string {
   return [
     `# ${SERVICE}`,
     "",
-    `> ${openApiDocument().info.summary} Profiles, identity-resolved master profiles, stays, spend, consent, reviews, loyalty, ` +
-      "tables and the event history of a hotel or restaurant group, for AI agents (MCP at `/mcp`) and programs (REST at `/v1`).",
+    `> ${info().summary} Guest profiles, identity-resolved master profiles, stays, spend, consent, reviews, loyalty, ` +
+      "tables and the event history across every property of a group, for AI agents (MCP at `/mcp`) and programs (REST at `/v1`).",
     "",
     "Every answer is scoped to the caller's property group. Authenticate with `Authorization: Bearer <token>`: a personal " +
       `API key (\`${API_KEY_PREFIX}…\`) works on \`/v1\`, \`/graphql\` and \`/mcp\`; an MCP connector token (\`${MCP_TOKEN_PREFIX}…\`) ` +
       `on \`/mcp\` only; a partner token (\`${PARTNER_TOKEN_PREFIX}…\`) on \`/v1\` only. Each route and tool needs one scope ` +
       `(\`read:<area>\` or \`write:<area>\`); a missing scope is \`403 { "error": "forbidden", "scope": … }\`. See [${AUTH_PAGE.title}](${AUTH_PAGE.path}).`,
     "",
-    "AI agents: connect an MCP client to `POST /mcp` (streamable HTTP, stateless, JSON responses) with that header. Tools " +
-      "answer like their REST routes: lists are pages `{ data, next_cursor, has_more }` (send `next_cursor` back as " +
-      "`cursor`), errors are tool results with `isError` and the REST error body `{ error, scope?, detail? }`. Consent: no " +
-      "observation means unknown, never allowed; withdrawn or denied beat granted. `/graphql` serves the same data as " +
-      "GraphQL (`schema.graphql`) for dashboards. These documents need no credential.",
+    `AI agents: connect an MCP client to \`POST /mcp\` (streamable HTTP, stateless, JSON responses) with that header; see [${MCP_PAGE.title}](${MCP_PAGE.path}). ` +
+      "Lists, from tools and REST alike, are pages `{ data, next_cursor, has_more }`: send `next_cursor` back as `cursor`. " +
+      "Errors are `{ error, scope?, detail? }` (on MCP, a tool result with `isError`), so a bad argument can be corrected. " +
+      "Consent: withdrawn or denied beat granted, and no observation means unknown, never allowed. `/graphql` serves the " +
+      "same data as GraphQL (`schema.graphql`) for dashboards. These documents need no credential.",
     "",
     "## Docs",
     "",
@@ -151,7 +155,7 @@ export function llmsTxt(): string {
 
 /** One `## Heading` section of the OpenAPI description's Markdown, without its heading. */
 function infoSection(heading: string): string {
-  const description = String(openApiDocument().info.description);
+  const description = info().description;
   const start = description.indexOf(`## ${heading}\n`);
   if (start < 0) throw new Error(`the OpenAPI description has no section "## ${heading}"`);
   const body = description.slice(start + heading.length + 4);
@@ -245,9 +249,9 @@ export function mcpMarkdown(): string {
       "A web-app session: 403 `mcp_oauth_required`.",
     "- `X-Property-Id: <uuid>` narrows every tool to one property of the group, as on REST.",
     "- A tool needs the scope named below; without it the tool result is an error `{ \"error\": \"forbidden\", \"scope\": … }`.",
-    "- Results are the REST route's JSON body. Lists are pages `{ data, next_cursor, has_more }`: send `next_cursor` back as " +
-      "`cursor` for the next page. Errors are tool results with `isError: true` and the REST error body `{ error, scope?, detail? }`, " +
-      "so a bad argument can be corrected and retried.",
+    "- A tool that answers like a REST route returns that route's JSON body. Lists are pages `{ data, next_cursor, has_more }`: " +
+      "send `next_cursor` back as `cursor` for the next page. Errors are tool results with `isError: true` and the REST error " +
+      "body `{ error, scope?, detail? }`, so a bad argument can be corrected and retried.",
     "",
     "## Tools",
     "",
@@ -268,11 +272,14 @@ function operationSection(o: Operation, doc: Json, toolsByRoute: Map<string, Doc
     o.scope ? `Scope ${code(o.scope)}.` : "No credential needed.",
     tool ? `MCP tool [${tool.name}](${toolLink(tool.name)}).` : "",
   ].filter(Boolean);
-  const parameters = ((op.parameters ?? []) as Json[]).map((p) => resolve(p, doc));
-  const paramTable = table(
-    ["Parameter", "In", "Type", "Required", "Description"],
-    parameters.map((p) => [code(p.name), p.in, typeText(p.schema), p.required ? "yes" : "no", withDefault(String(p.description ?? ""), p.schema)]),
-  );
+  // The route's own parameters; the shared headers ($ref) are described once, under Routes.
+  const parameters = ((op.parameters ?? []) as Json[]).filter((p) => !p.$ref);
+  const paramTable = parameters.length
+    ? table(
+        ["Parameter", "In", "Type", "Required", "Description"],
+        parameters.map((p) => [code(p.name), p.in, typeText(p.schema), p.required ? "yes" : "no", withDefault(String(p.description ?? ""), p.schema)]),
+      )
+    : "No parameters.";
   const bodySchema = op.requestBody?.content?.["application/json"]?.schema as Json | undefined;
   const body = bodySchema
     ? [
@@ -338,6 +345,13 @@ export function apiMarkdown(): string {
     String(doc.info.description),
     "",
     "## Routes",
+    "",
+    "Besides its own parameters, every route takes these headers:",
+    "",
+    table(
+      ["Header", "Type", "Description"],
+      Object.values(doc.components.parameters as Record<string, Json>).map((p) => [code(p.name), typeText(p.schema), String(p.description)]),
+    ),
     "",
     ...tags.flatMap((t) => [`### ${t.name}`, "", t.description, "", ...ops.filter((o) => o.op.tags?.[0] === t.name).map((o) => operationSection(o, doc, toolsByRoute))]),
     "## Error statuses",

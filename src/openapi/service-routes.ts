@@ -43,7 +43,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
       ),
     },
     "/openapi.json": {
-      get: service("getOpenApi", "This document", "This OpenAPI document, as JSON.", {
+      get: service("getOpenApi", "The OpenAPI document", "This OpenAPI document, as JSON.", {
         description: "The OpenAPI 3.1 document.",
         content: {
           "application/json": {
