@@ -16,6 +16,7 @@ import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
+import { mountDocs } from "./docs";
 import { validationRules } from "./graphql/limits";
 import { inputGuardPlugin } from "./graphql/input-guard";
 import { sendError } from "./rest/respond";
@@ -189,6 +190,7 @@ export async function createApp(services: Services): Promise<App> {
     res.status(405).json({ error: "method_not_allowed", detail: `${req.method} is not allowed here; the MCP server takes POST only` });
   });
   mountOpenApi(app); // GET /openapi.json and GET /docs
+  mountDocs(app); // GET /llms.txt and the Markdown documents for agents
 
   app.use((req, res) => {
     res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}` });

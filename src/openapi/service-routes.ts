@@ -1,6 +1,8 @@
-// The routes outside /v1 that the document describes: health, readiness, the document itself and
-// its reference page. They need no credential. (/graphql has schema.graphql as its contract and
-// /mcp is outside the spec's document; see UNDOCUMENTED_ROUTES in index.ts.)
+// The routes outside /v1 that the document describes: health, readiness, the document itself, its
+// reference page and the documents for agents (src/docs/catalog.ts). They need no credential.
+// (/graphql has schema.graphql as its contract and /mcp is outside the spec's document; see
+// UNDOCUMENTED_ROUTES in index.ts.)
+import { DOC_PAGES } from "../docs/catalog";
 import { COMMON_HEADERS, errorRef } from "./errors";
 import type { OperationObject } from "./generate";
 
@@ -41,7 +43,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
       ),
     },
     "/openapi.json": {
-      get: service("getOpenApi", "This document", "This OpenAPI document, as JSON.", {
+      get: service("getOpenApi", "The OpenAPI document", "This OpenAPI document, as JSON.", {
         description: "The OpenAPI 3.1 document.",
         content: {
           "application/json": {
@@ -60,5 +62,21 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
         content: { "text/html": { schema: { type: "string" } } },
       }),
     },
+    ...Object.fromEntries(
+      DOC_PAGES.map((page) => [
+        page.path,
+        {
+          get: service(docOperationId(page.path), page.title, page.summary, {
+            description: page.contentType === "text/plain" ? "Plain text in the llms.txt Markdown format." : "A Markdown document.",
+            content: { [page.contentType]: { schema: { type: "string" } } },
+          }),
+        },
+      ]),
+    ),
   };
+}
+
+/** `/llms.txt` → getLlmsTxt, `/docs/api.md` → getDocsApiMd */
+function docOperationId(path: string): string {
+  return "get" + path.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join("");
 }

@@ -734,7 +734,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * This document
+         * The OpenAPI document
          * @description This OpenAPI document, as JSON.
          */
         get: operations["getOpenApi"];
@@ -758,6 +758,86 @@ export interface paths {
          * @description A readable reference rendered from this document (Redoc), served entirely by the service.
          */
         get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/llms.txt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * llms.txt
+         * @description What the service is, how to authenticate, the MCP tools and the REST routes, with links to the Markdown documents (the llms.txt convention).
+         */
+        get: operations["getLlmsTxt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/auth.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authentication and scopes
+         * @description The token kinds and where each works, the scopes, and which routes and MCP tools need each scope.
+         */
+        get: operations["getDocsAuthMd"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/mcp.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * MCP tools
+         * @description How to connect an MCP client to /mcp, and every tool with its arguments, scope and result.
+         */
+        get: operations["getDocsMcpMd"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/api.md": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * REST API reference
+         * @description Every route with its parameters, scope, response shape and error statuses, and every record, in Markdown (rendered from the OpenAPI document).
+         */
+        get: operations["getDocsApiMd"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4119,6 +4199,106 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+        };
+    };
+    getLlmsTxt: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Plain text in the llms.txt Markdown format. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getDocsAuthMd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A Markdown document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                };
+            };
+        };
+    };
+    getDocsMcpMd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A Markdown document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                };
+            };
+        };
+    };
+    getDocsApiMd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A Markdown document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
                 };
             };
         };

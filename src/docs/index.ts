@@ -1,0 +1,23 @@
+// GET /llms.txt and the Markdown documents it links to: for agents that read docs before they call.
+// Rendered once per process (they depend on code only); no credential needed.
+import type { Express } from "express";
+import { API_PAGE, AUTH_PAGE, LLMS_TXT, MCP_PAGE, type DocPage } from "./catalog";
+import { apiMarkdown, authMarkdown, llmsTxt, mcpMarkdown } from "./pages";
+
+export { DOC_PAGES } from "./catalog";
+
+const RENDERERS: [DocPage, () => string][] = [
+  [LLMS_TXT, llmsTxt],
+  [AUTH_PAGE, authMarkdown],
+  [MCP_PAGE, mcpMarkdown],
+  [API_PAGE, apiMarkdown],
+];
+
+export function mountDocs(app: Express): void {
+  for (const [page, render] of RENDERERS) {
+    const text = render();
+    app.get(page.path, (_req, res) => {
+      res.type(page.contentType).send(text);
+    });
+  }
+}
