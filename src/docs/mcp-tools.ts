@@ -1,8 +1,12 @@
-// The MCP tools as the docs describe them. This is the one place that knows where tool metadata
-// lives: today the route table's `mcp` entries (one read-only tool per route, its arguments the
-// route's path and query parameters). When the tools move (src/mcp), point this function there.
+// The MCP tools as the docs describe them, read from the tables /mcp is built from: the route tools
+// of src/mcp/tools.ts (arguments as the OpenAPI document gives the route's parameters) and the task
+// tools of src/mcp/task-tools.ts (arguments from their input schemas).
 import { openApiDocument, openApiPath } from "../openapi";
+import { z } from "zod";
 import { routes } from "../rest/routes";
+import { ROUTE_TOOLS } from "../mcp/tools";
+import { taskTools } from "../mcp/task-tools";
+import { routeKey } from "../openapi/generate";
 import type { JsonSchema } from "../openapi/selection-schema";
 
 export interface ToolArgument {
@@ -33,21 +37,49 @@ interface Parameter {
 
 export function documentedMcpTools(): DocumentedTool[] {
   const paths = openApiDocument().paths;
-  return routes.flatMap((route) => {
-    if (!route.mcp) return [];
+  const tasks: DocumentedTool[] = taskTools.map((task) => {
+    const json = z.toJSONSchema(z.object(task.inputSchema)) as { properties?: Record<string, JsonSchema>; required?: string[] };
+    return {
+      name: task.name,
+      description: task.description,
+      scope: task.scope,
+      readOnly: task.annotations.readOnlyHint === true,
+      arguments: Object.entries(json.properties ?? {}).map(([name, schema]) => ({
+        name,
+        required: json.required?.includes(name) ?? false,
+        description: String(schema.description ?? ""),
+        schema,
+      })),
+    };
+  });
+  const routeTools = routes.flatMap((route) => {
+    const tool = ROUTE_TOOLS[routeKey(route)];
+    if (!tool) return [];
     const path = openApiPath(route.path);
-    const parameters = (paths[path][route.method.toLowerCase()].parameters as (Parameter | { $ref: string })[]).filter(
+    const operation = paths[path][route.method.toLowerCase()];
+    const parameters = (operation.parameters as (Parameter | { $ref: string })[]).filter(
       (p): p is Parameter => "name" in p && (p.in === "path" || p.in === "query"),
     );
+    const body = (operation.requestBody as { content: Record<string, { schema: { properties?: Record<string, JsonSchema>; required?: string[] } }> } | undefined)
+      ?.content["application/json"].schema;
     return [
       {
-        name: route.mcp.tool,
-        description: route.mcp.description,
+        name: tool.name,
+        description: tool.description,
         scope: route.scope,
         route: { method: route.method, path },
-        readOnly: route.method === "GET",
-        arguments: parameters.map((p) => ({ name: p.name, required: p.required, description: p.description, schema: p.schema })),
+        readOnly: !route.scope.startsWith("write:"),
+        arguments: [
+          ...parameters.map((p) => ({ name: p.name, required: p.required, description: p.description, schema: p.schema })),
+          ...Object.entries(body?.properties ?? {}).map(([name, schema]) => ({
+            name,
+            required: body?.required?.includes(name) ?? false,
+            description: String(schema.description ?? ""),
+            schema,
+          })),
+        ],
       },
     ];
   });
+  return [...tasks, ...routeTools];
 }

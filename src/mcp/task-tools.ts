@@ -10,6 +10,8 @@ export interface TaskTool {
   title: string;
   /** Written for a model: what it answers, when to use it, what to call next. */
   description: string;
+  /** The scope the credential must hold for the tool to be listed (the operation's root field's). */
+  scope: string;
   /** The named operation in src/mcp/operations/*.graphql. */
   operation: string;
   /** Typed arguments, each with a description. */
@@ -60,6 +62,7 @@ const ONE_OF_CONTACT = "Give exactly one of email or phone.";
 
 const findGuests: TaskTool = {
   name: "find_guests",
+  scope: "read:guests",
   title: "Find guests",
   description: [
     "Find who a guest is from one free-text query: a full name in either order (\"Olivia Smith\" or \"smith olivia\"; accents and case",
@@ -103,6 +106,7 @@ const findGuests: TaskTool = {
 
 const guestContext: TaskTool = {
   name: "guest_context",
+  scope: "read:guests",
   title: "Everything about one guest",
   description: [
     "Everything known about one person in one call, compact: identity (names, e-mails, phones, linked source profiles with property",
@@ -232,6 +236,7 @@ const guestContext: TaskTool = {
 
 const checkContactPermission: TaskTool = {
   name: "check_contact_permission",
+  scope: "read:consents",
   title: "May we contact them?",
   description: [
     "Whether an e-mail address or phone number may be contacted for a purpose (email_marketing, sms_marketing …):",

@@ -324,6 +324,7 @@ function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: T
     name: task.name,
     title: task.title,
     description: task.description,
+    scope: task.scope,
     // Loose, so that an unknown argument reaches rejectUnknown (the SDK would drop it silently).
     inputSchema: z.looseObject(task.inputSchema).meta({ additionalProperties: false }),
     outputSchema: task.outputSchema,

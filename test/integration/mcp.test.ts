@@ -20,6 +20,7 @@ import { startTestApp, type TestApp } from "../helpers/app";
  */
 const propertyName: TaskTool = {
   name: "test_property_name",
+  scope: "read:properties",
   title: "Property name (test only)",
   description: "Test only: the name of one property.",
   operation: "GetProperty",
