@@ -49,7 +49,7 @@ export const ROUTE_TOOLS: Record<string, { name: string; description: string }> 
     description:
       "Lists guest profiles: one guest as one source system knows them (name, e-mail, phone, language, country). " +
       "Filter by email, property_id, master_profile_id, or source_id with integration_id. To find a person by name or " +
-      "any contact point, prefer search_master_profiles. Each row's master_profile_id is the person across sources: " +
+      "any contact point, use find_guests (it searches every identifier at once). Each row's master_profile_id is the person across sources: " +
       `pass it to get_master_profile or to the other list tools. ${PAGING}`,
   },
   "GET /v1/guests/{id}": {
@@ -59,8 +59,9 @@ export const ROUTE_TOOLS: Record<string, { name: string; description: string }> 
   "GET /v1/master-profiles": {
     name: "search_master_profiles",
     description:
-      "Searches master profiles: one real person merged across source systems and properties. q matches given name, " +
-      "family name or e-mail (case-insensitive substring of one field); email matches exactly. Each row's id is the " +
+      "Lists master profiles (one real person merged across source systems and properties) by filters: q is a " +
+      "case-insensitive substring of given name, family name or e-mail (one field), email matches exactly, vip, " +
+      "property_id. To find someone by full name, phone or any other identifier, use find_guests. Each row's id is the " +
       "master_profile_id that list_reservations, list_transactions, list_consent_observations, list_reviews, " +
       `list_loyalty_members, list_actions and guest_events filter by. ${PAGING}`,
   },
