@@ -1,5 +1,4 @@
-// gcs: serve | deliver | migrate | fixtures | keys create|list|revoke | partners create|token | connectors list|revoke
-// | secrets rotate
+// gcs: serve | deliver | migrate | fixtures | keys create|list|revoke | partners create|token | secrets rotate
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -8,7 +7,6 @@ import { openDatabase, type Database } from "../db/database";
 import { migrate } from "../db/migrate";
 import { createApiKey, createPartnerCredential, issuePartnerAccessToken, listApiKeys, revokeApiKey } from "../auth/credentials";
 import { resolveSessionKey } from "../auth/session";
-import { listConnectors, revokeGrant } from "../oauth/provider";
 import { loadFixtures, MIN_GUESTS } from "../fixtures";
 import { startServer } from "../server";
 import { announceEmbeddedDemo } from "./demo";
@@ -28,9 +26,6 @@ const USAGE = `usage: gcs <command>
   keys revoke <key-id>
   partners create --group <uuid> --name <name> --scopes <s1,s2>
   partners token --client-id <id> --client-secret <secret> [--ttl <seconds>]
-  connectors list [--group <uuid>] [--json]
-                                          AI clients approved through the MCP OAuth flow; no secrets
-  connectors revoke <connector-id>        revokes the connector's access and refresh tokens
   secrets rotate [--json]                 re-seal destination secrets under GCS_DELIVERY_SECRET_KEY`;
 
 class UsageError extends Error {}
@@ -56,8 +51,6 @@ async function main(argv: string[]): Promise<number> {
       return keys(config, sub, argv.slice(2));
     case "partners":
       return partners(config, sub, argv.slice(2));
-    case "connectors":
-      return connectors(config, sub, argv.slice(2));
     case "secrets":
       return secrets(config, sub, argv.slice(2));
     default:
@@ -205,33 +198,6 @@ async function partners(config: Config, sub: string | undefined, args: string[])
     });
   }
   throw new UsageError("partners needs create or token");
-}
-
-async function connectors(config: Config, sub: string | undefined, args: string[]): Promise<number> {
-  if (sub === "list") {
-    const { values } = parseArgs({ args, options: { group: { type: "string" }, json: { type: "boolean", default: false } } });
-    if (values.group !== undefined && !/^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$/i.test(values.group)) {
-      throw new UsageError("--group must be a property group uuid");
-    }
-    return withDatabase(config, true, async (db) => {
-      const rows = await listConnectors(db.primary, values.group);
-      if (values.json) return console.log(JSON.stringify(rows));
-      for (const c of rows) {
-        const state = c.revokedAt ? `revoked ${c.revokedAt.toISOString()}` : "active";
-        const used = c.lastUsedAt ? `tokens ${c.lastUsedAt.toISOString()}` : "no tokens yet";
-        console.log([c.id, c.clientName ?? "-", c.clientId, c.propertyGroupId, c.scopes.join(","), `approved by key ${c.approvedByApiKeyId}`, used, state].join("\t"));
-      }
-    });
-  }
-  if (sub === "revoke") {
-    const id = args[0];
-    if (!id) throw new UsageError("connectors revoke needs a connector id (from connectors list)");
-    return withDatabase(config, true, async (db) => {
-      if (!(await revokeGrant(db.primary, id))) throw new Error(`no active connector ${id}`);
-      console.log(`revoked ${id}: its access and refresh tokens no longer work`);
-    });
-  }
-  throw new UsageError("connectors needs list or revoke");
 }
 
 async function secrets(config: Config, sub: string | undefined, args: string[]): Promise<number> {
