@@ -1,6 +1,8 @@
 // Per test file: a database cloned from the fixture template, the real app on it, supertest, and
 // the fixture manifest with real credentials.
 import { readFileSync } from "node:fs";
+import { Writable } from "node:stream";
+import pino from "pino";
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
 import request from "supertest";
@@ -64,4 +66,16 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
       await clone.drop();
     },
   };
+}
+
+/** An info-level logger whose lines (pino's JSON text, one per entry) a test can read. */
+export function capturingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split("\n").filter(Boolean));
+      done();
+    },
+  });
+  return { logger: pino({ level: "info" }, sink), lines };
 }

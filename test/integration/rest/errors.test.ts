@@ -1,20 +1,9 @@
 // Errors that are not about one route: unknown routes, wrong methods, malformed bodies, faults.
-import { Writable } from "node:stream";
-import pino from "pino";
-import { startTestApp, type TestApp } from "../../helpers/app";
+import { capturingLogger, startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;
-const logLines: string[] = [];
+const { logger, lines: logLines } = capturingLogger();
 beforeAll(async () => {
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk, _enc, cb) {
-        logLines.push(String(chunk));
-        cb();
-      },
-    }),
-  );
   t = await startTestApp({}, logger);
 });
 afterAll(() => t.close());

@@ -1,23 +1,16 @@
 // Data on the wire: personal data is never cached or sniffed, cross-origin access only for listed
 // origins, and the access log names who made each request (never their secret).
-import { Writable } from "node:stream";
-import pino from "pino";
 import { loadConfig } from "../../../src/config";
-import { startTestApp, type TestApp } from "../../helpers/app";
+import { capturingLogger, startTestApp, type TestApp } from "../../helpers/app";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 describe("response headers", () => {
   let t: TestApp;
-  const lines: Record<string, unknown>[] = [];
+  const { logger, lines: text } = capturingLogger();
+  const lines = () => text.map((line) => JSON.parse(line) as Record<string, unknown>);
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
-    t = await startTestApp({}, pino({ level: "info" }, sink));
+    t = await startTestApp({}, logger);
   });
   afterAll(() => t.close());
 
@@ -54,12 +47,12 @@ describe("response headers", () => {
     const c = t.manifest.groups.A.credentials;
     await t.api.get("/v1/properties").set(bearer(c.api_key)).set("X-Request-Id", "audit-probe-1");
     await t.api.post("/graphql").set(bearer(c.static_token)).set("X-Request-Id", "audit-probe-2").send({ query: "{ viewer { kind } }" });
-    const line = (id: string) => lines.find((l) => l.requestId === id && l.msg === "request") as Record<string, unknown>;
+    const line = (id: string) => lines().find((l) => l.requestId === id && l.msg === "request") as Record<string, unknown>;
     const rest = line("audit-probe-1");
     expect(rest.credential).toEqual({ kind: "api_key", id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(rest.propertyGroupId).toBe(t.manifest.groups.A.id);
     expect((line("audit-probe-2").credential as { kind: string }).kind).toBe("static");
-    const all = JSON.stringify(lines);
+    const all = text.join("\n");
     for (const token of [c.api_key, c.static_token]) expect(all).not.toContain(token);
   });
 });

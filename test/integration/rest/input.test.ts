@@ -1,24 +1,13 @@
 // Input rules (issue 13, "no input yields a 5xx"): each case here answered 500 (or was silently
 // accepted) before. Inherited names, NUL and lone surrogates, dates PostgreSQL cannot hold, bodies
 // that are not JSON in UTF-8, session tokens with odd claims, and the /mcp transport's edges.
-import { Writable } from "node:stream";
-import pino from "pino";
 import { issueSessionToken } from "../../../src/auth/session";
 import { routes, type RouteSpec } from "../../../src/rest/routes";
-import { startTestApp, type TestApp } from "../../helpers/app";
+import { capturingLogger, startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;
-const logLines: string[] = [];
+const { logger, lines: logLines } = capturingLogger();
 beforeAll(async () => {
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk, _enc, cb) {
-        logLines.push(String(chunk));
-        cb();
-      },
-    }),
-  );
   t = await startTestApp({}, logger);
 });
 afterAll(() => t.close());
