@@ -1,15 +1,11 @@
 // Once per test run: start PostgreSQL 15, build a template database (migrations + fixtures), and
 // hand workers its address and the fixture manifest. Each test file then clones the template.
-import { deliverySecretKey } from "../../src/delivery/run";
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { openDatabase } from "../../src/db/database";
-import { resolveSessionKey } from "../../src/auth/session";
-import { loadConfig } from "../../src/config";
-import { loadFixtures } from "../../src/fixtures";
 import { TEMPLATE_DB, withDatabase } from "./database-url";
+import { loadTestFixtures } from "./own-postgres";
 import { startTestPostgres } from "./postgres";
 
 export default async function globalSetup() {
@@ -21,17 +17,7 @@ export default async function globalSetup() {
   await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`);
   await admin.end();
 
-  const templateUrl = withDatabase(adminUrl, TEMPLATE_DB);
-  const db = await openDatabase({ databaseUrl: templateUrl, dataDir: "", poolSize: 4 });
-  const config = loadConfig({});
-  const manifest = await loadFixtures(db.primary, {
-    seed: 7,
-    guests: 40,
-    sessionKey: await resolveSessionKey(config.session, db.primary),
-    deliveryKey: await deliverySecretKey(config, db.primary),
-    progress: () => undefined,
-  });
-  await db.close();
+  const manifest = await loadTestFixtures(withDatabase(adminUrl, TEMPLATE_DB), 40);
 
   const manifestPath = path.join(os.tmpdir(), `gcs-test-manifest-${process.pid}.json`);
   writeFileSync(manifestPath, JSON.stringify(manifest));

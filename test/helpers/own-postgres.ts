@@ -10,15 +10,22 @@ import { startTestPostgres, type TestPostgres } from "./postgres";
 
 export async function startOwnPostgres(): Promise<{ pg: TestPostgres; manifest: FixtureManifest }> {
   const pg = await startTestPostgres();
-  const db = await openDatabase({ databaseUrl: pg.adminUrl(), dataDir: "", poolSize: 4 }); // applies the migrations
-  const config = loadConfig({});
-  const manifest = await loadFixtures(db.primary, {
-    seed: 7,
-    guests: 12,
-    sessionKey: await resolveSessionKey(config.session, db.primary),
-    deliveryKey: await deliverySecretKey(config, db.primary),
-    progress: () => undefined,
-  });
-  await db.close();
-  return { pg, manifest };
+  return { pg, manifest: await loadTestFixtures(pg.adminUrl(), 12) };
+}
+
+/** Migrates the database at `databaseUrl` and loads the fixture tenants (seed 7) into it. */
+export async function loadTestFixtures(databaseUrl: string, guests: number): Promise<FixtureManifest> {
+  const db = await openDatabase({ databaseUrl, dataDir: "", poolSize: 4 }); // applies the migrations
+  try {
+    const config = loadConfig({});
+    return await loadFixtures(db.primary, {
+      seed: 7,
+      guests,
+      sessionKey: await resolveSessionKey(config.session, db.primary),
+      deliveryKey: await deliverySecretKey(config, db.primary),
+      progress: () => undefined,
+    });
+  } finally {
+    await db.close();
+  }
 }

@@ -5,7 +5,7 @@
 // are (`more`: the list tool and its arguments) and whether it shows only some (`truncated`).
 import type { GraphQLContext } from "../../context";
 import { effectiveConsent, type ConsentStatus } from "../../consent/precedence";
-import { GUEST_ROW, type GuestRow } from "../../db/rows";
+import { GUEST_ROW, MASTER_PROFILE_ROW, type GuestRow } from "../../db/rows";
 import { sql } from "../../db/scoped-sql";
 import { invalidRequest } from "../errors";
 import { isStorableText, unstorableDetail } from "../text";
@@ -33,20 +33,9 @@ export interface Person {
   guests: GuestRow[];
 }
 
-const MASTER_SHAPE = {
-  id: "value",
-  givenName: "value",
-  familyName: "value",
-  email: "value",
-  phone: "value",
-  language: "value",
-  countryCode: "value",
-  vip: "value",
-} as const;
-
 async function masterPerson(ctx: GraphQLContext, masterProfileId: string): Promise<Person | null> {
   const [[master], guests] = await Promise.all([
-    ctx.sql.rows<MasterRow>({ from: "MasterProfile", shape: MASTER_SHAPE, where: [sql`t.id = ${masterProfileId}::uuid`], limit: 1 }),
+    ctx.sql.rows<MasterRow>({ from: "MasterProfile", shape: MASTER_PROFILE_ROW, where: [sql`t.id = ${masterProfileId}::uuid`], limit: 1 }),
     ctx.loaders.guestsByMasterProfile(GUEST_ROW).load(masterProfileId),
   ]);
   return master ? { masterProfileId, master, guests } : null;
