@@ -33,7 +33,8 @@ session tokens may not send it; a property-pinned API key ignores it.
 Cross-origin access is off unless the operator lists origins in \`GCS_CORS_ORIGINS\`. A listed origin
 gets \`Access-Control-Allow-Origin\` on its responses and \`204\` answers to its \`OPTIONS\` preflights
 (methods \`GET\`, \`POST\`; headers \`Authorization\`, \`Content-Type\`, \`X-Property-Id\`,
-\`X-Request-Id\`), and may read \`X-Request-Id\`, \`RateLimit\`, \`RateLimit-Policy\` and \`Retry-After\`.
+\`X-Request-Id\`), and may read \`X-Request-Id\`, \`RateLimit\`, \`RateLimit-Policy\`, \`Retry-After\`,
+\`Deprecation\` and \`Sunset\`.
 Every \`/v1\` response carries \`Cache-Control: no-store\` and \`X-Content-Type-Options: nosniff\`.
 
 ## Pagination
