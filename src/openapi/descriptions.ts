@@ -94,6 +94,8 @@ export interface RouteProse {
   sessionOnly?: boolean;
   /** More named examples of the 200 body, beside the one generate.ts composes from examples.ts. */
   examples?: Record<string, { summary: string; value: unknown }>;
+  /** The 200 example, where the one composed from examples.ts would mislead. */
+  responseExample?: unknown;
   /** Per-route parameter examples, over the shared PARAMETERS (a `kind` is an enum on some routes). */
   parameterExamples?: Record<string, unknown>;
   /** An example request body: a test posts it to a real server and expects 200. */
@@ -301,6 +303,12 @@ export const ROUTES: Record<string, RouteProse> = {
     response: "An offset page of members (`added_at` is null in a preview).",
     parameters: { member_type: "Whether members are guest profiles or master profiles." },
     requestExample: { member_type: "guest_profile", filter_doc: FILTER_DOC_EXAMPLE, limit: 50, include_total: true },
+    responseExample: {
+      data: [{ ...(RECORD_EXAMPLES.TableMember as object), added_at: null }],
+      has_more: true,
+      next_offset: 50,
+      total_count: 312,
+    },
   },
   "GET /v1/tables/{id}": {
     tag: "Tables",

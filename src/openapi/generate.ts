@@ -64,7 +64,7 @@ export function generateOpenApi(): Generated {
   // Response examples are composed once every record component exists.
   for (const route of routes) {
     const media = (paths[openApiPath(route.path)][route.method.toLowerCase()].responses["200"] as { content: Record<string, JsonSchema> }).content["application/json"];
-    const value = exampleOf(media.schema as JsonSchema, components.schemas, routeKey(route), gaps);
+    const value = ROUTES[routeKey(route)]?.responseExample ?? exampleOf(media.schema as JsonSchema, components.schemas, routeKey(route), gaps);
     const more = ROUTES[routeKey(route)]?.examples;
     if (more) media.examples = { typical: { summary: ROUTES[routeKey(route)].response, value }, ...more };
     else media.example = value;

@@ -5477,7 +5477,7 @@ export interface operations {
                      *         {
                      *           "member_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
                      *           "member_type": "guest_profile",
-                     *           "added_at": "2026-02-01T10:00:05.000Z",
+                     *           "added_at": null,
                      *           "guest": {
                      *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
                      *             "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
@@ -5501,7 +5501,7 @@ export interface operations {
                      *       ],
                      *       "has_more": true,
                      *       "next_offset": 50,
-                     *       "total_count": 1284
+                     *       "total_count": 312
                      *     }
                      */
                     "application/json": components["schemas"]["TableMemberPage"];

@@ -189,9 +189,10 @@ describe("examples: every operation, parameter and body, each valid against its 
     expect(validator.checkValue(`${key} body`, media.schema, media.example)).toEqual([]);
   });
 
-  it("the preview's body example is a real filter document, not {}", () => {
-    const body = operationOf({ method: "POST", path: "/v1/tables/preview" }).requestBody.content["application/json"].example;
-    expect(Object.keys(body.filter_doc)).toEqual(["and"]);
+  it("the preview's body example is a real filter document, not {}, and its answer has no added_at", () => {
+    const preview = operationOf({ method: "POST", path: "/v1/tables/preview" });
+    expect(Object.keys(preview.requestBody.content["application/json"].example.filter_doc)).toEqual(["and"]);
+    expect(preview.responses["200"].content["application/json"].example.data[0].added_at).toBeNull();
   });
 
   it("a get-by-id example shows the record its id parameter names", () => {
