@@ -19,6 +19,7 @@ import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
 import { validationRules } from "./graphql/limits";
 import { inputGuardPlugin } from "./graphql/input-guard";
+import { loadTrustedDocuments, trustedDocumentsPlugin } from "./graphql/trusted-documents";
 import { sendError } from "./rest/respond";
 import { corsFor, securityHeaders } from "./http/headers";
 import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
@@ -126,6 +127,8 @@ export async function createApp(services: Services): Promise<App> {
     }
   });
 
+  // Read at start-up, so a missing or malformed allow-list stops the service instead of a request.
+  const trusted = services.config.graphqlTrustedDocuments ? [trustedDocumentsPlugin(loadTrustedDocuments(services.config.graphqlTrustedDocuments))] : [];
   const apollo = new ApolloServer({
     // The schema, executed by graphql-jit; results over the response cap answer response_too_large.
     gateway: compiledExecutorGateway(schema, services.config.graphqlMaxResponseBytes),
@@ -138,7 +141,7 @@ export async function createApp(services: Services): Promise<App> {
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), faultStatus],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, faultStatus],
     formatError: (formatted, error) => maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults),
   });
   await apollo.start();

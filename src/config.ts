@@ -36,6 +36,8 @@ const envSchema = z.object({
   GCS_GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(100),
   GCS_GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
   GCS_GRAPHQL_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).default(5 * 1024 * 1024),
+  // Path to a JSON file of the sha256 hashes of the only documents /graphql runs (src/graphql/trusted-documents.ts).
+  GCS_GRAPHQL_TRUSTED_DOCUMENTS: z.string().min(1).optional(),
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
   // Key that seals destination connection secrets (src/delivery/secret-box.ts): a raw 32-byte key
   // as `base64:…` or 64 hex chars, or a passphrase. Unset: generated once and kept in the database,
@@ -114,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlMaxAliases: e.GCS_GRAPHQL_MAX_ALIASES,
     graphqlMaxTokens: e.GCS_GRAPHQL_MAX_TOKENS,
     graphqlMaxResponseBytes: e.GCS_GRAPHQL_MAX_RESPONSE_BYTES,
+    graphqlTrustedDocuments: e.GCS_GRAPHQL_TRUSTED_DOCUMENTS,
     rateLimit: {
       limit: e.GCS_RATE_LIMIT ?? (e.DATABASE_URL ? DEFAULT_RATE_LIMIT : 0),
       windowS: e.GCS_RATE_LIMIT_WINDOW_S,

@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   query_too_complex: 400,
   unsupported_operation: 400,
   response_too_large: 400,
+  // /graphql only, with GCS_GRAPHQL_TRUSTED_DOCUMENTS (src/graphql/trusted-documents.ts).
+  untrusted_document: 400,
   unauthorized: 401,
   forbidden: 403,
   tenant_not_provisioned: 403,
@@ -64,8 +66,11 @@ export const responseTooLarge = (maxBytes: number) =>
     `the response would be larger than ${maxBytes} bytes; ask for fewer rows or fields (a smaller limit, fewer aliases)`,
   );
 
+export const untrustedDocument = () =>
+  apiError("untrusted_document", "this service runs only trusted documents (GCS_GRAPHQL_TRUSTED_DOCUMENTS); this document's sha256 is not one of them");
+
 /** Codes only /graphql answers: the /v1 document does not list them. */
-export const GRAPHQL_ONLY_CODES: ReadonlySet<ErrorCode> = new Set(["query_too_complex", "unsupported_operation", "response_too_large"]);
+export const GRAPHQL_ONLY_CODES: ReadonlySet<ErrorCode> = new Set(["query_too_complex", "unsupported_operation", "response_too_large", "untrusted_document"]);
 
 /** The same error with an HTTP status for Apollo: failures before execution (auth) and the response cap. */
 export function withHttpStatus(err: unknown): unknown {

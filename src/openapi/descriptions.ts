@@ -1,11 +1,16 @@
 // The hand-written part of the OpenAPI document: what a person or an agent reads. Everything a
-// machine checks (paths, parameters, types, statuses) is derived from the code in generate.ts; a
-// unit test fails when a route, parameter or record has no prose here.
+// machine checks (paths, parameters, types, statuses) is derived from the code in generate.ts;
+// records, their members and filter parameters are described once, in schema.graphql. A unit test
+// fails when a route, parameter or record has no prose here or there.
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../pagination/keyset";
 import { MAX_OFFSET } from "../pagination/offset";
+import { ROLLUP_DEPRECATION } from "../rest/routes";
+import { CURSOR_EXAMPLE, FILTER_DOC_EXAMPLE, IDS, RECORD_EXAMPLES } from "./examples";
 import type { JsonSchema } from "./selection-schema";
 
 export const API_VERSION = "1.0.0";
+
+const isoDate = (d: Date) => d.toISOString().slice(0, 10);
 
 export const INFO_DESCRIPTION = `
 Read-only access to a hotel or restaurant group's guest data: profiles, identity-resolved master
@@ -28,7 +33,8 @@ session tokens may not send it; a property-pinned API key ignores it.
 Cross-origin access is off unless the operator lists origins in \`GCS_CORS_ORIGINS\`. A listed origin
 gets \`Access-Control-Allow-Origin\` on its responses and \`204\` answers to its \`OPTIONS\` preflights
 (methods \`GET\`, \`POST\`; headers \`Authorization\`, \`Content-Type\`, \`X-Property-Id\`,
-\`X-Request-Id\`), and may read \`X-Request-Id\`, \`RateLimit\`, \`RateLimit-Policy\` and \`Retry-After\`.
+\`X-Request-Id\`), and may read \`X-Request-Id\`, \`RateLimit\`, \`RateLimit-Policy\`, \`Retry-After\`,
+\`Deprecation\` and \`Sunset\`.
 Every \`/v1\` response carries \`Cache-Control: no-store\` and \`X-Content-Type-Options: nosniff\`.
 
 ## Pagination
@@ -56,7 +62,9 @@ or lone UTF-16 surrogates, and dates and instants must fall in the years 0001 to
 
 ## Versioning
 The version is the path prefix \`/v1\`; this description is versioned ${API_VERSION}. \`mode=rollup\` on
-\`GET /v1/events\` is a deprecated alias of \`mode=latest\`: answers say \`latest\`.
+\`GET /v1/events\` is a deprecated alias of \`mode=latest\`: answers say \`latest\` and carry
+\`Deprecation: @${ROLLUP_DEPRECATION.deprecatedAt.getTime() / 1000}\` (RFC 9745: deprecated since ${isoDate(ROLLUP_DEPRECATION.deprecatedAt)}) and
+\`Sunset: ${ROLLUP_DEPRECATION.sunsetAt.toUTCString()}\` (RFC 8594: it may be refused from then on).
 `.trim();
 
 export const TAGS: { name: string; description: string }[] = [
@@ -84,28 +92,15 @@ export interface RouteProse {
   parameters?: Record<string, string>;
   /** The route answers API keys and partner tokens with 403 session_required. */
   sessionOnly?: boolean;
-  /** Named examples of the 200 body. */
+  /** More named examples of the 200 body, beside the one generate.ts composes from examples.ts. */
   examples?: Record<string, { summary: string; value: unknown }>;
+  /** The 200 example, where the one composed from examples.ts would mislead. */
+  responseExample?: unknown;
+  /** Per-route parameter examples, over the shared PARAMETERS (a `kind` is an enum on some routes). */
+  parameterExamples?: Record<string, unknown>;
+  /** An example request body: a test posts it to a real server and expects 200. */
+  requestExample?: Record<string, unknown>;
 }
-
-const GUEST_EXAMPLE = {
-  id: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
-  property_id: "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
-  integration_id: "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
-  source_id: "OPERA-100234",
-  master_profile_id: "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
-  given_name: "Olivia",
-  family_name: "Smith",
-  email: "olivia.smith@example.com",
-  phone: "+447700900123",
-  language: "en-GB",
-  country_code: "GB",
-  city: "London",
-  birth_date: "1986-04-12",
-  vip_code: null,
-  created_at: "2026-01-14T09:30:00.000Z",
-  updated_at: "2026-03-02T17:05:12.345Z",
-};
 
 export const ROUTES: Record<string, RouteProse> = {
   "GET /v1/properties": {
@@ -147,10 +142,6 @@ export const ROUTES: Record<string, RouteProse> = {
       "`400 source_id requires integration_id`.",
     response: "A keyset page of guest profiles.",
     examples: {
-      page: {
-        summary: "A page with more to come",
-        value: { data: [GUEST_EXAMPLE], next_cursor: "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln", has_more: true },
-      },
       miss: { summary: "A source_id lookup that finds nothing", value: { data: [], next_cursor: null, has_more: false } },
     },
   },
@@ -159,7 +150,6 @@ export const ROUTES: Record<string, RouteProse> = {
     summary: "Get a guest profile",
     description: "One guest profile by id; `404 not_found` when missing or outside scope.",
     response: "The guest profile.",
-    examples: { guest: { summary: "A clustered guest", value: { data: GUEST_EXAMPLE } } },
   },
   "GET /v1/master-profiles": {
     tag: "Guests",
@@ -168,7 +158,6 @@ export const ROUTES: Record<string, RouteProse> = {
       "Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names and e-mail. With `include_total` " +
       "and no cursor, the first page also carries `total_count`.",
     response: "A keyset page of master profiles; `total_count` only on a first page asked with `include_total`.",
-    parameters: { property_id: "Only master profiles with a guest profile at this property." },
   },
   "GET /v1/master-profiles/{id}": {
     tag: "Guests",
@@ -181,7 +170,7 @@ export const ROUTES: Record<string, RouteProse> = {
     summary: "List reservations",
     description: "Reservations (stays, dining, spa, events), oldest first, keyset-paged.",
     response: "A keyset page of reservations.",
-    parameters: { source_id: "The reservation's id in its source system; needs `integration_id`." },
+    parameterExamples: { source_id: "2000468" },
   },
   "GET /v1/reservations/{id}": {
     tag: "Stays and spend",
@@ -217,46 +206,13 @@ export const ROUTES: Record<string, RouteProse> = {
       "most restrictive observation across the whole group: withdrawn or denied beat granted, whatever came last. A " +
       "contact never observed is absent: unknown, never eligible.",
     response: "A keyset page of effective consent rows.",
-    parameters: { guest_profile_id: "The contact points (e-mail and phone) of this guest profile." },
-    examples: {
-      withdrawn: {
-        summary: "A withdrawal beats an earlier grant",
-        value: {
-          data: [
-            {
-              contact_type: "email",
-              contact_value: "olivia.smith@example.com",
-              purpose: "email_marketing",
-              status: "withdrawn",
-              decided_by: {
-                id: "5e0c9a4b-1f2d-4e3a-8b7c-6d5e4f3a2b1c",
-                property_id: null,
-                integration_id: null,
-                guest_profile_id: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
-                contact_type: "email",
-                contact_value: "olivia.smith@example.com",
-                purpose: "email_marketing",
-                channel: "email",
-                status: "withdrawn",
-                source: "preference_centre",
-                observed_at: "2026-02-20T08:00:00.000Z",
-                created_at: "2026-02-20T08:00:01.000Z",
-              },
-              observation_count: 2,
-              last_observed_at: "2026-02-20T08:00:00.000Z",
-            },
-          ],
-          next_cursor: null,
-          has_more: false,
-        },
-      },
-    },
   },
   "GET /v1/actions": {
     tag: "Actions",
     summary: "List actions",
     description: "Guest actions (tasks, amenities, follow-ups), oldest first, keyset-paged.",
     response: "A keyset page of actions.",
+    parameterExamples: { kind: "vip_amenity" },
   },
   "GET /v1/actions/{id}": {
     tag: "Actions",
@@ -307,12 +263,14 @@ export const ROUTES: Record<string, RouteProse> = {
     summary: "List channels",
     description: "Sales and communication channels, oldest first, keyset-paged. Group-wide channels have `property_id: null`.",
     response: "A keyset page of channels.",
+    parameterExamples: { kind: "ota" },
   },
   "GET /v1/spaces": {
     tag: "Resources",
     summary: "List spaces",
     description: "Bookable spaces (rooms, restaurant tables, meeting and treatment rooms), oldest first, keyset-paged.",
     response: "A keyset page of spaces.",
+    parameterExamples: { kind: "room" },
   },
   "GET /v1/events": {
     tag: "Events",
@@ -324,27 +282,9 @@ export const ROUTES: Record<string, RouteProse> = {
       "matched). `mode=rollup` is a deprecated alias of `latest`; the answer's `mode` is never `rollup`.",
     response: "A page of events and the mode that produced it.",
     examples: {
-      timeline: {
-        summary: "A timeline page",
-        value: {
-          data: [
-            {
-              seq: "1042",
-              entity_type: "reservation",
-              entity_id: "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-              guest_profile_id: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
-              property_id: "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
-              integration_id: "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
-              operation: "update",
-              delta: { status: "checked_in" },
-              occurred_at: "2026-03-14T15:02:00.000Z",
-              recorded_at: "2026-03-14T15:02:03.120Z",
-            },
-          ],
-          next_cursor: "eyJzIjoxMDQyfQ.c2ln",
-          has_more: true,
-          mode: "timeline",
-        },
+      latest: {
+        summary: "mode=latest: the newest event of each entity, in one page",
+        value: { data: [RECORD_EXAMPLES.Event], next_cursor: null, has_more: false, mode: "latest" },
       },
     },
   },
@@ -361,6 +301,14 @@ export const ROUTES: Record<string, RouteProse> = {
       "Who a filter document selects now, as member pages, without saving a table. Without `member_type` or " +
       "`filter_doc`: `400 invalid_request`; an invalid document is a 400 naming the offending part.",
     response: "An offset page of members (`added_at` is null in a preview).",
+    parameters: { member_type: "Whether members are guest profiles or master profiles." },
+    requestExample: { member_type: "guest_profile", filter_doc: FILTER_DOC_EXAMPLE, limit: 50, include_total: true },
+    responseExample: {
+      data: [{ ...(RECORD_EXAMPLES.TableMember as object), added_at: null }],
+      has_more: true,
+      next_offset: 50,
+      total_count: 312,
+    },
   },
   "GET /v1/tables/{id}": {
     tag: "Tables",
@@ -397,75 +345,77 @@ export const ROUTES: Record<string, RouteProse> = {
   },
 };
 
-const RANGE = (what: string, inclusive: boolean) =>
-  inclusive ? `Only rows whose ${what} is on or before this date (inclusive).` : `Only rows whose ${what} is before this instant (exclusive).`;
-
-/** Prose (and business-rule bounds the parsers leave to the resolvers) per parameter name. */
-export const PARAMETERS: Record<string, { description: string; schema?: (base: JsonSchema) => JsonSchema }> = {
+/**
+ * Parameters that feed a GraphQL argument (paging, ids): their prose, example and the business-rule
+ * bounds the parsers leave to the resolvers. schema.graphql repeats the prose on each argument (a
+ * test keeps them equal). Filter parameters take their prose from the GraphQL input field they feed,
+ * and here have at most an example; without one, an enum parameter shows its first value.
+ */
+export const PARAMETERS: Record<string, { description?: string; example?: unknown; schema?: (base: JsonSchema) => JsonSchema }> = {
   limit: {
-    description: `Page size, default ${DEFAULT_LIMIT}. Values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}; below 1 is a 400.`,
+    example: 50,
+    description: `Page size, default ${DEFAULT_LIMIT}. Values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}; below 1 is \`invalid_request\`.`,
     schema: () => ({ minimum: 1, default: DEFAULT_LIMIT }),
   },
-  cursor: { description: "The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`." },
+  cursor: {
+    example: CURSOR_EXAMPLE,
+    description: "The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.",
+  },
   offset: {
-    description: `Rows to skip, default 0; clamped to ${MAX_OFFSET}, where a walk ends. Send the previous page's \`next_offset\`.`,
+    example: 50,
+    description: `Rows to skip, default 0; clamped to ${MAX_OFFSET}, where a walk ends. Send the previous page's next offset.`,
     schema: () => ({ minimum: 0, default: 0 }),
   },
   include_total: {
-    description: "`true` or `1`: the page also carries `total_count`.",
+    description: "True: the page also carries the total count of matching rows.",
     schema: (base) => ({ default: base.type === "boolean" ? false : "false" }),
   },
   mode: {
+    example: "latest",
     description: "`timeline` (default): the full history, keyset-paged. `latest`: the newest event per entity, one page. `rollup`: deprecated alias of `latest`.",
     schema: () => ({ default: "timeline" }),
   },
-  id: { description: "The resource's id; missing or outside scope is `404 not_found`." },
-  provider: { description: "The destination provider, e.g. `mailchimp` or `klaviyo`." },
-  property_id: { description: "Only rows of this property." },
-  guest_profile_id: { description: "Only rows of this guest profile." },
-  master_profile_id: { description: "Only rows of the guest profiles clustered into this master profile (unclustered guests never match)." },
-  integration_id: { description: "Only rows from this integration (source system)." },
-  reservation_id: { description: "Only rows of this reservation." },
-  source_id: { description: "The guest's id in its source system; needs `integration_id`. Answers one guest or an empty page." },
-  email: { description: "Exact e-mail address, case-insensitive." },
-  updated_since: { description: "Only rows changed at or after this instant." },
-  q: { description: "Case-insensitive search in given name, family name and e-mail." },
-  vip: { description: "`true`/`1` for VIPs only, `false`/`0` for the others." },
-  status: { description: "Only rows with this status." },
-  kind: { description: "Only rows of this kind." },
-  confirmation_number: { description: "The confirmation number the guest knows." },
-  arrival_from: { description: "Only stays arriving on or after this date." },
-  arrival_to: { description: RANGE("arrival date", true) },
-  departure_from: { description: "Only stays departing on or after this date." },
-  departure_to: { description: RANGE("departure date", true) },
-  category: { description: "Only transactions of this category (room, food, beverage, spa …)." },
-  occurred_from: { description: "Only transactions that occurred at or after this instant." },
-  occurred_to: { description: RANGE("occurrence", false) },
-  contact_value: { description: "A contact point: an e-mail (case-insensitive) or an E.164 phone number." },
-  purpose: { description: "Only this purpose, e.g. `email_marketing`." },
-  observed_from: { description: "Only observations made at or after this instant." },
-  observed_to: { description: RANGE("observation", false) },
-  priority: { description: "Only actions of this priority." },
-  due_from: { description: "Only actions due at or after this instant." },
-  due_to: { description: RANGE("due time", false) },
-  source: { description: "Only reviews from this platform, e.g. `google`." },
-  min_rating: { description: "Only reviews rated at least this (normalised 1–5)." },
-  max_rating: { description: "Only reviews rated at most this (normalised 1–5)." },
-  published_from: { description: "Only reviews published at or after this instant." },
-  published_to: { description: RANGE("publication", false) },
-  active: { description: "`true`/`1` for active rows only, `false`/`0` for inactive ones." },
-  program_id: { description: "Only members of this loyalty program." },
-  member_number: { description: "The membership number." },
-  tier: { description: "Only members in this tier (a tier code of the program)." },
-  min_capacity: { description: "Only spaces holding at least this many people." },
-  entity_type: { description: "Only events of this entity type." },
-  entity_id: { description: "Only events of this entity." },
-  member_type: { description: "Whether members are guest profiles or master profiles." },
+  id: { description: "The resource's id; missing or outside scope is `not_found`." },
+  provider: { example: "mailchimp", description: "The destination provider, e.g. `mailchimp` or `klaviyo`." },
   filter_doc: {
+    example: FILTER_DOC_EXAMPLE,
     description:
       'The filter document: `{ "and": [node, …] }`, `{ "or": [node, …] }`, `{ "not": node }` or a condition ' +
       '`{ "field": "<field>", "op": "<operator>", "value": <value> }`; at most 8 levels and 100 conditions. See the README.',
   },
+  property_id: { example: IDS.property },
+  guest_profile_id: { example: IDS.guest },
+  master_profile_id: { example: IDS.masterProfile },
+  integration_id: { example: IDS.integration },
+  reservation_id: { example: IDS.reservation },
+  program_id: { example: IDS.loyaltyProgram },
+  entity_id: { example: IDS.reservation },
+  source_id: { example: "100234" },
+  email: { example: "olivia.smith@example.com" },
+  contact_value: { example: "olivia.smith@example.com" },
+  q: { example: "smith" },
+  confirmation_number: { example: "10000468" },
+  category: { example: "accommodation" },
+  purpose: { example: "email_marketing" },
+  source: { example: "google" },
+  member_number: { example: "HVC-000000234" },
+  tier: { example: "gold" },
+  min_rating: { example: 4 },
+  max_rating: { example: 5 },
+  min_capacity: { example: 2 },
+  arrival_from: { example: "2026-03-01" },
+  arrival_to: { example: "2026-03-31" },
+  departure_from: { example: "2026-03-01" },
+  departure_to: { example: "2026-03-31" },
+  updated_since: { example: "2026-03-01T00:00:00Z" },
+  occurred_from: { example: "2026-03-01T00:00:00Z" },
+  occurred_to: { example: "2026-04-01T00:00:00Z" },
+  observed_from: { example: "2026-01-01T00:00:00Z" },
+  observed_to: { example: "2026-04-01T00:00:00Z" },
+  due_from: { example: "2026-03-14T00:00:00Z" },
+  due_to: { example: "2026-03-15T00:00:00Z" },
+  published_from: { example: "2026-01-01T00:00:00Z" },
+  published_to: { example: "2026-04-01T00:00:00Z" },
 };
 
 /** Members of page envelopes, which GraphQL's page types leave undescribed. */
@@ -478,35 +428,11 @@ export const ENVELOPE_MEMBERS: Record<string, string> = {
   mode: "`timeline` or `latest` (a `rollup` request answers `latest`).",
 };
 
-/** Record descriptions by component name; page components are described from their shape. */
+/**
+ * Descriptions of the records that are not a GraphQL type; every other record takes its type's
+ * description from schema.graphql, and page records are described from their shape.
+ */
 export const RECORDS: Record<string, string> = {
-  Property: "A property of the group: a hotel, resort, restaurant, bar or spa.",
-  Integration: "An integration roster row (spec 2.1): one source system mapped to one property. Connection credentials are never part of it.",
-  IntegrationConnection: "How an integration signs in at its source system. Never the secret.",
-  Guest: "A guest profile: one guest as one source system knows them.",
-  MasterProfile: "A master profile: one real guest, merged across sources and properties.",
-  Reservation: "A reservation: a stay, a dining, spa or event booking.",
-  Transaction: "A folio transaction: a charge, payment, refund or adjustment, in minor units.",
-  ConsentObservation: "A stored consent observation: a decisive signal (granted, withdrawn, denied) for one contact point and purpose.",
-  EffectiveConsent: "The effective consent of one contact point for one purpose: the most restrictive observation across the group.",
-  Action: "A guest action: a task, amenity, follow-up or complaint.",
-  Review: "A guest review, with the platform's own rating and the normalised 1–5 one.",
-  ReviewSummary: "Aggregates over the reviews a filter selects.",
-  RatingCount: "How many reviews have this rating.",
-  ReviewBreakdown: "Count and average rating of a subset of reviews.",
-  ReviewSourceBreakdown: "Count and average rating of the reviews from one platform.",
-  ReviewPropertyBreakdown: "Count and average rating of the reviews of one property.",
-  LoyaltyProgram: "A loyalty program and its tiers.",
-  LoyaltyTier: "A tier of a loyalty program.",
-  LoyaltyMember: "A loyalty membership: tier, points and status.",
-  Channel: "A sales or communication channel; group-wide when `property_id` is null.",
-  Space: "A bookable space: a room, restaurant table, meeting or treatment room.",
-  Event: "One append-only event: a change to one canonical entity.",
-  Table: "A table: a curated or filter-defined working list of guests.",
   TableWithBindings: "A table with the destination lists it is delivered to.",
-  TableMember: "A member of a table: a guest profile or a master profile, with the record itself.",
-  DestinationBinding: "One table bound to one remote destination list (spec 2.2).",
-  FlushCounts: "Counters of the last flush to the destination.",
-  BindingGuidance: "Non-blocking advice about the bound table.",
   Error: "Every error body (spec 2.3).",
 };

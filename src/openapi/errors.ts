@@ -1,6 +1,7 @@
 // Error responses of the document, derived from ERROR_STATUS (src/graphql/errors.ts): each status
 // lists exactly the codes that map to it, so a new code shows up here by itself.
 import { ERROR_STATUS, GRAPHQL_ONLY_CODES, type ErrorCode } from "../graphql/errors";
+import { ROLLUP_DEPRECATION } from "../rest/routes";
 import type { JsonSchema } from "./selection-schema";
 
 export const ERROR_SCHEMA: JsonSchema = {
@@ -117,6 +118,20 @@ export const HEADER_COMPONENTS = {
     required: false,
     schema: { type: "string", pattern: '^"credential"; q=\\d+; w=\\d+; pk=:[A-Za-z0-9+/=]+:$' },
     example: '"credential"; q=12000; w=60; pk=:ZDQ5NzM2ZTFhNGVl:',
+  },
+  Deprecation: {
+    description:
+      "The request used a deprecated value (`mode=rollup`): since when it is deprecated, as `@` and Unix seconds (RFC 9745). " +
+      "Only on such requests.",
+    required: false,
+    schema: { type: "string", pattern: "^@\\d+$" },
+    example: `@${ROLLUP_DEPRECATION.deprecatedAt.getTime() / 1000}`,
+  },
+  Sunset: {
+    description: "When the deprecated value may stop working, as an HTTP-date (RFC 8594). Sent with `Deprecation`.",
+    required: false,
+    schema: { type: "string" },
+    example: ROLLUP_DEPRECATION.sunsetAt.toUTCString(),
   },
   RetryAfter: {
     description: "Seconds to wait before retrying.",

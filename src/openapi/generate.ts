@@ -1,8 +1,9 @@
 // Builds the OpenAPI 3.1 document from the code, so it cannot drift: paths, parameters and scopes
 // from the route table (src/rest/routes.ts), response schemas from each route's GraphQL operation
-// walked against schema.graphql, error statuses from ERROR_STATUS. Only prose is hand-written
-// (descriptions.ts). Missing prose never breaks the service: it is collected in `gaps`, which a
-// unit test requires to be empty.
+// walked against schema.graphql, error statuses from ERROR_STATUS. Only prose and examples are
+// hand-written: records, their members and filter parameters are described in schema.graphql, the
+// rest in descriptions.ts; examples in examples.ts. Missing prose or examples never break the
+// service: they are collected in `gaps`, which a unit test requires to be empty.
 import {
   buildASTSchema,
   getNamedType,
@@ -23,6 +24,7 @@ import { prepareOperations } from "../rest/execute";
 import { asJsonValue, type BodySpec, type ParamSpec } from "../rest/params";
 import { routes, type RouteSpec } from "../rest/routes";
 import { API_VERSION, ENVELOPE_MEMBERS, INFO_DESCRIPTION, PARAMETERS, RECORDS, ROUTES, TAGS, type RouteProse } from "./descriptions";
+import { ENVELOPE_EXAMPLES, ID_EXAMPLES, IDS, RECORD_EXAMPLES } from "./examples";
 import { COMMON_HEADERS, ERROR_SCHEMA, HEADER_COMPONENTS, RATE_LIMIT_HEADERS, errorRef, errorResponseComponents, forbiddenResponse } from "./errors";
 import { Components, componentName, fieldsOf, objectSchema, omitNullMembers, type JsonSchema, type WalkContext } from "./selection-schema";
 import { serviceOperations } from "./service-routes";
@@ -59,6 +61,14 @@ export function generateOpenApi(): Generated {
     const prose = ROUTES[routeKey(route)] ?? missingRoute(route, gaps);
     (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = routeOperation(route, prose, schema, op, walk, gaps);
   }
+  // Response examples are composed once every record component exists.
+  for (const route of routes) {
+    const media = (paths[openApiPath(route.path)][route.method.toLowerCase()].responses["200"] as { content: Record<string, JsonSchema> }).content["application/json"];
+    const value = ROUTES[routeKey(route)]?.responseExample ?? exampleOf(media.schema as JsonSchema, components.schemas, routeKey(route), gaps);
+    const more = ROUTES[routeKey(route)]?.examples;
+    if (more) media.examples = { typical: { summary: ROUTES[routeKey(route)].response, value }, ...more };
+    else media.example = value;
+  }
   for (const [path, methods] of Object.entries(serviceOperations())) paths[path] = methods;
 
   for (const name of components.schemas.keys()) if (!components.schemas.get(name)!.description) gaps.push(`record ${name}: no description`);
@@ -76,8 +86,19 @@ export function generateOpenApi(): Generated {
         description: INFO_DESCRIPTION,
         license: { name: "UNLICENSED" },
       },
-      // Relative: the document is served by the service it describes (GET /openapi.json).
-      servers: [{ url: "/", description: "The address this document is served from." }],
+      // Absolute first: Postman, Bruno and openapi-generator take the first entry as the base URL and
+      // cannot resolve a relative one. The relative entry serves readers of GET /openapi.json.
+      servers: [
+        {
+          url: "{scheme}://{host}",
+          description: "A running instance; `npm start` serves http://localhost:3000.",
+          variables: {
+            scheme: { enum: ["http", "https"], default: "http", description: "https behind a TLS-terminating proxy." },
+            host: { default: "localhost:3000", description: "Host name and port of the instance." },
+          },
+        },
+        { url: "/", description: "The address this document is served from." },
+      ],
       tags: TAGS,
       paths,
       components: {
@@ -99,6 +120,7 @@ export function generateOpenApi(): Generated {
               "Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the " +
               "group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.",
             schema: { type: "string", format: "uuid" },
+            example: IDS.property,
           },
           RequestId: {
             name: "X-Request-Id",
@@ -106,6 +128,7 @@ export function generateOpenApi(): Generated {
             required: false,
             description: "Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.",
             schema: { type: "string" },
+            example: "crm-sync:2026-03-14:0042",
           },
         },
         headers: HEADER_COMPONENTS,
@@ -177,12 +200,14 @@ function routeOperation(
     responses: {},
   };
   if (route.body) operation.requestBody = requestBody(route.body, route, prose, schema, op, gaps);
-  const examples = prose.examples && { examples: prose.examples };
+  const deprecation = route.deprecatedValues
+    ? { Deprecation: { $ref: "#/components/headers/Deprecation" }, Sunset: { $ref: "#/components/headers/Sunset" } }
+    : {};
   operation.responses = {
     "200": {
       description: prose.response,
-      headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS },
-      content: { "application/json": { schema: responseSchema(route, schema, op, walk), ...examples } },
+      headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...deprecation },
+      content: { "application/json": { schema: responseSchema(route, schema, op, walk) } },
     },
     "400": errorRef(400),
     "401": errorRef(401),
@@ -216,13 +241,46 @@ function parameters(
   op: OperationDefinitionNode,
   gaps: string[],
 ) {
-  return Object.entries(specs ?? {}).map(([name, spec]) => ({
-    name,
-    in: location,
-    required: location === "path",
-    description: parameterDescription(name, route, prose, inputOf(schema, op, spec.variable), gaps),
-    schema: parameterSchema(name, spec.schema(), inputOf(schema, op, spec.variable)?.type),
-  }));
+  return Object.entries(specs ?? {}).map(([name, spec]) => {
+    const valueSchema = parameterSchema(name, spec.schema(), inputOf(schema, op, spec.variable)?.type);
+    return {
+      name,
+      in: location,
+      required: location === "path",
+      description: parameterDescription(name, route, prose, inputOf(schema, op, spec.variable), gaps),
+      schema: valueSchema,
+      example: parameterExample(name, route, prose, valueSchema, gaps),
+    };
+  });
+}
+
+/** The route's own example, the shared one, the id of the family, or an enum's first value. */
+function parameterExample(name: string, route: RouteSpec, prose: RouteProse, schema: JsonSchema, gaps: string[]): unknown {
+  const values = (Array.isArray(schema.oneOf) ? (schema.oneOf[0] as JsonSchema).enum : schema.enum) as unknown[] | undefined;
+  const example =
+    prose.parameterExamples?.[name] ?? (name === "id" ? ID_EXAMPLES[route.path.split("/:")[0]] : undefined) ?? PARAMETERS[name]?.example ?? values?.[0];
+  if (example === undefined) gaps.push(`parameter ${name} of ${routeKey(route)}: no example`);
+  return example;
+}
+
+/** A response body example: records from examples.ts, envelope members from ENVELOPE_EXAMPLES. */
+function exampleOf(schema: JsonSchema, schemas: Map<string, JsonSchema>, at: string, gaps: string[]): unknown {
+  if (typeof schema.$ref === "string") {
+    const name = schema.$ref.split("/").pop()!;
+    return RECORD_EXAMPLES[name] ?? exampleOf(schemas.get(name)!, schemas, name, gaps);
+  }
+  if (Array.isArray(schema.oneOf)) return exampleOf(schema.oneOf[0] as JsonSchema, schemas, at, gaps);
+  if (schema.type === "array") return [exampleOf(schema.items as JsonSchema, schemas, `${at}[]`, gaps)];
+  if (schema.type === "object" && schema.properties) {
+    return Object.fromEntries(
+      Object.entries(schema.properties as Record<string, JsonSchema>).map(([member, s]) => [
+        member,
+        Object.hasOwn(ENVELOPE_EXAMPLES, member) ? ENVELOPE_EXAMPLES[member] : exampleOf(s, schemas, `${at}.${member}`, gaps),
+      ]),
+    );
+  }
+  gaps.push(`${at}: no example; add the record to examples.ts`);
+  return null;
 }
 
 function requestBody(
@@ -239,12 +297,14 @@ function requestBody(
     properties[name] = { description: parameterDescription(name, route, prose, input, gaps), ...parameterSchema(name, spec.schema(), input?.type) };
   }
   const required = Object.entries(specs).filter(([, s]) => s.required).map(([n]) => n);
+  if (!prose.requestExample) gaps.push(`body of ${routeKey(route)}: no requestExample`);
   return {
     required: required.length > 0,
     content: {
       "application/json": {
         // Unknown members are a 400, so the body is closed.
         schema: { type: "object", required, properties, additionalProperties: false },
+        example: prose.requestExample,
       },
     },
   };

@@ -30,7 +30,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
     "/healthz": {
       get: service("getHealth", "Liveness", "The process is up. Touches nothing else.", {
         description: "Up.",
-        content: { "application/json": { schema: statusBody("ok") } },
+        content: { "application/json": { schema: statusBody("ok"), example: { status: "ok" } } },
       }),
     },
     "/readyz": {
@@ -38,7 +38,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
         "getReadiness",
         "Readiness",
         "The database is reachable and the instance is not shutting down: send traffic here. 503 `unavailable` otherwise (from the first moment of a SIGTERM drain).",
-        { description: "Ready.", content: { "application/json": { schema: statusBody("ready") } } },
+        { description: "Ready.", content: { "application/json": { schema: statusBody("ready"), example: { status: "ready" } } } },
         { "503": errorRef(503) },
       ),
     },
@@ -52,6 +52,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
               required: ["openapi", "info", "paths"],
               properties: { openapi: { const: "3.1.0" }, info: { type: "object" }, paths: { type: "object" } },
             },
+            example: { openapi: "3.1.0", info: { title: "Guest Context Service API", version: "1.0.0" }, paths: { "/v1/guests": {} } },
           },
         },
       }),
@@ -59,7 +60,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
     "/docs": {
       get: service("getDocs", "Reference page", "A readable reference rendered from this document (Redoc), served entirely by the service.", {
         description: "An HTML page.",
-        content: { "text/html": { schema: { type: "string" } } },
+        content: { "text/html": { schema: { type: "string" }, example: "<!doctype html>\n<html lang=\"en\">…<div id=\"redoc\"></div>…</html>" } },
       }),
     },
     ...Object.fromEntries(
@@ -68,7 +69,7 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
         {
           get: service(docOperationId(page.path), page.title, page.summary, {
             description: page.contentType === "text/plain" ? "Plain text in the llms.txt Markdown format." : "A Markdown document.",
-            content: { [page.contentType]: { schema: { type: "string" } } },
+            content: { [page.contentType]: { schema: { type: "string" }, example: `# ${page.title}\n\n${page.summary}\n…` } },
           }),
         },
       ]),

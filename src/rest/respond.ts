@@ -4,6 +4,7 @@
 import type { Request, Response } from "express";
 import { toHttpError } from "./http-errors";
 import { RETRY_AFTER_SECONDS } from "../db/faults";
+import type { RouteSpec } from "./routes";
 
 export function sendError(req: Request, res: Response, err: unknown) {
   const { status, body, unexpected } = toHttpError(req.faults?.errorFor(err, req.path) ?? err);
@@ -11,4 +12,15 @@ export function sendError(req: Request, res: Response, err: unknown) {
   if (status === 401) res.set("WWW-Authenticate", 'Bearer realm="guest-context"');
   if (status === 503) res.set("Retry-After", String(RETRY_AFTER_SECONDS));
   res.status(status).json(body);
+}
+
+/**
+ * A request that uses a deprecated query value (mode=rollup) is told so in the answer, where client
+ * libraries and gateways look: `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594).
+ */
+export function setDeprecationHeaders(res: Response, route: RouteSpec, query: Record<string, unknown>) {
+  const used = route.deprecatedValues?.find((d) => query[d.parameter] === d.value);
+  if (!used) return;
+  res.set("Deprecation", `@${Math.floor(used.deprecatedAt.getTime() / 1000)}`);
+  res.set("Sunset", used.sunsetAt.toUTCString());
 }

@@ -20,7 +20,26 @@ export interface RouteSpec {
   envelope: "body" | "unwrap";
   /** Members dropped from the body when null (total_count appears only when asked for). */
   omitNull?: string[];
+  /** Query values on their way out: answered with `Deprecation` and `Sunset` headers (respond.ts). */
+  deprecatedValues?: DeprecatedValue[];
 }
+
+export interface DeprecatedValue {
+  parameter: string;
+  value: string;
+  /** RFC 9745: since when it is deprecated (1.0.0, which deprecated mode=rollup, was released then). */
+  deprecatedAt: Date;
+  /** RFC 8594: after this instant it may stop working. */
+  sunsetAt: Date;
+}
+
+/** `mode=rollup`, an alias of `mode=latest` kept for old clients: six months' notice from 1.0.0. */
+export const ROLLUP_DEPRECATION: DeprecatedValue = {
+  parameter: "mode",
+  value: "rollup",
+  deprecatedAt: new Date("2026-11-23T00:00:00Z"),
+  sunsetAt: new Date("2027-06-01T00:00:00Z"),
+};
 
 const keyset = { limit: int("limit"), cursor: str("cursor") };
 const offset = { limit: int("limit"), offset: int("offset"), include_total: bool("includeTotal") };
@@ -163,7 +182,8 @@ export const routes: RouteSpec[] = [
       entity_id: str("filter.entityId"),
       guest_profile_id: uuid("filter.guestProfileId"),
       master_profile_id: uuid("filter.masterProfileId"),
-    } },
+    },
+    deprecatedValues: [ROLLUP_DEPRECATION] },
   { method: "GET", path: "/v1/tables", scope: "read:tables", operation: "ListTables", envelope: "unwrap", omitNull: ["total_count"],
     query: { ...offset, kind: enumOf("filter.kind", "TableKind"), member_type: enumOf("filter.memberType", "MemberType"), property_id: uuid("filter.propertyId") } },
   { method: "POST", path: "/v1/tables/preview", scope: "read:tables", operation: "PreviewTable", envelope: "unwrap", omitNull: ["total_count"],

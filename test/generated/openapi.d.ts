@@ -852,30 +852,63 @@ export interface components {
     schemas: {
         /** @description A guest action: a task, amenity, follow-up or complaint. */
         Action: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The action's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property that acts.
+             */
             property_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The guest profile it concerns, if any.
+             */
             guest_profile_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The reservation it concerns, if any.
+             */
             reservation_id: string | null;
             /** @description amenity, follow_up, complaint, preference, task … */
             kind: string;
+            /** @description A one-line summary. */
             title: string;
+            /** @description Details. */
             body: string | null;
-            /** @enum {string} */
+            /**
+             * @description Where the action is.
+             * @enum {string}
+             */
             status: "open" | "in_progress" | "done" | "cancelled";
-            /** @enum {string} */
+            /**
+             * @description How soon it matters.
+             * @enum {string}
+             */
             priority: "low" | "normal" | "high" | "urgent";
+            /** @description Who is on it. */
             assignee: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it is due.
+             */
             due_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it was done.
+             */
             completed_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -889,30 +922,49 @@ export interface components {
         };
         /** @description Non-blocking advice about the bound table. */
         BindingGuidance: {
+            /** @description Whether a consent condition in the table's filter is advised. */
             recommends_consent_filter: boolean;
+            /** @description The filter field that would carry it, e.g. consent.email_marketing. */
             consent_filter_field: string;
+            /** @description Whether the table's filter already has it. */
             consent_filter_present: boolean;
         };
-        /** @description A sales or communication channel; group-wide when `property_id` is null. */
+        /** @description A sales or communication channel; group-wide when it has no property. */
         Channel: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The channel's id.
+             */
             id: string;
             /**
              * Format: uuid
              * @description Null for a group-wide channel.
              */
             property_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The source system it comes from, if any.
+             */
             integration_id: string | null;
+            /** @description The channel's id in its source system. */
             source_id: string | null;
+            /** @description Short code, e.g. booking_com. */
             code: string;
+            /** @description A readable name, e.g. Booking.com. */
             name: string;
             /** @description direct_web, ota, gds, phone, walk_in, email, sms, whatsapp … */
             kind: string;
+            /** @description Whether it is in use. */
             active: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -926,18 +978,30 @@ export interface components {
         };
         /** @description A stored consent observation: a decisive signal (granted, withdrawn, denied) for one contact point and purpose. */
         ConsentObservation: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The observation's id.
+             */
             id: string;
             /**
              * Format: uuid
              * @description Null for a group-wide observation.
              */
             property_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The source system it came from, if any.
+             */
             integration_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The guest profile it was recorded against, if any.
+             */
             guest_profile_id: string | null;
-            /** @enum {string} */
+            /**
+             * @description The kind of contact point.
+             * @enum {string}
+             */
             contact_type: "email" | "phone";
             /** @description Lower-case e-mail or E.164 phone number. */
             contact_value: string;
@@ -945,13 +1009,22 @@ export interface components {
             purpose: string;
             /** @description email, sms, phone, post, push. */
             channel: string;
-            /** @enum {string} */
+            /**
+             * @description The signal.
+             * @enum {string}
+             */
             status: "granted" | "withdrawn" | "denied";
             /** @description Where it was captured: booking_form, preference_centre, front_desk … */
             source: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the person gave the signal.
+             */
             observed_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -965,16 +1038,29 @@ export interface components {
         };
         /** @description One table bound to one remote destination list (spec 2.2). */
         DestinationBinding: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The binding's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The table delivered.
+             */
             table_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The destination account connection used.
+             */
             connection_id: string;
             /** @description mailchimp or klaviyo. */
             provider: string;
+            /** @description The list's id at the destination. */
             remote_list_id: string;
-            /** @enum {string} */
+            /**
+             * @description Delivery state.
+             * @enum {string}
+             */
             state: "active" | "paused" | "error";
             /** @description The last membership change the destination confirmed (a 64-bit integer, as a string). */
             confirmed_seq: string;
@@ -985,26 +1071,47 @@ export interface components {
              * @description logHead − confirmedSeq.
              */
             lag: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the last flush finished.
+             */
             last_flush_at: string | null;
+            /** @description Why delivery stopped, in the error state. */
             last_error: string | null;
+            /** @description Counters of the last flush. */
             last_flush_counts: components["schemas"]["FlushCounts"];
+            /** @description The destination's handle of the last full resync, if any. */
             last_resync_run_handle: string | null;
+            /** @description Non-blocking advice about the bound table. */
             guidance: components["schemas"]["BindingGuidance"];
         };
         /** @description The effective consent of one contact point for one purpose: the most restrictive observation across the group. */
         EffectiveConsent: {
-            /** @enum {string} */
+            /**
+             * @description The kind of contact point.
+             * @enum {string}
+             */
             contact_type: "email" | "phone";
+            /** @description Lower-case e-mail or E.164 phone number. */
             contact_value: string;
+            /** @description email_marketing, sms_marketing, profiling … */
             purpose: string;
-            /** @enum {string} */
+            /**
+             * @description The consent that applies.
+             * @enum {string}
+             */
             status: "granted" | "withdrawn" | "denied" | "unknown";
             /** @description The observation that decides the status. */
             decided_by: components["schemas"]["ConsentObservation"] | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description How many observations of this contact and purpose the group holds.
+             */
             observation_count: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the newest of them was made.
+             */
             last_observed_at: string | null;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1029,23 +1136,35 @@ export interface components {
         Event: {
             /** @description Position in the log (a 64-bit integer, as a string). */
             seq: string;
-            /** @enum {string} */
+            /**
+             * @description The kind of entity changed.
+             * @enum {string}
+             */
             entity_type: "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space";
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The entity changed.
+             */
             entity_id: string;
             /**
              * Format: uuid
              * @description The guest profile the event concerns, when it concerns one.
              */
             guest_profile_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property of the entity, when it has one.
+             */
             property_id: string | null;
             /**
              * Format: uuid
              * @description The source system the change came from.
              */
             integration_id: string | null;
-            /** @enum {string} */
+            /**
+             * @description What the event did.
+             * @enum {string}
+             */
             operation: "create" | "update" | "delete";
             /** @description The changed fields and their new values (all fields on create). */
             delta: Record<string, never> | unknown[] | string | number | boolean;
@@ -1081,7 +1200,10 @@ export interface components {
              * @description Member operations the destination accepted (subscribes and removals).
              */
             pushed: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Members subscribed.
+             */
             subscribed: number;
             /**
              * Format: int32
@@ -1098,7 +1220,10 @@ export interface components {
              * @description Members with no deliverable address.
              */
             skipped_unresolved: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Members removed from the list.
+             */
             removed: number;
             /**
              * Format: int32
@@ -1108,11 +1233,20 @@ export interface components {
         };
         /** @description A guest profile: one guest as one source system knows them. */
         Guest: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The guest profile's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property whose source system holds this profile.
+             */
             property_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The source system the profile comes from.
+             */
             integration_id: string;
             /** @description The guest's id in the source system of `integrationId`. */
             source_id: string;
@@ -1121,22 +1255,36 @@ export interface components {
              * @description The identity-resolved master profile, or null when the guest is unclustered.
              */
             master_profile_id: string | null;
+            /** @description Given (first) name. */
             given_name: string | null;
+            /** @description Family name. */
             family_name: string | null;
+            /** @description E-mail address as the source system has it. */
             email: string | null;
             /** @description E.164, e.g. +447700900123. */
             phone: string | null;
             /** @description BCP 47 language tag, e.g. en-GB. */
             language: string | null;
+            /** @description Home country, ISO 3166-1 alpha-2. */
             country_code: string | null;
+            /** @description Home city. */
             city: string | null;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description Date of birth.
+             */
             birth_date: string | null;
             /** @description VIP code from the source system, e.g. VIP1. */
             vip_code: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1157,60 +1305,120 @@ export interface components {
             id: string;
             /** @description Source system slug, e.g. opera_cloud, mews, sevenrooms. */
             provider: string;
+            /** @description A readable name, e.g. Opera Cloud – Brighton. */
             name: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property the source system serves.
+             */
             property_id: string;
-            /** @enum {string} */
+            /**
+             * @description Whether the integration is syncing.
+             * @enum {string}
+             */
             status: "pending" | "connected" | "error";
             /** @description Entity id in the source system (enterprise id, location id …). */
             source_ref: string;
         };
         /** @description How an integration signs in at its source system. Never the secret. */
         IntegrationConnection: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The connection's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The integration it belongs to.
+             */
             integration_id: string;
             /** @description oauth2, api_key or basic. */
             auth_type: string;
             /** @description Account the connection signs in as at the source system. */
             account_label: string;
+            /** @description Scopes the source system granted. */
             granted_scopes: string[];
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the credential expires, if it does.
+             */
             expires_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the credential was last replaced.
+             */
             rotated_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
         };
         /** @description A loyalty membership: tier, points and status. */
         LoyaltyMember: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The membership's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The program.
+             */
             program_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The member's guest profile, when known.
+             */
             guest_profile_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The member's master profile, when known.
+             */
             master_profile_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description Where the member enrolled, when known.
+             */
             enrolment_property_id: string | null;
+            /** @description The membership number. */
             member_number: string;
             /** @description Tier code of the program's tiers. */
             tier: string;
-            /** @enum {string} */
+            /**
+             * @description Where the membership is.
+             * @enum {string}
+             */
             status: "active" | "suspended" | "closed";
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Points available.
+             */
             points_balance: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Points ever earned.
+             */
             lifetime_points: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the member joined.
+             */
             enrolled_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the tier is reviewed.
+             */
             tier_expires_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1224,18 +1432,30 @@ export interface components {
         };
         /** @description A loyalty program and its tiers. */
         LoyaltyProgram: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The program's id.
+             */
             id: string;
+            /** @description The program's name. */
             name: string;
+            /** @description Short code unique within the group. */
             code: string;
             /** @description What the program calls its points, e.g. Stars. */
             points_name: string;
             /** @description Tiers from lowest to highest. */
             tiers: components["schemas"]["LoyaltyTier"][];
+            /** @description Whether members still earn in it. */
             active: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1249,29 +1469,53 @@ export interface components {
         };
         /** @description A tier of a loyalty program. */
         LoyaltyTier: {
+            /** @description The tier's code, e.g. gold. */
             code: string;
+            /** @description The tier's name, e.g. Gold. */
             name: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Points needed to reach it.
+             */
             threshold_points: number;
         };
         /** @description A master profile: one real guest, merged across sources and properties. */
         MasterProfile: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The master profile's id.
+             */
             id: string;
+            /** @description Given (first) name. */
             given_name: string | null;
+            /** @description Family name. */
             family_name: string | null;
+            /** @description The best known e-mail address. */
             email: string | null;
+            /** @description The best known phone number, E.164. */
             phone: string | null;
+            /** @description BCP 47 language tag, e.g. en-GB. */
             language: string | null;
+            /** @description Home country, ISO 3166-1 alpha-2. */
             country_code: string | null;
-            /** Format: date */
+            /**
+             * Format: date
+             * @description Date of birth.
+             */
             birth_date: string | null;
+            /** @description Whether the guest is a VIP. */
             vip: boolean;
             /** @description Ids of those guest profiles. */
             guest_profile_ids: string[];
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1290,53 +1534,99 @@ export interface components {
         };
         /** @description A property of the group: a hotel, resort, restaurant, bar or spa. */
         Property: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property's id.
+             */
             id: string;
+            /** @description The property's name, e.g. The Harbour Hotel Brighton. */
             name: string;
             /** @description Short code unique within the group, e.g. LON-SHD. */
             code: string;
-            /** @enum {string} */
+            /**
+             * @description What the property is.
+             * @enum {string}
+             */
             kind: "hotel" | "resort" | "serviced_apartments" | "restaurant" | "bar" | "spa";
             /** @description IANA time zone, e.g. Europe/London. */
             timezone: string;
             /** @description ISO 3166-1 alpha-2. */
             country_code: string;
+            /** @description The city the property is in. */
             city: string;
+            /** @description Street address. */
             address_line: string | null;
             /** @description ISO 4217 currency of the property's folios. */
             currency: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Rooms, for hotels.
+             */
             room_count: number | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Seats, for restaurants and bars.
+             */
             seat_count: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description How many reviews have this rating. */
         RatingCount: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description A normalised rating, 1 to 5.
+             */
             rating: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Reviews with it.
+             */
             count: number;
         };
         /** @description A reservation: a stay, a dining, spa or event booking. */
         Reservation: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The reservation's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property booked.
+             */
             property_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The source system the reservation comes from.
+             */
             integration_id: string;
+            /** @description The reservation's id in its source system. */
             source_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The guest profile that booked, when known.
+             */
             guest_profile_id: string | null;
             /** @description The confirmation number the guest knows. */
             confirmation_number: string;
-            /** @enum {string} */
+            /**
+             * @description What was booked.
+             * @enum {string}
+             */
             kind: "stay" | "dining" | "spa" | "event";
-            /** @enum {string} */
+            /**
+             * @description Where the reservation is in its life.
+             * @enum {string}
+             */
             status: "tentative" | "confirmed" | "checked_in" | "checked_out" | "cancelled" | "no_show";
             /**
              * Format: date
@@ -1358,14 +1648,26 @@ export interface components {
              * @description Start time of dining, spa and event bookings.
              */
             starts_at: string | null;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Adults in the party.
+             */
             adults: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Children in the party.
+             */
             children: number;
+            /** @description Room type booked, e.g. Deluxe King. */
             room_type: string | null;
+            /** @description Room assigned, once known. */
             room_number: string | null;
+            /** @description Rate plan code, e.g. BB. */
             rate_code: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The space booked (room, table, treatment room), when known.
+             */
             space_id: string | null;
             /** @description direct, booking_com, expedia, phone, walk_in … */
             booking_channel: string | null;
@@ -1374,15 +1676,29 @@ export interface components {
              * @description Total in minor units of `currency` (cents).
              */
             total_amount_minor: number;
+            /** @description ISO 4217 currency of the amounts. */
             currency: string;
+            /** @description What the guest asked for. */
             special_requests: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the booking was made.
+             */
             booked_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it was cancelled, if it was.
+             */
             cancelled_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1396,16 +1712,32 @@ export interface components {
         };
         /** @description A guest review, with the platform's own rating and the normalised 1–5 one. */
         Review: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The review's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property reviewed.
+             */
             property_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The source system it came through, if any.
+             */
             integration_id: string | null;
+            /** @description The review's id on its platform. */
             source_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The reviewer's guest profile, when known.
+             */
             guest_profile_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The stay or booking reviewed, when known.
+             */
             reservation_id: string | null;
             /** @description google, tripadvisor, booking_com, opentable, survey … */
             source: string;
@@ -1416,23 +1748,43 @@ export interface components {
             rating: number;
             /** @description The platform's own rating and scale, e.g. 9.2 of 10. */
             source_rating: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description The top of the platform's scale, e.g. 10.
+             */
             source_scale: number;
+            /** @description The review's title. */
             title: string | null;
+            /** @description The review's text. */
             body: string | null;
+            /** @description BCP 47 language tag of the text. */
             language: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the platform published it.
+             */
             published_at: string;
+            /** @description The property's public answer. */
             response_body: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the property answered.
+             */
             responded_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
         };
         /** @description Count and average rating of a subset of reviews. */
         ReviewBreakdown: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Reviews in the subset.
+             */
             count: number;
+            /** @description Their mean normalised rating (1–5), two decimals; null when there are none. */
             average_rating: number | null;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1446,52 +1798,92 @@ export interface components {
         };
         /** @description Count and average rating of the reviews of one property. */
         ReviewPropertyBreakdown: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property.
+             */
             property_id: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Reviews of it.
+             */
             count: number;
+            /** @description Their mean normalised rating (1–5), two decimals; null when there are none. */
             average_rating: number | null;
         };
         /** @description Count and average rating of the reviews from one platform. */
         ReviewSourceBreakdown: {
+            /** @description The platform, e.g. google. */
             source: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Reviews from it.
+             */
             count: number;
+            /** @description Their mean normalised rating (1–5), two decimals; null when there are none. */
             average_rating: number | null;
         };
         /** @description Aggregates over the reviews a filter selects. */
         ReviewSummary: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Reviews selected.
+             */
             count: number;
             /** @description Mean normalised rating (1–5), two decimals; null when there are no reviews. */
             average_rating: number | null;
             /** @description Count per rating 1 to 5, every rating present. */
             by_rating: components["schemas"]["RatingCount"][];
+            /** @description Per platform. */
             by_source: components["schemas"]["ReviewSourceBreakdown"][];
+            /** @description Per property. */
             by_property: components["schemas"]["ReviewPropertyBreakdown"][];
+            /** @description The reviews the property answered. */
             responded: components["schemas"]["ReviewBreakdown"];
         };
         /** @description A bookable space: a room, restaurant table, meeting or treatment room. */
         Space: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The space's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property it is at.
+             */
             property_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The source system it comes from, if any.
+             */
             integration_id: string | null;
+            /** @description The space's id in its source system. */
             source_id: string | null;
             /** @description Room number, table number … */
             code: string;
+            /** @description A readable name, e.g. Room 214 – Deluxe King. */
             name: string;
             /** @description room, suite, restaurant_table, meeting_room, treatment_room … */
             kind: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description How many people it holds.
+             */
             capacity: number;
+            /** @description The floor it is on. */
             floor: string | null;
+            /** @description Whether it can be booked. */
             active: boolean;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1505,44 +1897,70 @@ export interface components {
         };
         /** @description A table: a curated or filter-defined working list of guests. */
         Table: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The table's id.
+             */
             id: string;
             /**
              * Format: uuid
              * @description Null for a group-wide table.
              */
             property_id: string | null;
+            /** @description The table's name. */
             name: string;
+            /** @description What the table is for. */
             description: string | null;
-            /** @enum {string} */
+            /**
+             * @description How members are chosen.
+             * @enum {string}
+             */
             kind: "curated" | "filter";
-            /** @enum {string} */
+            /**
+             * @description What members are.
+             * @enum {string}
+             */
             member_type: "guest_profile" | "master_profile";
             /** @description The filter document of a filter-defined table (see the README), null for curated tables. */
             filter_doc: Record<string, never> | unknown[] | string | number | boolean | null;
+            /** @description Who made it. */
             created_by: string | null;
             /**
              * Format: int32
              * @description Stored members of a curated table; null for a filter-defined table (ask its members with includeTotal).
              */
             member_count: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
         };
         /** @description A member of a table: a guest profile or a master profile, with the record itself. */
         TableMember: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The member's id: a guest profile's or a master profile's.
+             */
             member_id: string;
-            /** @enum {string} */
+            /**
+             * @description What the member is.
+             * @enum {string}
+             */
             member_type: "guest_profile" | "master_profile";
             /**
              * Format: date-time
              * @description When the member joined the table; null in a preview.
              */
             added_at: string | null;
+            /** @description The guest profile, when members are guest profiles. */
             guest: components["schemas"]["Guest"] | null;
+            /** @description The master profile, when members are master profiles. */
             master_profile: components["schemas"]["MasterProfile"] | null;
         };
         /** @description An offset page (spec section 8): while `has_more`, send `next_offset` as `offset`. */
@@ -1581,63 +1999,108 @@ export interface components {
         };
         /** @description A table with the destination lists it is delivered to. */
         TableWithBindings: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The table's id.
+             */
             id: string;
             /**
              * Format: uuid
              * @description Null for a group-wide table.
              */
             property_id: string | null;
+            /** @description The table's name. */
             name: string;
+            /** @description What the table is for. */
             description: string | null;
-            /** @enum {string} */
+            /**
+             * @description How members are chosen.
+             * @enum {string}
+             */
             kind: "curated" | "filter";
-            /** @enum {string} */
+            /**
+             * @description What members are.
+             * @enum {string}
+             */
             member_type: "guest_profile" | "master_profile";
             /** @description The filter document of a filter-defined table (see the README), null for curated tables. */
             filter_doc: Record<string, never> | unknown[] | string | number | boolean | null;
+            /** @description Who made it. */
             created_by: string | null;
             /**
              * Format: int32
              * @description Stored members of a curated table; null for a filter-defined table (ask its members with includeTotal).
              */
             member_count: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
             updated_at: string;
             /** @description Where the table is delivered (email-marketing lists). */
             bindings: components["schemas"]["DestinationBinding"][];
         };
         /** @description A folio transaction: a charge, payment, refund or adjustment, in minor units. */
         Transaction: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The transaction's id.
+             */
             id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The property whose folio it is on.
+             */
             property_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The source system it comes from.
+             */
             integration_id: string;
+            /** @description The transaction's id in its source system. */
             source_id: string;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The guest profile it belongs to, when known.
+             */
             guest_profile_id: string | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The reservation it belongs to, when known.
+             */
             reservation_id: string | null;
-            /** @enum {string} */
+            /**
+             * @description What the line does to the balance.
+             * @enum {string}
+             */
             kind: "charge" | "payment" | "refund" | "adjustment";
             /** @description room, food, beverage, spa, parking, other … */
             category: string;
+            /** @description The folio line's text. */
             description: string | null;
             /**
              * Format: int64
              * @description Signed amount in minor units of `currency`: charges positive, payments and refunds negative.
              */
             amount_minor: number;
+            /** @description ISO 4217 currency of the amount. */
             currency: string;
             /** @description Point of sale, e.g. Lobby Bar. */
             outlet: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it was posted in the source system.
+             */
             occurred_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
             created_at: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
@@ -1854,9 +2317,15 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+        /**
+         * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+         * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+         */
         PropertyId: string;
-        /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+        /**
+         * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+         * @example crm-sync:2026-03-14:0042
+         */
         RequestId: string;
     };
     requestBodies: never;
@@ -1875,6 +2344,16 @@ export interface components {
          * @example "credential"; q=12000; w=60; pk=:ZDQ5NzM2ZTFhNGVl:
          */
         RateLimitPolicy: string;
+        /**
+         * @description The request used a deprecated value (`mode=rollup`): since when it is deprecated, as `@` and Unix seconds (RFC 9745). Only on such requests.
+         * @example @1795392000
+         */
+        Deprecation: string;
+        /**
+         * @description When the deprecated value may stop working, as an HTTP-date (RFC 8594). Sent with `Deprecation`.
+         * @example Tue, 01 Jun 2027 00:00:00 GMT
+         */
+        Sunset: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
         /** @description The authentication scheme: `Bearer`. */
@@ -1888,9 +2367,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1908,6 +2393,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "name": "The Harbour Hotel Brighton",
+                     *           "code": "HBR",
+                     *           "kind": "hotel",
+                     *           "timezone": "Europe/London",
+                     *           "country_code": "GB",
+                     *           "city": "Brighton",
+                     *           "address_line": "1 Kings Road",
+                     *           "currency": "GBP",
+                     *           "room_count": 128,
+                     *           "seat_count": null,
+                     *           "created_at": "2025-09-01T08:00:00.000Z",
+                     *           "updated_at": "2025-09-01T08:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description Every property of the group (or the one property in scope); not paged. */
                         data: components["schemas"]["Property"][];
@@ -1949,13 +2455,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 id: string;
             };
             cookie?: never;
@@ -1972,7 +2487,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *         "name": "The Harbour Hotel Brighton",
+                     *         "code": "HBR",
+                     *         "kind": "hotel",
+                     *         "timezone": "Europe/London",
+                     *         "country_code": "GB",
+                     *         "city": "Brighton",
+                     *         "address_line": "1 Kings Road",
+                     *         "currency": "GBP",
+                     *         "room_count": 128,
+                     *         "seat_count": null,
+                     *         "created_at": "2025-09-01T08:00:00.000Z",
+                     *         "updated_at": "2025-09-01T08:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One property by id; `not_found` when missing or outside scope. */
                         data: components["schemas"]["Property"];
                     };
                 };
@@ -2013,9 +2548,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2033,6 +2574,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *           "provider": "opera_cloud",
+                     *           "name": "Opera Cloud – Brighton",
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "status": "connected",
+                     *           "source_ref": "HVH/HBR"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description The integration roster: one row per source system mapped to a property; not paged. */
                         data: components["schemas"]["Integration"][];
@@ -2074,13 +2629,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2097,6 +2661,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "e1d2c3b4-a596-4877-8695-a4b3c2d1e0f9",
+                     *         "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *         "auth_type": "oauth2_client_credentials",
+                     *         "account_label": "HVH enterprise (OHIP)",
+                     *         "granted_scopes": [
+                     *           "profiles:read",
+                     *           "reservations:read",
+                     *           "folios:read"
+                     *         ],
+                     *         "expires_at": "2027-01-14T09:00:00.000Z",
+                     *         "rotated_at": "2026-01-14T09:00:00.000Z",
+                     *         "created_at": "2025-09-01T08:05:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description Connection details of one integration (never its secret). Needs a signed-in web-app session:
@@ -2141,27 +2723,57 @@ export interface operations {
     listGuests: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description The guest's id in its source system; needs `integration_id`. Answers one guest or an empty page. */
+                /**
+                 * @description The guest's id in its source system; needs the integration filter too. Answers one guest or an empty page.
+                 * @example 100234
+                 */
                 source_id?: string;
-                /** @description Only rows from this integration (source system). */
+                /**
+                 * @description Only rows from this integration (source system).
+                 * @example 7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02
+                 */
                 integration_id?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description Exact e-mail address, case-insensitive. */
+                /**
+                 * @description Exact e-mail address, case-insensitive.
+                 * @example olivia.smith@example.com
+                 */
                 email?: string;
-                /** @description Only rows changed at or after this instant. */
+                /**
+                 * @description Only rows changed at or after this instant.
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 updated_since?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2217,13 +2829,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2240,6 +2861,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *         "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *         "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *         "source_id": "100234",
+                     *         "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *         "given_name": "Olivia",
+                     *         "family_name": "Smith",
+                     *         "email": "olivia.smith@example.com",
+                     *         "phone": "+447700900123",
+                     *         "language": "en",
+                     *         "country_code": "GB",
+                     *         "city": "London",
+                     *         "birth_date": "1986-04-12",
+                     *         "vip_code": "VIP1",
+                     *         "created_at": "2026-01-14T09:30:00.000Z",
+                     *         "updated_at": "2026-03-02T17:05:12.345Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description One guest profile; `not_found` when missing or outside scope. */
                         data: components["schemas"]["Guest"];
@@ -2281,27 +2924,57 @@ export interface operations {
     listMasterProfiles: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Case-insensitive search in given name, family name and e-mail. */
+                /**
+                 * @description Case-insensitive search in given name, family name and e-mail.
+                 * @example smith
+                 */
                 q?: string;
-                /** @description Exact e-mail address, case-insensitive. */
+                /**
+                 * @description Exact e-mail address, case-insensitive.
+                 * @example olivia.smith@example.com
+                 */
                 email?: string;
-                /** @description Only master profiles with a guest profile at this property. */
+                /**
+                 * @description Only master profiles with a guest profile at this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description `true`/`1` for VIPs only, `false`/`0` for the others. */
+                /**
+                 * @description True for VIPs only, false for the others.
+                 * @example true
+                 */
                 vip?: "true" | "false" | "1" | "0";
-                /** @description `true` or `1`: the page also carries `total_count`. */
+                /**
+                 * @description True: the page also carries the total count of matching rows.
+                 * @example true
+                 */
                 include_total?: "true" | "false" | "1" | "0";
-                /** @description Only rows changed at or after this instant. */
+                /**
+                 * @description Only rows changed at or after this instant.
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 updated_since?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2319,6 +2992,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *           "given_name": "Olivia",
+                     *           "family_name": "Smith",
+                     *           "email": "olivia.smith@example.com",
+                     *           "phone": "+447700900123",
+                     *           "language": "en",
+                     *           "country_code": "GB",
+                     *           "birth_date": "1986-04-12",
+                     *           "vip": true,
+                     *           "guest_profile_ids": [
+                     *             "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
+                     *           ],
+                     *           "created_at": "2026-01-14T09:31:00.000Z",
+                     *           "updated_at": "2026-03-02T17:05:13.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true,
+                     *       "total_count": 1284
+                     *     }
+                     */
                     "application/json": components["schemas"]["MasterProfilePage"];
                 };
             };
@@ -2357,13 +3056,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2380,7 +3088,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *         "given_name": "Olivia",
+                     *         "family_name": "Smith",
+                     *         "email": "olivia.smith@example.com",
+                     *         "phone": "+447700900123",
+                     *         "language": "en",
+                     *         "country_code": "GB",
+                     *         "birth_date": "1986-04-12",
+                     *         "vip": true,
+                     *         "guest_profile_ids": [
+                     *           "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
+                     *         ],
+                     *         "created_at": "2026-01-14T09:31:00.000Z",
+                     *         "updated_at": "2026-03-02T17:05:13.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One master profile by id, with the ids of the guest profiles clustered into it. */
                         data: components["schemas"]["MasterProfile"];
                     };
                 };
@@ -2420,41 +3150,92 @@ export interface operations {
     listReservations: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only rows from this integration (source system). */
+                /**
+                 * @description Only rows from this integration (source system).
+                 * @example 7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02
+                 */
                 integration_id?: string;
-                /** @description The reservation's id in its source system; needs `integration_id`. */
+                /**
+                 * @description The reservation's id in its source system; needs the integration filter too.
+                 * @example 2000468
+                 */
                 source_id?: string;
-                /** @description Only rows with this status. */
+                /**
+                 * @description Only reservations with this status.
+                 * @example tentative
+                 */
                 status?: "tentative" | "confirmed" | "checked_in" | "checked_out" | "cancelled" | "no_show";
-                /** @description Only rows of this kind. */
+                /**
+                 * @description Only reservations of this kind.
+                 * @example stay
+                 */
                 kind?: "stay" | "dining" | "spa" | "event";
-                /** @description The confirmation number the guest knows. */
+                /**
+                 * @description The confirmation number the guest knows.
+                 * @example 10000468
+                 */
                 confirmation_number?: string;
-                /** @description Only stays arriving on or after this date. */
+                /**
+                 * @description Only stays arriving on or after this date.
+                 * @example 2026-03-01
+                 */
                 arrival_from?: string;
-                /** @description Only rows whose arrival date is on or before this date (inclusive). */
+                /**
+                 * @description Only stays arriving on or before this date (inclusive).
+                 * @example 2026-03-31
+                 */
                 arrival_to?: string;
-                /** @description Only stays departing on or after this date. */
+                /**
+                 * @description Only stays departing on or after this date.
+                 * @example 2026-03-01
+                 */
                 departure_from?: string;
-                /** @description Only rows whose departure date is on or before this date (inclusive). */
+                /**
+                 * @description Only stays departing on or before this date (inclusive).
+                 * @example 2026-03-31
+                 */
                 departure_to?: string;
-                /** @description Only rows changed at or after this instant. */
+                /**
+                 * @description Only rows changed at or after this instant.
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 updated_since?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2472,6 +3253,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *           "source_id": "2000468",
+                     *           "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "confirmation_number": "10000468",
+                     *           "kind": "stay",
+                     *           "status": "checked_in",
+                     *           "arrival_date": "2026-03-14",
+                     *           "departure_date": "2026-03-17",
+                     *           "nights": 3,
+                     *           "starts_at": null,
+                     *           "adults": 2,
+                     *           "children": 0,
+                     *           "room_type": "Deluxe King",
+                     *           "room_number": "214",
+                     *           "rate_code": "BB",
+                     *           "space_id": "d4c3b2a1-9f8e-4d7c-a6b5-0f1e2d3c4b5a",
+                     *           "booking_channel": "direct_web",
+                     *           "total_amount_minor": 53700,
+                     *           "currency": "GBP",
+                     *           "special_requests": "Celebrating an anniversary",
+                     *           "booked_at": "2026-02-02T11:20:00.000Z",
+                     *           "cancelled_at": null,
+                     *           "created_at": "2026-02-02T11:21:00.000Z",
+                     *           "updated_at": "2026-03-14T15:02:03.120Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReservationPage"];
                 };
             };
@@ -2510,13 +3327,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2533,7 +3359,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *         "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *         "source_id": "2000468",
+                     *         "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *         "confirmation_number": "10000468",
+                     *         "kind": "stay",
+                     *         "status": "checked_in",
+                     *         "arrival_date": "2026-03-14",
+                     *         "departure_date": "2026-03-17",
+                     *         "nights": 3,
+                     *         "starts_at": null,
+                     *         "adults": 2,
+                     *         "children": 0,
+                     *         "room_type": "Deluxe King",
+                     *         "room_number": "214",
+                     *         "rate_code": "BB",
+                     *         "space_id": "d4c3b2a1-9f8e-4d7c-a6b5-0f1e2d3c4b5a",
+                     *         "booking_channel": "direct_web",
+                     *         "total_amount_minor": 53700,
+                     *         "currency": "GBP",
+                     *         "special_requests": "Celebrating an anniversary",
+                     *         "booked_at": "2026-02-02T11:20:00.000Z",
+                     *         "cancelled_at": null,
+                     *         "created_at": "2026-02-02T11:21:00.000Z",
+                     *         "updated_at": "2026-03-14T15:02:03.120Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One reservation by id; `not_found` when missing or outside scope. */
                         data: components["schemas"]["Reservation"];
                     };
                 };
@@ -2573,33 +3432,72 @@ export interface operations {
     listTransactions: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description Only rows of this reservation. */
+                /**
+                 * @description Only rows of this reservation.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
                 reservation_id?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only rows from this integration (source system). */
+                /**
+                 * @description Only rows from this integration (source system).
+                 * @example 7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02
+                 */
                 integration_id?: string;
-                /** @description Only rows of this kind. */
+                /**
+                 * @description Only transactions of this kind.
+                 * @example charge
+                 */
                 kind?: "charge" | "payment" | "refund" | "adjustment";
-                /** @description Only transactions of this category (room, food, beverage, spa …). */
+                /**
+                 * @description Only transactions of this category (room, food, beverage, spa …).
+                 * @example accommodation
+                 */
                 category?: string;
-                /** @description Only transactions that occurred at or after this instant. */
+                /**
+                 * @description Only transactions that occurred at or after this instant.
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 occurred_from?: string;
-                /** @description Only rows whose occurrence is before this instant (exclusive). */
+                /**
+                 * @description Only transactions that occurred before this instant (exclusive).
+                 * @example 2026-04-01T00:00:00Z
+                 */
                 occurred_to?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2617,6 +3515,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "2b4d6f80-1a3c-4e5f-8a7b-9c0d1e2f3a4b",
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *           "source_id": "30000936",
+                     *           "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "reservation_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "kind": "charge",
+                     *           "category": "accommodation",
+                     *           "description": "Accommodation, 3 night(s)",
+                     *           "amount_minor": 53700,
+                     *           "currency": "GBP",
+                     *           "outlet": "Front Office",
+                     *           "occurred_at": "2026-03-17T10:30:00.000Z",
+                     *           "created_at": "2026-03-17T10:32:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["TransactionPage"];
                 };
             };
@@ -2655,13 +3577,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example 2b4d6f80-1a3c-4e5f-8a7b-9c0d1e2f3a4b
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2678,7 +3609,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2b4d6f80-1a3c-4e5f-8a7b-9c0d1e2f3a4b",
+                     *         "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *         "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *         "source_id": "30000936",
+                     *         "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *         "reservation_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "kind": "charge",
+                     *         "category": "accommodation",
+                     *         "description": "Accommodation, 3 night(s)",
+                     *         "amount_minor": 53700,
+                     *         "currency": "GBP",
+                     *         "outlet": "Front Office",
+                     *         "occurred_at": "2026-03-17T10:30:00.000Z",
+                     *         "created_at": "2026-03-17T10:32:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One transaction by id; `not_found` when missing or outside scope. */
                         data: components["schemas"]["Transaction"];
                     };
                 };
@@ -2718,33 +3670,72 @@ export interface operations {
     listConsents: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description A contact point: an e-mail (case-insensitive) or an E.164 phone number. */
+                /**
+                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @example olivia.smith@example.com
+                 */
                 contact_value?: string;
-                /** @description Exact e-mail address, case-insensitive. */
+                /**
+                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @example olivia.smith@example.com
+                 */
                 email?: string;
-                /** @description Only this purpose, e.g. `email_marketing`. */
+                /**
+                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @example email_marketing
+                 */
                 purpose?: string;
-                /** @description Only rows with this status. */
+                /**
+                 * @description Only observations with this status.
+                 * @example granted
+                 */
                 status?: "granted" | "withdrawn" | "denied";
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only observations made at or after this instant. */
+                /**
+                 * @description Only observations made at or after this instant.
+                 * @example 2026-01-01T00:00:00Z
+                 */
                 observed_from?: string;
-                /** @description Only rows whose observation is before this instant (exclusive). */
+                /**
+                 * @description Only observations made before this instant (exclusive).
+                 * @example 2026-04-01T00:00:00Z
+                 */
                 observed_to?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2762,6 +3753,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5e0c9a4b-1f2d-4e3a-8b7c-6d5e4f3a2b1c",
+                     *           "property_id": null,
+                     *           "integration_id": null,
+                     *           "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "contact_type": "email",
+                     *           "contact_value": "olivia.smith@example.com",
+                     *           "purpose": "email_marketing",
+                     *           "channel": "email",
+                     *           "status": "withdrawn",
+                     *           "source": "preference_centre",
+                     *           "observed_at": "2026-02-20T08:00:00.000Z",
+                     *           "created_at": "2026-02-20T08:00:01.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["ConsentPage"];
                 };
             };
@@ -2799,23 +3812,47 @@ export interface operations {
     listEffectiveConsents: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description A contact point: an e-mail (case-insensitive) or an E.164 phone number. */
+                /**
+                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @example olivia.smith@example.com
+                 */
                 contact_value?: string;
-                /** @description Exact e-mail address, case-insensitive. */
+                /**
+                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @example olivia.smith@example.com
+                 */
                 email?: string;
-                /** @description Only this purpose, e.g. `email_marketing`. */
+                /**
+                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @example email_marketing
+                 */
                 purpose?: string;
-                /** @description The contact points (e-mail and phone) of this guest profile. */
+                /**
+                 * @description The contact points (e-mail and phone) of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2833,6 +3870,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "contact_type": "email",
+                     *           "contact_value": "olivia.smith@example.com",
+                     *           "purpose": "email_marketing",
+                     *           "status": "withdrawn",
+                     *           "decided_by": {
+                     *             "id": "5e0c9a4b-1f2d-4e3a-8b7c-6d5e4f3a2b1c",
+                     *             "property_id": null,
+                     *             "integration_id": null,
+                     *             "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "contact_type": "email",
+                     *             "contact_value": "olivia.smith@example.com",
+                     *             "purpose": "email_marketing",
+                     *             "channel": "email",
+                     *             "status": "withdrawn",
+                     *             "source": "preference_centre",
+                     *             "observed_at": "2026-02-20T08:00:00.000Z",
+                     *             "created_at": "2026-02-20T08:00:01.000Z"
+                     *           },
+                     *           "observation_count": 2,
+                     *           "last_observed_at": "2026-02-20T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["EffectiveConsentPage"];
                 };
             };
@@ -2870,35 +3937,77 @@ export interface operations {
     listActions: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description Only rows of this reservation. */
+                /**
+                 * @description Only rows of this reservation.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
                 reservation_id?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only rows with this status. */
+                /**
+                 * @description Only actions with this status.
+                 * @example open
+                 */
                 status?: "open" | "in_progress" | "done" | "cancelled";
-                /** @description Only actions of this priority. */
+                /**
+                 * @description Only actions of this priority.
+                 * @example low
+                 */
                 priority?: "low" | "normal" | "high" | "urgent";
-                /** @description Only rows of this kind. */
+                /**
+                 * @description Only actions of this kind, e.g. `vip_amenity`.
+                 * @example vip_amenity
+                 */
                 kind?: string;
-                /** @description Only actions due at or after this instant. */
+                /**
+                 * @description Only actions due at or after this instant.
+                 * @example 2026-03-14T00:00:00Z
+                 */
                 due_from?: string;
-                /** @description Only rows whose due time is before this instant (exclusive). */
+                /**
+                 * @description Only actions due before this instant (exclusive).
+                 * @example 2026-03-15T00:00:00Z
+                 */
                 due_to?: string;
-                /** @description Only rows changed at or after this instant. */
+                /**
+                 * @description Only rows changed at or after this instant.
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 updated_since?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2916,6 +4025,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "8c7b6a59-4d3e-4f21-9a0b-c1d2e3f4a5b6",
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "reservation_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "kind": "vip_amenity",
+                     *           "title": "Prepare welcome amenity",
+                     *           "body": "Champagne and a handwritten card in the room before arrival.",
+                     *           "status": "open",
+                     *           "priority": "high",
+                     *           "assignee": "guest.relations@harbourandvine.example",
+                     *           "due_at": "2026-03-14T14:00:00.000Z",
+                     *           "completed_at": null,
+                     *           "created_at": "2026-03-10T09:00:00.000Z",
+                     *           "updated_at": "2026-03-10T09:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["ActionPage"];
                 };
             };
@@ -2954,13 +4087,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example 8c7b6a59-4d3e-4f21-9a0b-c1d2e3f4a5b6
+                 */
                 id: string;
             };
             cookie?: never;
@@ -2977,7 +4119,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "8c7b6a59-4d3e-4f21-9a0b-c1d2e3f4a5b6",
+                     *         "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *         "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *         "reservation_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "kind": "vip_amenity",
+                     *         "title": "Prepare welcome amenity",
+                     *         "body": "Champagne and a handwritten card in the room before arrival.",
+                     *         "status": "open",
+                     *         "priority": "high",
+                     *         "assignee": "guest.relations@harbourandvine.example",
+                     *         "due_at": "2026-03-14T14:00:00.000Z",
+                     *         "completed_at": null,
+                     *         "created_at": "2026-03-10T09:00:00.000Z",
+                     *         "updated_at": "2026-03-10T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One action by id; `not_found` when missing or outside scope. */
                         data: components["schemas"]["Action"];
                     };
                 };
@@ -3017,29 +4180,62 @@ export interface operations {
     getReviewSummary: {
         parameters: {
             query?: {
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description Only rows of this reservation. */
+                /**
+                 * @description Only rows of this reservation.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
                 reservation_id?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only reviews from this platform, e.g. `google`. */
+                /**
+                 * @description Only reviews from this platform, e.g. `google`.
+                 * @example google
+                 */
                 source?: string;
-                /** @description Only reviews rated at least this (normalised 1–5). */
+                /**
+                 * @description Only reviews rated at least this (normalised 1–5).
+                 * @example 4
+                 */
                 min_rating?: number;
-                /** @description Only reviews rated at most this (normalised 1–5). */
+                /**
+                 * @description Only reviews rated at most this (normalised 1–5).
+                 * @example 5
+                 */
                 max_rating?: number;
-                /** @description Only reviews published at or after this instant. */
+                /**
+                 * @description Only reviews published at or after this instant.
+                 * @example 2026-01-01T00:00:00Z
+                 */
                 published_from?: string;
-                /** @description Only rows whose publication is before this instant (exclusive). */
+                /**
+                 * @description Only reviews published before this instant (exclusive).
+                 * @example 2026-04-01T00:00:00Z
+                 */
                 published_to?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3057,6 +4253,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "count": 412,
+                     *       "average_rating": 4.31,
+                     *       "by_rating": [
+                     *         {
+                     *           "rating": 1,
+                     *           "count": 9
+                     *         },
+                     *         {
+                     *           "rating": 2,
+                     *           "count": 17
+                     *         },
+                     *         {
+                     *           "rating": 3,
+                     *           "count": 41
+                     *         },
+                     *         {
+                     *           "rating": 4,
+                     *           "count": 118
+                     *         },
+                     *         {
+                     *           "rating": 5,
+                     *           "count": 227
+                     *         }
+                     *       ],
+                     *       "by_source": [
+                     *         {
+                     *           "source": "google",
+                     *           "count": 231,
+                     *           "average_rating": 4.38
+                     *         },
+                     *         {
+                     *           "source": "tripadvisor",
+                     *           "count": 181,
+                     *           "average_rating": 4.22
+                     *         }
+                     *       ],
+                     *       "by_property": [
+                     *         {
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "count": 298,
+                     *           "average_rating": 4.35
+                     *         },
+                     *         {
+                     *           "property_id": "5c3d2b1a-0f9e-4d8c-b7a6-958473625140",
+                     *           "count": 114,
+                     *           "average_rating": 4.2
+                     *         }
+                     *       ],
+                     *       "responded": {
+                     *         "count": 176,
+                     *         "average_rating": 3.96
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReviewSummary"];
                 };
             };
@@ -3094,33 +4346,72 @@ export interface operations {
     listReviews: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description Only rows of this reservation. */
+                /**
+                 * @description Only rows of this reservation.
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
                 reservation_id?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only reviews from this platform, e.g. `google`. */
+                /**
+                 * @description Only reviews from this platform, e.g. `google`.
+                 * @example google
+                 */
                 source?: string;
-                /** @description Only reviews rated at least this (normalised 1–5). */
+                /**
+                 * @description Only reviews rated at least this (normalised 1–5).
+                 * @example 4
+                 */
                 min_rating?: number;
-                /** @description Only reviews rated at most this (normalised 1–5). */
+                /**
+                 * @description Only reviews rated at most this (normalised 1–5).
+                 * @example 5
+                 */
                 max_rating?: number;
-                /** @description Only reviews published at or after this instant. */
+                /**
+                 * @description Only reviews published at or after this instant.
+                 * @example 2026-01-01T00:00:00Z
+                 */
                 published_from?: string;
-                /** @description Only rows whose publication is before this instant (exclusive). */
+                /**
+                 * @description Only reviews published before this instant (exclusive).
+                 * @example 2026-04-01T00:00:00Z
+                 */
                 published_to?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3138,6 +4429,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d",
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "integration_id": null,
+                     *           "source_id": "google-900234",
+                     *           "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "reservation_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "source": "google",
+                     *           "rating": 5,
+                     *           "source_rating": 5,
+                     *           "source_scale": 5,
+                     *           "title": "Perfect anniversary weekend",
+                     *           "body": "Lovely sea-view room, and the team remembered our anniversary.",
+                     *           "language": "en",
+                     *           "published_at": "2026-03-19T20:15:00.000Z",
+                     *           "response_body": "Thank you, Olivia: we hope to welcome you back soon.",
+                     *           "responded_at": "2026-03-20T09:00:00.000Z",
+                     *           "created_at": "2026-03-19T20:20:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReviewPage"];
                 };
             };
@@ -3176,13 +4494,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example 4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3199,7 +4526,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d",
+                     *         "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *         "integration_id": null,
+                     *         "source_id": "google-900234",
+                     *         "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *         "reservation_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "source": "google",
+                     *         "rating": 5,
+                     *         "source_rating": 5,
+                     *         "source_scale": 5,
+                     *         "title": "Perfect anniversary weekend",
+                     *         "body": "Lovely sea-view room, and the team remembered our anniversary.",
+                     *         "language": "en",
+                     *         "published_at": "2026-03-19T20:15:00.000Z",
+                     *         "response_body": "Thank you, Olivia: we hope to welcome you back soon.",
+                     *         "responded_at": "2026-03-20T09:00:00.000Z",
+                     *         "created_at": "2026-03-19T20:20:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One review by id; `not_found` when missing or outside scope. */
                         data: components["schemas"]["Review"];
                     };
                 };
@@ -3239,17 +4590,32 @@ export interface operations {
     listLoyaltyPrograms: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description `true`/`1` for active rows only, `false`/`0` for inactive ones. */
+                /**
+                 * @description True for active rows only, false for inactive ones.
+                 * @example true
+                 */
                 active?: "true" | "false" | "1" | "0";
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3267,6 +4633,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "6d5c4b3a-2910-4f8e-8d7c-6b5a49382716",
+                     *           "name": "Harbour & Vine Circle",
+                     *           "code": "HVC",
+                     *           "points_name": "Anchors",
+                     *           "tiers": [
+                     *             {
+                     *               "code": "blue",
+                     *               "name": "Blue",
+                     *               "threshold_points": 0
+                     *             },
+                     *             {
+                     *               "code": "silver",
+                     *               "name": "Silver",
+                     *               "threshold_points": 5000
+                     *             },
+                     *             {
+                     *               "code": "gold",
+                     *               "name": "Gold",
+                     *               "threshold_points": 20000
+                     *             },
+                     *             {
+                     *               "code": "platinum",
+                     *               "name": "Platinum",
+                     *               "threshold_points": 60000
+                     *             }
+                     *           ],
+                     *           "active": true,
+                     *           "created_at": "2025-09-01T08:00:00.000Z",
+                     *           "updated_at": "2025-09-01T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["LoyaltyProgramPage"];
                 };
             };
@@ -3304,29 +4709,62 @@ export interface operations {
     listLoyaltyMembers: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only members of this loyalty program. */
+                /**
+                 * @description Only members of this loyalty program.
+                 * @example 6d5c4b3a-2910-4f8e-8d7c-6b5a49382716
+                 */
                 program_id?: string;
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
-                /** @description The membership number. */
+                /**
+                 * @description The membership number.
+                 * @example HVC-000000234
+                 */
                 member_number?: string;
-                /** @description Only members in this tier (a tier code of the program). */
+                /**
+                 * @description Only members in this tier (a tier code of the program).
+                 * @example gold
+                 */
                 tier?: string;
-                /** @description Only rows with this status. */
+                /**
+                 * @description Only memberships with this status.
+                 * @example active
+                 */
                 status?: "active" | "suspended" | "closed";
-                /** @description Only rows changed at or after this instant. */
+                /**
+                 * @description Only rows changed at or after this instant.
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 updated_since?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3344,6 +4782,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b",
+                     *           "program_id": "6d5c4b3a-2910-4f8e-8d7c-6b5a49382716",
+                     *           "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *           "enrolment_property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "member_number": "HVC-000000234",
+                     *           "tier": "gold",
+                     *           "status": "active",
+                     *           "points_balance": 23150,
+                     *           "lifetime_points": 41800,
+                     *           "enrolled_at": "2026-01-14T09:45:00.000Z",
+                     *           "tier_expires_at": "2027-03-31T23:59:59.000Z",
+                     *           "created_at": "2026-01-14T09:45:00.000Z",
+                     *           "updated_at": "2026-03-17T10:35:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["LoyaltyMemberPage"];
                 };
             };
@@ -3382,13 +4844,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3405,7 +4876,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b",
+                     *         "program_id": "6d5c4b3a-2910-4f8e-8d7c-6b5a49382716",
+                     *         "guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *         "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *         "enrolment_property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *         "member_number": "HVC-000000234",
+                     *         "tier": "gold",
+                     *         "status": "active",
+                     *         "points_balance": 23150,
+                     *         "lifetime_points": 41800,
+                     *         "enrolled_at": "2026-01-14T09:45:00.000Z",
+                     *         "tier_expires_at": "2027-03-31T23:59:59.000Z",
+                     *         "created_at": "2026-01-14T09:45:00.000Z",
+                     *         "updated_at": "2026-03-17T10:35:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One loyalty membership by id; `not_found` when missing or outside scope. */
                         data: components["schemas"]["LoyaltyMember"];
                     };
                 };
@@ -3445,21 +4937,42 @@ export interface operations {
     listChannels: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only rows of this kind. */
+                /**
+                 * @description Only channels of this kind, e.g. `ota`.
+                 * @example ota
+                 */
                 kind?: string;
-                /** @description `true`/`1` for active rows only, `false`/`0` for inactive ones. */
+                /**
+                 * @description True for active rows only, false for inactive ones.
+                 * @example true
+                 */
                 active?: "true" | "false" | "1" | "0";
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3477,6 +4990,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *           "source_id": "BDC",
+                     *           "code": "booking_com",
+                     *           "name": "Booking.com",
+                     *           "kind": "ota",
+                     *           "active": true,
+                     *           "created_at": "2025-09-01T08:00:00.000Z",
+                     *           "updated_at": "2025-09-01T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["ChannelPage"];
                 };
             };
@@ -3514,23 +5047,47 @@ export interface operations {
     listSpaces: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
-                /** @description Only rows of this kind. */
+                /**
+                 * @description Only spaces of this kind, e.g. `room`.
+                 * @example room
+                 */
                 kind?: string;
-                /** @description `true`/`1` for active rows only, `false`/`0` for inactive ones. */
+                /**
+                 * @description True for active rows only, false for inactive ones.
+                 * @example true
+                 */
                 active?: "true" | "false" | "1" | "0";
-                /** @description Only spaces holding at least this many people. */
+                /**
+                 * @description Only spaces holding at least this many people.
+                 * @example 2
+                 */
                 min_capacity?: number;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3548,6 +5105,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "d4c3b2a1-9f8e-4d7c-a6b5-0f1e2d3c4b5a",
+                     *           "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *           "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *           "source_id": "214",
+                     *           "code": "214",
+                     *           "name": "Room 214 – Deluxe King",
+                     *           "kind": "room",
+                     *           "capacity": 3,
+                     *           "floor": "2",
+                     *           "active": true,
+                     *           "created_at": "2025-09-01T08:00:00.000Z",
+                     *           "updated_at": "2025-09-01T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
+                     *       "has_more": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["SpacePage"];
                 };
             };
@@ -3585,25 +5164,52 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The `next_cursor` of the previous page; omit on the first page. An altered or foreign cursor is `400 invalid_cursor`. */
+                /**
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
+                 * @example eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln
+                 */
                 cursor?: string;
-                /** @description `timeline` (default): the full history, keyset-paged. `latest`: the newest event per entity, one page. `rollup`: deprecated alias of `latest`. */
+                /**
+                 * @description `timeline` (default): the full history, keyset-paged. `latest`: the newest event per entity, one page. `rollup`: deprecated alias of `latest`.
+                 * @example latest
+                 */
                 mode?: string & (("timeline" | "latest") | "rollup");
-                /** @description Only events of this entity type. */
+                /**
+                 * @description Only events of this entity type.
+                 * @example guest_profile
+                 */
                 entity_type?: "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space";
-                /** @description Only events of this entity. */
+                /**
+                 * @description Only events of this entity (any string; ids are uuids, so anything else matches nothing).
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
                 entity_id?: string;
-                /** @description Only rows of this guest profile. */
+                /**
+                 * @description Only rows of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
                 guest_profile_id?: string;
-                /** @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match). */
+                /**
+                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match); not with the guest profile filter.
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
                 master_profile_id?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3618,6 +5224,8 @@ export interface operations {
                     "X-Sql-Statements": components["headers"]["XSqlStatements"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3658,23 +5266,47 @@ export interface operations {
     listTables: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's `next_offset`. */
+                /**
+                 * @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's next offset.
+                 * @example 50
+                 */
                 offset?: number;
-                /** @description `true` or `1`: the page also carries `total_count`. */
+                /**
+                 * @description True: the page also carries the total count of matching rows.
+                 * @example true
+                 */
                 include_total?: "true" | "false" | "1" | "0";
-                /** @description Only rows of this kind. */
+                /**
+                 * @description Only tables of this kind.
+                 * @example curated
+                 */
                 kind?: "curated" | "filter";
-                /** @description Whether members are guest profiles or master profiles. */
+                /**
+                 * @description Only tables whose members are of this type.
+                 * @example guest_profile
+                 */
                 member_type?: "guest_profile" | "master_profile";
-                /** @description Only rows of this property. */
+                /**
+                 * @description Only rows of this property.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 property_id?: string;
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3692,6 +5324,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "b7a69584-7362-4514-9f8e-7d6c5b4a3928",
+                     *           "property_id": null,
+                     *           "name": "Welcome-back list",
+                     *           "description": "UK guests who agreed to e-mail marketing, for the spring campaign.",
+                     *           "kind": "filter",
+                     *           "member_type": "guest_profile",
+                     *           "filter_doc": {
+                     *             "and": [
+                     *               {
+                     *                 "field": "country_code",
+                     *                 "op": "eq",
+                     *                 "value": "GB"
+                     *               },
+                     *               {
+                     *                 "field": "consent.email_marketing",
+                     *                 "op": "eq",
+                     *                 "value": "granted"
+                     *               }
+                     *             ]
+                     *           },
+                     *           "created_by": "marketing@harbourandvine.example",
+                     *           "member_count": null,
+                     *           "created_at": "2026-02-01T10:00:00.000Z",
+                     *           "updated_at": "2026-02-01T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_offset": 50,
+                     *       "total_count": 1284
+                     *     }
+                     */
                     "application/json": components["schemas"]["TablePage"];
                 };
             };
@@ -3730,9 +5397,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3740,6 +5413,27 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "member_type": "guest_profile",
+                 *       "filter_doc": {
+                 *         "and": [
+                 *           {
+                 *             "field": "country_code",
+                 *             "op": "eq",
+                 *             "value": "GB"
+                 *           },
+                 *           {
+                 *             "field": "consent.email_marketing",
+                 *             "op": "eq",
+                 *             "value": "granted"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "limit": 50,
+                 *       "include_total": true
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Whether members are guest profiles or master profiles.
@@ -3749,17 +5443,17 @@ export interface operations {
                     /** @description The filter document: `{ "and": [node, …] }`, `{ "or": [node, …] }`, `{ "not": node }` or a condition `{ "field": "<field>", "op": "<operator>", "value": <value> }`; at most 8 levels and 100 conditions. See the README. */
                     filter_doc: Record<string, never>;
                     /**
-                     * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400.
+                     * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
                      * @default 100
                      */
                     limit?: number;
                     /**
-                     * @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's `next_offset`.
+                     * @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's next offset.
                      * @default 0
                      */
                     offset?: number;
                     /**
-                     * @description `true` or `1`: the page also carries `total_count`.
+                     * @description True: the page also carries the total count of matching rows.
                      * @default false
                      */
                     include_total?: boolean;
@@ -3777,6 +5471,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "member_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "member_type": "guest_profile",
+                     *           "added_at": null,
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *             "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *             "source_id": "100234",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "given_name": "Olivia",
+                     *             "family_name": "Smith",
+                     *             "email": "olivia.smith@example.com",
+                     *             "phone": "+447700900123",
+                     *             "language": "en",
+                     *             "country_code": "GB",
+                     *             "city": "London",
+                     *             "birth_date": "1986-04-12",
+                     *             "vip_code": "VIP1",
+                     *             "created_at": "2026-01-14T09:30:00.000Z",
+                     *             "updated_at": "2026-03-02T17:05:12.345Z"
+                     *           },
+                     *           "master_profile": null
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_offset": 50,
+                     *       "total_count": 312
+                     *     }
+                     */
                     "application/json": components["schemas"]["TableMemberPage"];
                 };
             };
@@ -3817,13 +5544,22 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The resource's id; missing or outside scope is `404 not_found`. */
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example b7a69584-7362-4514-9f8e-7d6c5b4a3928
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3840,7 +5576,68 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "b7a69584-7362-4514-9f8e-7d6c5b4a3928",
+                     *         "property_id": null,
+                     *         "name": "Welcome-back list",
+                     *         "description": "UK guests who agreed to e-mail marketing, for the spring campaign.",
+                     *         "kind": "filter",
+                     *         "member_type": "guest_profile",
+                     *         "filter_doc": {
+                     *           "and": [
+                     *             {
+                     *               "field": "country_code",
+                     *               "op": "eq",
+                     *               "value": "GB"
+                     *             },
+                     *             {
+                     *               "field": "consent.email_marketing",
+                     *               "op": "eq",
+                     *               "value": "granted"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "created_by": "marketing@harbourandvine.example",
+                     *         "member_count": null,
+                     *         "created_at": "2026-02-01T10:00:00.000Z",
+                     *         "updated_at": "2026-02-01T10:00:00.000Z",
+                     *         "bindings": [
+                     *           {
+                     *             "id": "f0e1d2c3-b4a5-4968-8877-66554433aa22",
+                     *             "table_id": "b7a69584-7362-4514-9f8e-7d6c5b4a3928",
+                     *             "connection_id": "e1d2c3b4-a596-4877-8695-a4b3c2d1e0f9",
+                     *             "provider": "mailchimp",
+                     *             "remote_list_id": "a1b2c3d4e5",
+                     *             "state": "active",
+                     *             "confirmed_seq": "1874",
+                     *             "log_head": "1880",
+                     *             "lag": 6,
+                     *             "last_flush_at": "2026-03-14T09:15:00.000Z",
+                     *             "last_error": null,
+                     *             "last_flush_counts": {
+                     *               "pushed": 42,
+                     *               "subscribed": 38,
+                     *               "skipped_no_consent_subscribe": 9,
+                     *               "skipped_suppressed": 3,
+                     *               "skipped_unresolved": 1,
+                     *               "removed": 4,
+                     *               "failed": 0
+                     *             },
+                     *             "last_resync_run_handle": null,
+                     *             "guidance": {
+                     *               "recommends_consent_filter": false,
+                     *               "consent_filter_field": "consent.email_marketing",
+                     *               "consent_filter_present": true
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /** @description One table by id, with its destination bindings; `not_found` when missing or outside scope. */
                         data: components["schemas"]["TableWithBindings"];
                     };
                 };
@@ -3881,15 +5678,27 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The table's id. */
+                /**
+                 * @description The table's id.
+                 * @example b7a69584-7362-4514-9f8e-7d6c5b4a3928
+                 */
                 id: string;
-                /** @description The destination provider, e.g. `mailchimp` or `klaviyo`. */
+                /**
+                 * @description The destination provider, e.g. `mailchimp` or `klaviyo`.
+                 * @example mailchimp
+                 */
                 provider: string;
             };
             cookie?: never;
@@ -3906,6 +5715,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "f0e1d2c3-b4a5-4968-8877-66554433aa22",
+                     *         "table_id": "b7a69584-7362-4514-9f8e-7d6c5b4a3928",
+                     *         "connection_id": "e1d2c3b4-a596-4877-8695-a4b3c2d1e0f9",
+                     *         "provider": "mailchimp",
+                     *         "remote_list_id": "a1b2c3d4e5",
+                     *         "state": "active",
+                     *         "confirmed_seq": "1874",
+                     *         "log_head": "1880",
+                     *         "lag": 6,
+                     *         "last_flush_at": "2026-03-14T09:15:00.000Z",
+                     *         "last_error": null,
+                     *         "last_flush_counts": {
+                     *           "pushed": 42,
+                     *           "subscribed": 38,
+                     *           "skipped_no_consent_subscribe": 9,
+                     *           "skipped_suppressed": 3,
+                     *           "skipped_unresolved": 1,
+                     *           "removed": 4,
+                     *           "failed": 0
+                     *         },
+                     *         "last_resync_run_handle": null,
+                     *         "guidance": {
+                     *           "recommends_consent_filter": false,
+                     *           "consent_filter_field": "consent.email_marketing",
+                     *           "consent_filter_present": true
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description Stops delivery of a table to a destination and keeps the confirmed cursor. Idempotent: pausing a
@@ -3954,15 +5795,27 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The table's id. */
+                /**
+                 * @description The table's id.
+                 * @example b7a69584-7362-4514-9f8e-7d6c5b4a3928
+                 */
                 id: string;
-                /** @description The destination provider, e.g. `mailchimp` or `klaviyo`. */
+                /**
+                 * @description The destination provider, e.g. `mailchimp` or `klaviyo`.
+                 * @example mailchimp
+                 */
                 provider: string;
             };
             cookie?: never;
@@ -3979,6 +5832,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "f0e1d2c3-b4a5-4968-8877-66554433aa22",
+                     *         "table_id": "b7a69584-7362-4514-9f8e-7d6c5b4a3928",
+                     *         "connection_id": "e1d2c3b4-a596-4877-8695-a4b3c2d1e0f9",
+                     *         "provider": "mailchimp",
+                     *         "remote_list_id": "a1b2c3d4e5",
+                     *         "state": "active",
+                     *         "confirmed_seq": "1874",
+                     *         "log_head": "1880",
+                     *         "lag": 6,
+                     *         "last_flush_at": "2026-03-14T09:15:00.000Z",
+                     *         "last_error": null,
+                     *         "last_flush_counts": {
+                     *           "pushed": 42,
+                     *           "subscribed": 38,
+                     *           "skipped_no_consent_subscribe": 9,
+                     *           "skipped_suppressed": 3,
+                     *           "skipped_unresolved": 1,
+                     *           "removed": 4,
+                     *           "failed": 0
+                     *         },
+                     *         "last_resync_run_handle": null,
+                     *         "guidance": {
+                     *           "recommends_consent_filter": false,
+                     *           "consent_filter_field": "consent.email_marketing",
+                     *           "consent_filter_present": true
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description Resumes delivery (paused or error → active) from the saved cursor. Idempotent on an active
@@ -4025,21 +5910,39 @@ export interface operations {
     listTableMembers: {
         parameters: {
             query?: {
-                /** @description Page size, default 100. Values above 500 are clamped to 500; below 1 is a 400. */
+                /**
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's `next_offset`. */
+                /**
+                 * @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's next offset.
+                 * @example 50
+                 */
                 offset?: number;
-                /** @description `true` or `1`: the page also carries `total_count`. */
+                /**
+                 * @description True: the page also carries the total count of matching rows.
+                 * @example true
+                 */
                 include_total?: "true" | "false" | "1" | "0";
             };
             header?: {
-                /** @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it. */
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
-                /** @description The table's id. */
+                /**
+                 * @description The table's id.
+                 * @example b7a69584-7362-4514-9f8e-7d6c5b4a3928
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4056,6 +5959,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "member_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "member_type": "guest_profile",
+                     *           "added_at": "2026-02-01T10:00:05.000Z",
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *             "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *             "source_id": "100234",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "given_name": "Olivia",
+                     *             "family_name": "Smith",
+                     *             "email": "olivia.smith@example.com",
+                     *             "phone": "+447700900123",
+                     *             "language": "en",
+                     *             "country_code": "GB",
+                     *             "city": "London",
+                     *             "birth_date": "1986-04-12",
+                     *             "vip_code": "VIP1",
+                     *             "created_at": "2026-01-14T09:30:00.000Z",
+                     *             "updated_at": "2026-03-02T17:05:12.345Z"
+                     *           },
+                     *           "master_profile": null
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_offset": 50,
+                     *       "total_count": 1284
+                     *     }
+                     */
                     "application/json": components["schemas"]["TableMemberPage"];
                 };
             };
@@ -4095,7 +6031,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4111,6 +6050,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: "ok";
@@ -4123,7 +6067,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4139,6 +6086,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ready"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: "ready";
@@ -4152,7 +6104,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4168,6 +6123,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Guest Context Service API",
+                     *         "version": "1.0.0"
+                     *       },
+                     *       "paths": {
+                     *         "/v1/guests": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         openapi: "3.1.0";
@@ -4182,7 +6149,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4198,6 +6168,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">…<div id="redoc"></div>…</html>
+                     */
                     "text/html": string;
                 };
             };
@@ -4207,7 +6181,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4223,6 +6200,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example # llms.txt
+                     *
+                     *     What the service is, how to authenticate, the MCP tools and the REST routes, with links to the Markdown documents (the llms.txt convention).
+                     *     …
+                     */
                     "text/plain": string;
                 };
             };
@@ -4232,7 +6215,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4248,6 +6234,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example # Authentication and scopes
+                     *
+                     *     The token kinds and where each works, the scopes, and which routes and MCP tools need each scope.
+                     *     …
+                     */
                     "text/markdown": string;
                 };
             };
@@ -4257,7 +6249,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4273,6 +6268,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example # MCP tools
+                     *
+                     *     How to connect an MCP client to /mcp, and every tool with its arguments, scope and result.
+                     *     …
+                     */
                     "text/markdown": string;
                 };
             };
@@ -4282,7 +6283,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated. */
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4298,6 +6302,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example # REST API reference
+                     *
+                     *     Every route with its parameters, scope, response shape and error statuses, and every record, in Markdown (rendered from the OpenAPI document).
+                     *     …
+                     */
                     "text/markdown": string;
                 };
             };

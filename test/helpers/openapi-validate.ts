@@ -90,6 +90,13 @@ export class ContractValidator {
     throw new Error(`response does not match openapi.yaml:\n  ${problems.join("\n  ")}\n  ${res.method.toUpperCase()} ${res.url} → ${res.status} ${body}`);
   }
 
+  /** Problems with a value (an example) against a schema taken from the document; empty when it matches. */
+  checkValue(key: string, schema: Json, value: unknown): string[] {
+    const rewritten = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', `"${DEFS}#/$defs/`)) as Json;
+    const validate = this.compile(`value: ${key}`, rewritten);
+    return validate(value) ? [] : [`${key}: ${this.errorsText(validate)}`];
+  }
+
   /** A fetch Response (the body is read from a clone, so the caller can still read it). */
   async assertFetch(method: string, url: string, response: Response): Promise<void> {
     const contentType = response.headers.get("content-type") ?? undefined;

@@ -3,8 +3,9 @@
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { generateOpenApi, openApiPath, routeKey } from "../../src/openapi";
-import { routes } from "../../src/rest/routes";
+import { ROLLUP_DEPRECATION, routes } from "../../src/rest/routes";
 import { TYPES_PATH, YAML_PATH, renderTypes, renderYaml } from "../../scripts/openapi";
+import { ContractValidator } from "../helpers/openapi-validate";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -155,3 +156,82 @@ describe("records, the spec's 'not shown' ones included", () => {
   });
 });
 
+
+describe("examples: every operation, parameter and body, each valid against its schema", () => {
+  const validator = new ContractValidator(JSON.parse(JSON.stringify(document)));
+  const operations = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op as Json] as const),
+  );
+  const resolve = (node: Json): Json => (node.$ref ? doc.components.parameters[node.$ref.split("/").pop()] : node);
+
+  it("there are 31 /v1 operations and 8 service ones", () => {
+    expect(operations.filter(([key]) => key.includes(" /v1/"))).toHaveLength(31);
+    expect(operations).toHaveLength(39);
+  });
+
+  it.each(operations)("%s: an example of its 200 answer that its schema accepts", (key, op) => {
+    const [media] = Object.values(op.responses["200"].content as Record<string, Json>);
+    const values = media.examples ? Object.values(media.examples as Record<string, Json>).map((e) => e.value) : [media.example];
+    for (const value of values) {
+      expect(value).toBeDefined();
+      expect(validator.checkValue(`${key} 200`, media.schema, value)).toEqual([]);
+    }
+  });
+
+  it.each(operations)("%s: an example for every parameter and for its body, each valid", (key, op) => {
+    for (const parameter of (op.parameters as Json[]).map(resolve)) {
+      expect([parameter.name, parameter.example]).toEqual([parameter.name, expect.anything()]);
+      expect(validator.checkValue(`${key} ${parameter.name}`, parameter.schema, parameter.example)).toEqual([]);
+    }
+    if (!op.requestBody) return;
+    const media = op.requestBody.content["application/json"];
+    expect(media.example).toEqual(expect.any(Object));
+    expect(validator.checkValue(`${key} body`, media.schema, media.example)).toEqual([]);
+  });
+
+  it("the preview's body example is a real filter document, not {}, and its answer has no added_at", () => {
+    const preview = operationOf({ method: "POST", path: "/v1/tables/preview" });
+    expect(Object.keys(preview.requestBody.content["application/json"].example.filter_doc)).toEqual(["and"]);
+    expect(preview.responses["200"].content["application/json"].example.data[0].added_at).toBeNull();
+  });
+
+  it("a get-by-id example shows the record its id parameter names", () => {
+    for (const route of routes.filter((r) => r.envelope === "body" && r.pathParams?.id && r.method === "GET" && !r.path.endsWith("/connection"))) {
+      const op = operationOf(route);
+      const id = op.parameters.find((p: Json) => p.name === "id").example;
+      expect([routeKey(route), op.responses["200"].content["application/json"].example.data.id]).toEqual([routeKey(route), id]);
+    }
+  });
+});
+
+describe("servers: importable by Postman, Bruno and openapi-generator", () => {
+  it("the first entry is absolute, with variables whose defaults make http://localhost:3000", () => {
+    const [first] = doc.servers;
+    const url = first.url.replace(/\{(\w+)\}/g, (_: string, name: string) => first.variables[name].default);
+    expect(new URL(url).origin).toBe("http://localhost:3000");
+    expect(first.variables.scheme.enum).toEqual(["http", "https"]);
+  });
+
+  it("the relative entry stays, for the document served at GET /openapi.json", () => {
+    expect(doc.servers.map((s: Json) => s.url)).toContain("/");
+  });
+});
+
+describe("mode=rollup deprecation (RFC 9745, RFC 8594)", () => {
+  const events = operationOf({ method: "GET", path: "/v1/events" });
+
+  it("GET /v1/events documents Deprecation and Sunset on its 200, with the dates the route sends", () => {
+    expect(events.responses["200"].headers).toMatchObject({
+      Deprecation: { $ref: "#/components/headers/Deprecation" },
+      Sunset: { $ref: "#/components/headers/Sunset" },
+    });
+    expect(doc.components.headers.Deprecation.example).toBe(`@${ROLLUP_DEPRECATION.deprecatedAt.getTime() / 1000}`);
+    expect(doc.components.headers.Sunset.example).toBe(ROLLUP_DEPRECATION.sunsetAt.toUTCString());
+    expect(doc.info.description).toContain(`Sunset: ${ROLLUP_DEPRECATION.sunsetAt.toUTCString()}`);
+  });
+
+  it("no other operation does", () => {
+    const others = routes.filter((r) => r.path !== "/v1/events").map((r) => operationOf(r).responses["200"].headers);
+    expect(others.filter((h) => h.Deprecation || h.Sunset)).toEqual([]);
+  });
+});

@@ -74,6 +74,8 @@ describe("CORS allowlist", () => {
     expect(res.headers.vary).toMatch(/Origin/);
     expect(res.headers["access-control-expose-headers"]).toMatch(/X-Request-Id/);
     expect(res.headers["access-control-expose-headers"]).toMatch(/RateLimit/);
+    // A dashboard still on mode=rollup can see that it is deprecated.
+    expect(res.headers["access-control-expose-headers"]).toMatch(/Deprecation,Sunset/);
   });
 
   it("answers a listed origin's preflight, with the credential headers allowed", async () => {
