@@ -952,7 +952,7 @@ export interface components {
             code: string;
             /** @description A readable name, e.g. Booking.com. */
             name: string;
-            /** @description direct_web, ota, gds, phone, walk_in, email, sms, whatsapp … */
+            /** @description What kind of channel: direct, ota, gds, marketplace, voice, walk_in, email, sms … (the `code` is the source system's own, e.g. direct_web or booking_com). */
             kind: string;
             /** @description Whether it is in use. */
             active: boolean;
