@@ -13,7 +13,10 @@ export async function startOwnPostgres(): Promise<{ pg: TestPostgres; manifest: 
   return { pg, manifest: await loadTestFixtures(pg.adminUrl(), 12) };
 }
 
-/** Migrates the database at `databaseUrl` and loads the fixture tenants (seed 7) into it. */
+/** The day the tests' fixture dates are anchored to: the same rows whatever the date of the run. */
+export const TEST_FIXTURE_DATE = "2026-01-01";
+
+/** Migrates the database at `databaseUrl` and loads the fixture tenants (seed 7, TEST_FIXTURE_DATE) into it. */
 export async function loadTestFixtures(databaseUrl: string, guests: number): Promise<FixtureManifest> {
   const db = await openDatabase({ databaseUrl, dataDir: "", poolSize: 4 }); // applies the migrations
   try {
@@ -21,6 +24,7 @@ export async function loadTestFixtures(databaseUrl: string, guests: number): Pro
     return await loadFixtures(db.primary, {
       seed: 7,
       guests,
+      anchorDate: TEST_FIXTURE_DATE,
       sessionKey: await resolveSessionKey(config.session, db.primary),
       deliveryKey: await deliverySecretKey(config, db.primary),
       progress: () => undefined,

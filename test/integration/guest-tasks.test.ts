@@ -91,9 +91,9 @@ describe("the done-when question: what do we know about her, and may we e-mail h
     expect(marketing).toMatchObject({ status: "withdrawn", observation_count: 2, decided_by: { status: "withdrawn" } });
     expect(marketing.decided_by.property).toEqual(expect.any(String));
     expect(context.stays.more).toEqual({ tool: "list_reservations", arguments: { master_profile_id: masterId } });
-    // Spend: charges less refunds (a refund reduces spend whatever sign it was stored with); payments are not spend.
+    // Spend: charges and adjustments less refunds, as the folio lines are signed; payments are not spend.
     const { rows: spent } = await pg.query(
-      `SELECT sum(CASE WHEN kind = 'refund' THEN -abs(amount_minor) ELSE amount_minor END)::int AS total
+      `SELECT sum(amount_minor)::int AS total
        FROM transactions WHERE kind <> 'payment' AND guest_profile_id IN (SELECT id FROM guest_profiles WHERE master_profile_id = $1)`,
       [masterId],
     );
