@@ -189,7 +189,7 @@ describe("depth and cost, as validation rules", () => {
     const context = new ValidationContext(schema, document, new TypeInfo(schema), () => {});
     const started = performance.now();
     expect(measureOperation(context, document.definitions[0] as OperationDefinitionNode).selections).toBe(1 + 2 ** 30);
-    expect(performance.now() - started).toBeLessThan(50);
+    expect(performance.now() - started).toBeLessThan(1000); // the old checker never finished
     // 1,000 walks of 593 fields each would visit 593,000; the walk gives up past the limit.
     const schemas = parse(SCHEMAS);
     const measured = measureOperation(
@@ -299,7 +299,8 @@ describe("over HTTP", () => {
   ])("refuses %s with 400 before running it", async (_, query, expected) => {
     const started = Date.now();
     const res = await gql(t.api, query);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Generous for a loaded CI machine; running any of these took 8 s or more before the limits.
+    expect(Date.now() - started).toBeLessThan(5000);
     expect(res.status).toBe(400);
     expect(res.body.data).toBeUndefined();
     expect(res.body.errors.map((e: { extensions: { code: string; limit?: string } }) => [e.extensions.code, e.extensions.limit])).toEqual(expected);
