@@ -37,7 +37,8 @@ function oneLine(err: unknown): string {
         ? e.message
         : String(err);
   const line = reason.replace(/postgres(ql)?:\/\/[^\s@]*@/g, "postgresql://***@").trim().split("\n")[0];
-  return line.includes("[object Object]") ? "unexpected error (no detail given)" : line;
+  // Prisma 6's client on adapter-pg 7 reports a database error as "Unknown error: [object Object]".
+  return line.includes("[object Object]") ? "the database refused the command (the Prisma client gave no detail)" : line;
 }
 
 // `gcs --help | head`: the reader went away, which is not an error.
