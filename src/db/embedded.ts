@@ -10,6 +10,7 @@
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { migrate } from "./migrate";
 
 export interface EmbeddedPostgres {
   url: string;
@@ -36,7 +37,7 @@ interface ServerAddress {
 /** Connections a serving process accepts: its own pool (1) and local tools. */
 const MAX_CONNECTIONS = 8;
 /** How long a tool waits for a server that holds the lock but has not written its address yet. */
-const SERVER_START_WAIT_MS = 15_000;
+const SERVER_START_WAIT_MS = 30_000;
 
 let role: LockHolder["role"] = "tool";
 
@@ -71,13 +72,18 @@ async function openAndServe(dir: string, release: () => void): Promise<EmbeddedP
   const sharing = role === "server";
   // Port 0: the OS picks a free one when the server listens (no race with another process).
   const server = new PGLiteSocketServer({ db: heldUntilIdle(db), port: 0, host: "127.0.0.1", maxConnections: sharing ? MAX_CONNECTIONS : 1 });
+  let url: string;
   try {
     await server.start();
+    url = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+    // Published once migrated: a tool's own migrate() must not race the server's on a new database
+    // (their advisory lock is one lock in one shared session, so it would not keep them apart).
+    if (sharing) await migrate(url);
   } catch (err) {
+    await server.stop();
     await db.close();
     throw err;
   }
-  const url = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
   const serverFile = path.join(dir, SERVER_FILE);
   if (sharing) writeOwnFile(serverFile, { pid: process.pid, url } satisfies ServerAddress);
   let stopped = false;
