@@ -17,8 +17,8 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-export const LOCK_FILE = "gcs.lock";
-export const SERVER_FILE = "gcs-server.json";
+const LOCK_FILE = "gcs.lock";
+const SERVER_FILE = "gcs-server.json";
 
 /** What a process that holds a data directory writes in its lock file. */
 interface LockHolder {
@@ -185,7 +185,10 @@ async function runningServer(dir: string): Promise<ServerAddress | undefined> {
 /** Takes the directory's lock file or throws a one-line reason; returns the release function. */
 function acquireLock(dir: string): () => void {
   const lockFile = path.join(dir, LOCK_FILE);
-  const mine: LockHolder = { pid: process.pid, role, command: `gcs ${process.argv.slice(2).join(" ")}`.trim() };
+  // The command's name only: its options may hold a secret (partners token --client-secret).
+  const words = process.argv.slice(2, 4);
+  const firstOption = words.findIndex((w) => w.startsWith("-"));
+  const mine: LockHolder = { pid: process.pid, role, command: ["gcs", ...(firstOption === -1 ? words : words.slice(0, firstOption))].join(" ") };
   for (let attempt = 0; attempt < 2; attempt++) {
     if (writeOwnFile(lockFile, mine, true)) {
       const release = () => {

@@ -391,7 +391,7 @@ describe("the embedded database shared with a running gcs serve", () => {
   });
 
   it("a key made by gcs keys create works against the running server at once; revoked, it stops at once", async () => {
-    expect(JSON.parse(readFileSync(lockFile(), "utf8"))).toMatchObject({ pid: server.pid, role: "server" });
+    expect(JSON.parse(readFileSync(lockFile(), "utf8"))).toEqual({ pid: server.pid, role: "server", command: "gcs serve" });
     expect(JSON.parse(readFileSync(serverFile(), "utf8"))).toEqual({ pid: server.pid, url: expect.stringMatching(/^postgresql:\/\/postgres@127\.0\.0\.1:\d+\//) });
 
     const created = await gcsEmbedded(["keys", "create", "--group", bannerGroup, "--name", "beside the server", "--scopes", "read:guests", "--json"]);
@@ -431,11 +431,11 @@ describe("the embedded database shared with a running gcs serve", () => {
     expect(existsSync(serverFile())).toBe(false);
 
     // Another command holding the directory (a live pid: this test's own).
-    writeFileSync(lockFile(), JSON.stringify({ pid: process.pid, role: "tool", command: "gcs fixtures --out x.json" }));
+    writeFileSync(lockFile(), JSON.stringify({ pid: process.pid, role: "tool", command: "gcs fixtures" }));
     const refused = await gcsEmbedded(["keys", "list"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
-      `gcs: the embedded database ${dataDir} is in use by process ${process.pid} (gcs fixtures --out x.json); wait for it to finish, or delete ${lockFile()} if no such process uses it\n`,
+      `gcs: the embedded database ${dataDir} is in use by process ${process.pid} (gcs fixtures); wait for it to finish, or delete ${lockFile()} if no such process uses it\n`,
     );
 
     // A lock left by a process that has ended.
