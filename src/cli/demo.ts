@@ -25,10 +25,12 @@ export async function announceEmbeddedDemo(server: RunningServer) {
   process.stdout.write(
     [
       "",
-      `Guest Context Service on the embedded database (${config.dataDir}), group "${group.name}".`,
+      `Guest Context Service on the embedded database (${config.dataDir}), group "${group.name}" (id ${group.id}).`,
       `Demo API key (valid until the next start): ${key.token}`,
       "Try:",
       `  curl -s -H "Authorization: Bearer ${key.token}" "${base}/v1/guests?limit=2"`,
+      "A key of your own (other gcs commands use this running server's database):",
+      `  npx gcs keys create --group ${group.id} --name "my key" --scopes read:guests,read:reservations`,
       "",
     ].join("\n") + "\n",
   );

@@ -1,32 +1,271 @@
 // The embedded default: PostgreSQL compiled to WebAssembly (PGlite), in-process, with its data on
 // disk, served on a loopback port so that Prisma and pg use exactly the code paths they use against
 // a real server.
-import { mkdirSync } from "node:fs";
+//
+// One process at a time opens a data directory (PGlite is not built for two writers): it holds
+// `gcs.lock` (its pid) there. `gcs serve` also serves the database to local tools and says where in
+// `gcs-server.json`; any other process (`gcs keys create`, `gcs deliver`, …) then connects to that
+// address instead of opening the directory, so the running server sees its writes at once. With no
+// server running, a tool takes the lock and opens the directory itself.
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { migrate } from "./migrate";
 
 export interface EmbeddedPostgres {
   url: string;
   stop(): Promise<void>;
 }
 
+const LOCK_FILE = "gcs.lock";
+const SERVER_FILE = "gcs-server.json";
+
+/** What a process that holds a data directory writes in its lock file. */
+interface LockHolder {
+  pid: number;
+  /** "server": `gcs serve`, which will write SERVER_FILE; "tool": any other command. */
+  role: "server" | "tool";
+  command: string;
+}
+
+/** What `gcs serve` writes in SERVER_FILE once its database accepts connections. */
+interface ServerAddress {
+  pid: number;
+  url: string;
+}
+
+/** Connections a serving process accepts: its own pool (1) and local tools. */
+const MAX_CONNECTIONS = 8;
+/** How long a tool waits for a server that holds the lock but has not written its address yet. */
+const SERVER_START_WAIT_MS = 30_000;
+
+let role: LockHolder["role"] = "tool";
+
+/**
+ * Called by `gcs serve` before it opens the database: this process must own the data directory
+ * (another process holding it is an error, not something to connect to), and serves it to local tools.
+ */
+export function serveEmbeddedToLocalTools(): void {
+  role = "server";
+}
+
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   const dir = path.resolve(dataDir);
   mkdirSync(dir, { recursive: true });
+  if (role === "tool") {
+    const running = await runningServer(dir);
+    if (running) return { url: running.url, stop: async () => undefined };
+  }
+  const release = acquireLock(dir);
+  try {
+    return await openAndServe(dir, release);
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+async function openAndServe(dir: string, release: () => void): Promise<EmbeddedPostgres> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   const db = await PGlite.create(dir);
-  const port = await freePort();
-  // PGlite is one session: a single connection keeps transactions from interleaving.
-  const server = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections: 1 });
-  await server.start();
+  const sharing = role === "server";
+  // Port 0: the OS picks a free one when the server listens (no race with another process).
+  const server = new PGLiteSocketServer({ db: heldUntilIdle(db), port: 0, host: "127.0.0.1", maxConnections: sharing ? MAX_CONNECTIONS : 1 });
+  let url: string;
+  try {
+    await server.start();
+    url = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+    // Published once migrated: a tool's own migrate() must not race the server's on a new database
+    // (their advisory lock is one lock in one shared session, so it would not keep them apart).
+    if (sharing) await migrate(url);
+  } catch (err) {
+    await server.stop();
+    await db.close();
+    throw err;
+  }
+  const serverFile = path.join(dir, SERVER_FILE);
+  if (sharing) writeOwnFile(serverFile, { pid: process.pid, url } satisfies ServerAddress);
+  let stopped = false;
   return {
-    url: `postgresql://postgres@127.0.0.1:${port}/postgres?sslmode=disable`,
+    url,
     async stop() {
-      await server.stop();
-      await db.close();
+      if (stopped) return;
+      stopped = true;
+      if (sharing) removeOwnFile(serverFile);
+      try {
+        await server.stop();
+        await db.close();
+      } finally {
+        release();
+      }
     },
   };
+}
+
+/**
+ * PGlite is one PostgreSQL session, shared by every connection of the socket server. pglite-socket
+ * queues the wire messages of all connections and, while `isInTransaction()` is true, runs only
+ * those of the connection that ran the last one. PGlite's own isInTransaction() knows BEGIN blocks
+ * only, but a connection also holds the session from its first extended-protocol message (Parse,
+ * Bind, Execute…) to the Sync that ends them: the unnamed statement and portal, the implicit
+ * transaction and the skip-until-Sync after an error are all session state. So this view of the
+ * database reports the session as held until PGlite answers ReadyForQuery "idle", and the queue keeps
+ * each connection's exchange whole. Its exec() is what pglite-socket calls to release the session of
+ * a connection that closed while holding it.
+ */
+export function heldUntilIdle<T extends Session>(db: T): T {
+  let held = false;
+  const execProtocolRawStream: Session["execProtocolRawStream"] = async (message, options) => {
+    let tail: Uint8Array = new Uint8Array(0);
+    await db.execProtocolRawStream(message, {
+      ...options,
+      onRawData: (data) => {
+        tail = lastBytes(tail, data, READY_FOR_QUERY_LENGTH);
+        options.onRawData(data);
+      },
+    });
+    // Terminate ('X') answers nothing: the session stays held until the socket closes and exec() runs.
+    held = !isIdleReadyForQuery(tail);
+  };
+  const exec: Session["exec"] = async (query, options) => {
+    // A Sync ends an unfinished exchange (committing a lone auto-commit statement, as its client
+    // meant), then an open BEGIN block is rolled back, as PostgreSQL does when a client goes away.
+    if (held) await db.execProtocolRaw(SYNC);
+    held = false;
+    return db.isInTransaction() ? db.exec(query, options) : [];
+  };
+  const overrides: Partial<Session> = { execProtocolRawStream, exec, isInTransaction: () => held || db.isInTransaction() };
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop in overrides) return overrides[prop as keyof Session];
+      const value = Reflect.get(target, prop, target);
+      // PGlite's methods use private fields: they must run with the real instance as `this`.
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The part of PGlite that pglite-socket uses and heldUntilIdle() changes. */
+type Session = Pick<
+  InstanceType<Awaited<typeof import("@electric-sql/pglite", { with: { "resolution-mode": "import" } })>["PGlite"]>,
+  "execProtocolRawStream" | "execProtocolRaw" | "exec" | "isInTransaction"
+>;
+
+const SYNC = new Uint8Array([0x53, 0, 0, 0, 4]); // 'S', length 4
+const READY_FOR_QUERY_LENGTH = 6; // 'Z', length 5, status
+
+function isIdleReadyForQuery(b: Uint8Array): boolean {
+  // 'Z' 0 0 0 5 'I': the last message of an answer, the session idle (not 'T' or 'E': in a transaction).
+  return b.length === 6 && b[0] === 0x5a && b[1] === 0 && b[2] === 0 && b[3] === 0 && b[4] === 5 && b[5] === 0x49;
+}
+
+function lastBytes(previous: Uint8Array, next: Uint8Array, n: number): Uint8Array {
+  if (next.length >= n) return next.slice(next.length - n);
+  const joined = new Uint8Array(previous.length + next.length);
+  joined.set(previous);
+  joined.set(next, previous.length);
+  return joined.slice(Math.max(0, joined.length - n));
+}
+
+/** The running `gcs serve` of this directory, if there is one (a live pid that holds the lock). */
+async function runningServer(dir: string): Promise<ServerAddress | undefined> {
+  const deadline = Date.now() + SERVER_START_WAIT_MS;
+  for (;;) {
+    const holder = readJson<LockHolder>(path.join(dir, LOCK_FILE));
+    if (!holder || !isAlive(holder.pid) || holder.role !== "server") return undefined;
+    const address = readJson<ServerAddress>(path.join(dir, SERVER_FILE));
+    if (address?.pid === holder.pid) return address;
+    // The server has the lock and is still opening the database.
+    if (Date.now() > deadline) return undefined; // acquireLock then says who holds it
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Takes the directory's lock file or throws a one-line reason; returns the release function. */
+function acquireLock(dir: string): () => void {
+  const lockFile = path.join(dir, LOCK_FILE);
+  // The command's name only: its options may hold a secret (partners token --client-secret).
+  const words = process.argv.slice(2, 4);
+  const firstOption = words.findIndex((w) => w.startsWith("-"));
+  const mine: LockHolder = { pid: process.pid, role, command: ["gcs", ...(firstOption === -1 ? words : words.slice(0, firstOption))].join(" ") };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    if (writeOwnFile(lockFile, mine, true)) {
+      const release = () => {
+        removeOwnFile(lockFile);
+        process.off("exit", release);
+      };
+      // A process that exits without stop() (an uncaught error, process.exit) still leaves no lock.
+      process.on("exit", release);
+      return release;
+    }
+    const holder = readJson<LockHolder>(lockFile);
+    if (holder && isAlive(holder.pid)) {
+      const what = holder.role === "server" ? "a running gcs serve" : holder.command;
+      throw new Error(
+        `the embedded database ${dir} is in use by process ${holder.pid} (${what}); ` +
+          (holder.role === "server" ? "stop it first, or set GCS_DATA_DIR to another directory" : `wait for it to finish, or delete ${lockFile} if no such process uses it`),
+      );
+    }
+    // A lock left by a process that has ended: take it over.
+    removeFile(lockFile);
+  }
+  throw new Error(`the embedded database ${dir} is being opened by another process; try again`);
+}
+
+/**
+ * Writes JSON to `file` atomically (written aside, then linked into place, so a reader never sees
+ * half of it). With `exclusive`, fails (returns false) when the file exists.
+ */
+function writeOwnFile(file: string, value: object, exclusive = false): boolean {
+  const temp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(temp, "w", 0o600);
+  try {
+    writeSync(fd, JSON.stringify(value) + "\n");
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    if (!exclusive) removeFile(file);
+    linkSync(temp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  } finally {
+    removeFile(temp);
+  }
+}
+
+/** Removes a lock or address file only if this process wrote it. */
+function removeOwnFile(file: string): void {
+  if (readJson<{ pid: number }>(file)?.pid === process.pid) removeFile(file);
+}
+
+function removeFile(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+}
+
+function readJson<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as T;
+  } catch {
+    return undefined; // absent, or not ours to read: treated as no holder
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM"; // alive, another user's
+  }
 }
 
 /** A port the OS has just handed out on loopback (free at that moment). */

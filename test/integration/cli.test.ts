@@ -1,7 +1,8 @@
-// The gcs command as an operator runs it: keys, fixtures, and a clear one-line failure.
-import { execFile } from "node:child_process";
-import { createCipheriv, createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+// The gcs command as an operator runs it: help, argument errors and exit codes, --json output, keys,
+// fixtures, a clear one-line failure, and the embedded database shared with a running `gcs serve`.
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { createCipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -14,6 +15,8 @@ import { startTestApp, type TestApp } from "../helpers/app";
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
+const GCS = path.join(ROOT, "bin/gcs.js");
+const VERSION = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).version;
 
 let t: TestApp;
 beforeAll(async () => {
@@ -22,12 +25,171 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 function gcs(args: string[], databaseUrl = t.databaseUrl) {
-  return run(NODE, [path.join(ROOT, "bin/gcs.js"), ...args], {
+  return run(NODE, [GCS, ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "silent" },
     timeout: 120_000,
   });
 }
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** gcs as a script runs it: the exit code and both outputs, whatever the code. */
+function gcsOutcome(args: string[], env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: "silent" }, timeout = 120_000): Promise<Outcome> {
+  return run(NODE, [GCS, ...args], { cwd: ROOT, env, timeout }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+/** With a database nobody listens on: a command that reached for it would fail with exit code 1. */
+const NO_DATABASE = { ...process.env, DATABASE_URL: "postgresql://postgres@127.0.0.1:1/nothing", LOG_LEVEL: "silent" };
+
+const COMMANDS = ["serve", "deliver", "migrate", "fixtures", "keys", "partners", "secrets"];
+const LEAVES = [["serve"], ["deliver"], ["migrate"], ["fixtures"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"], ["partners", "create"], ["partners", "token"], ["secrets", "rotate"]];
+
+describe("gcs help, version and usage errors", () => {
+  it("--help, -h and help print every command and the exit codes on stdout, exit code 0", async () => {
+    const outcomes = await Promise.all([["--help"], ["-h"], ["help"]].map((args) => gcsOutcome(args, NO_DATABASE)));
+    for (const r of outcomes) {
+      expect(r).toMatchObject({ code: 0, stderr: "" });
+      expect(r.stdout).toMatch(/^Usage: gcs /);
+      for (const c of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^  ${c}\\b`, "m"));
+      expect(r.stdout).toContain("Exit codes: 0 done, 1 the command failed");
+    }
+    expect(outcomes[1].stdout).toBe(outcomes[0].stdout);
+  });
+
+  it("--version and -V print the package version", async () => {
+    for (const flag of ["--version", "-V"]) expect(await gcsOutcome([flag], NO_DATABASE)).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
+  });
+
+  it("every command has --help with an example; help <command> shows the same", async () => {
+    const outcomes = await Promise.all(LEAVES.map((p) => gcsOutcome([...p, "--help"], NO_DATABASE)));
+    LEAVES.forEach((p, i) => {
+      expect(outcomes[i]).toMatchObject({ code: 0, stderr: "" });
+      expect(outcomes[i].stdout).toMatch(new RegExp(`^Usage: gcs ${p.join(" ")}`));
+      expect(outcomes[i].stdout).toMatch(new RegExp(`Examples?:\\n  \\$ .*gcs ${p.join(" ")}`));
+    });
+    const keys = await gcsOutcome(["help", "keys"], NO_DATABASE);
+    for (const sub of ["create", "list", "revoke"]) expect(keys.stdout).toMatch(new RegExp(`^  ${sub}\\b`, "m"));
+    expect((await gcsOutcome(["help", "serve"], NO_DATABASE)).stdout).toBe(outcomes[0].stdout);
+  });
+
+  it("serve --help prints help and does not serve, even with a bad PORT; serve itself names the bad PORT", async () => {
+    const env = { ...NO_DATABASE, PORT: "not-a-port" };
+    const help = await gcsOutcome(["serve", "--help"], env, 30_000);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: gcs serve/);
+    const served = await gcsOutcome(["serve"], env, 30_000);
+    expect(served.code).toBe(1);
+    expect(served.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^gcs: invalid configuration: PORT: /)]);
+  });
+
+  it("gcs --help loads no database, server or GraphQL module", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "gcs-help-"));
+    const preload = path.join(dir, "loaded.js");
+    writeFileSync(preload, `process.on("exit", () => require("fs").writeSync(2, "LOADED " + JSON.stringify(Object.keys(require.cache)) + "\\n"));\n`);
+    const { stderr } = await run(NODE, ["--require", preload, GCS, "--help"], { cwd: ROOT, env: NO_DATABASE });
+    const loaded: string[] = JSON.parse(/^LOADED (.*)$/m.exec(stderr)![1]);
+    expect(loaded).toContainEqual(expect.stringMatching(/(src|dist)\/cli\/program\.[jt]s$/));
+    const heavy = loaded.filter((m) => /node_modules\/(@prisma|@apollo|@electric-sql|express|graphql|pg|pino|zod)\//.test(m) || /(src|dist)\/(db|server|config|fixtures|delivery)\b/.test(m));
+    expect(heavy).toEqual([]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("argument errors name the argument and the problem, exit code 2, before any database is opened", async () => {
+    const cases: [string[], RegExp][] = [
+      [["keys", "create", "--group", "not-a-uuid", "--name", "x", "--scopes", "read:guests"], /^gcs: --group must be a uuid$/],
+      [["keys", "create", "--group", randomUUID(), "--property", "p1", "--name", "x", "--scopes", "read:guests"], /^gcs: --property must be a uuid$/],
+      [["keys", "create", "--name", "x", "--scopes", "read:guests"], /^gcs: required option '--group <uuid>' not specified$/],
+      [["keys", "create", "--group", randomUUID(), "--name", "x", "--scopes", " , "], /^gcs: --scopes needs at least one scope/],
+      [["keys", "revoke", "nope"], /^gcs: <key-id> must be a uuid$/],
+      [["keys", "revoke"], /^gcs: missing required argument 'key-id'$/],
+      [["keys", "list", "--colour", "red"], /^gcs: unknown option '--colour'$/],
+      [["fixtures", "--out", "/tmp/never.json", "--guests", "1"], /^gcs: --guests must be an integer ≥ 3$/],
+      [["fixtures", "--out", "/tmp/never.json", "--seed", "x"], /^gcs: --seed must be an integer ≥ 0$/],
+      [["fixtures"], /^gcs: required option '--out <file>' not specified$/],
+      [["partners", "token", "--client-id", "a", "--client-secret", "b", "--ttl", "5"], /^gcs: --ttl must be an integer ≥ 60$/],
+      [["nope"], /^gcs: unknown command 'nope'$/],
+      [["keys"], /^Usage: gcs keys /],
+      [[], /^Usage: gcs /],
+    ];
+    const outcomes = await Promise.all(cases.map(([args]) => gcsOutcome(args, NO_DATABASE)));
+    cases.forEach(([args, message], i) => {
+      const r = outcomes[i];
+      expect({ args, code: r.code, stdout: r.stdout, first: r.stderr.split("\n")[0] }).toEqual({ args, code: 2, stdout: "", first: expect.stringMatching(message) });
+      expect(r.stderr).not.toContain("[object Object]");
+    });
+  });
+
+  it("failures of a command are one line with exit code 1: an unknown key id, an unknown group", async () => {
+    const id = randomUUID();
+    expect(await gcsOutcome(["keys", "revoke", id])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `gcs: no active key ${id} (never created, or already revoked: see gcs keys list)\n`,
+    });
+    const group = randomUUID();
+    expect(await gcsOutcome(["keys", "create", "--group", group, "--name", "x", "--scopes", "read:guests"])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `gcs: property group ${group} does not exist\n`,
+    });
+  });
+});
+
+describe("gcs --json", () => {
+  const oneJsonLine = (r: Outcome) => {
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.stdout.trimEnd().split("\n")).toHaveLength(1);
+    return JSON.parse(r.stdout);
+  };
+
+  it("keys create, list and revoke print JSON a script can use, never the secret in a listing", async () => {
+    const A = t.manifest.groups.A;
+    const created = oneJsonLine(await gcsOutcome(["keys", "create", "--group", A.id, "--name", "json key", "--scopes", "read:guests, read:reservations", "--json"]));
+    expect(created).toEqual({ id: expect.any(String), key: expect.stringMatching(/^gcs_/), property_group_id: A.id, property_id: null, scopes: ["read:guests", "read:reservations"] });
+    expect((await t.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${created.key}`)).status).toBe(200);
+
+    const listed = oneJsonLine(await gcsOutcome(["keys", "list", "--group", A.id, "--json"]));
+    const mine = listed.find((k: { id: string }) => k.id === created.id);
+    expect(mine).toEqual({
+      id: created.id, prefix: expect.any(String), name: "json key", property_group_id: A.id, property_id: null,
+      scopes: ["read:guests", "read:reservations"], created_at: expect.any(String), revoked_at: null,
+    });
+    expect(created.key.startsWith(mine.prefix)).toBe(true);
+    expect(JSON.stringify(listed)).not.toContain(created.key);
+
+    expect(oneJsonLine(await gcsOutcome(["keys", "revoke", created.id, "--json"]))).toEqual({ id: created.id, revoked: true });
+    expect((await t.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${created.key}`)).status).toBe(401);
+    const after = oneJsonLine(await gcsOutcome(["keys", "list", "--json"]));
+    expect(after.find((k: { id: string }) => k.id === created.id).revoked_at).toEqual(expect.any(String));
+  });
+
+  it("partners create and token, and migrate, print JSON; the token works", async () => {
+    const A = t.manifest.groups.A;
+    const partner = oneJsonLine(await gcsOutcome(["partners", "create", "--group", A.id, "--name", "json partner", "--scopes", "read:guests", "--json"]));
+    expect(partner).toEqual({ id: expect.any(String), client_id: expect.stringMatching(/^partner_/), client_secret: expect.stringMatching(/^gcsps_/) });
+    const before = Date.now();
+    const token = oneJsonLine(await gcsOutcome(["partners", "token", "--client-id", partner.client_id, "--client-secret", partner.client_secret, "--ttl", "600", "--json"]));
+    expect(token).toEqual({ access_token: expect.stringMatching(/^gcsp_/), token_type: "Bearer", expires_at: expect.any(String) });
+    expect(Date.parse(token.expires_at) - before).toBeGreaterThan(590_000);
+    expect(Date.parse(token.expires_at) - before).toBeLessThan(700_000);
+    expect((await t.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${token.access_token}`)).status).toBe(200);
+
+    const wrong = await gcsOutcome(["partners", "token", "--client-id", partner.client_id, "--client-secret", "gcsps_wrong", "--json"]);
+    expect(wrong).toEqual({ code: 1, stdout: "", stderr: "gcs: unknown partner client or wrong secret\n" });
+
+    const migrated = oneJsonLine(await gcsOutcome(["migrate", "--json"]));
+    expect(migrated).toEqual({ applied: [], already_applied: expect.any(Number) });
+    expect(migrated.already_applied).toBeGreaterThan(0);
+  });
+});
 
 describe("gcs keys", () => {
   it("creates a key shown once, lists without secrets, revokes", async () => {
@@ -167,5 +329,125 @@ describe("gcs secrets rotate", () => {
     const malformed = await gcsWith({ NODE_ENV: "production", GCS_DELIVERY_SECRET_KEY: "base64:dG9vIHNob3J0IGZvciBhIGtleQ==" }, ["deliver", "--once"]).catch((e) => e);
     expect(malformed.code).toBe(1);
     expect(String(malformed.stderr).trim()).toBe("gcs: invalid configuration: GCS_DELIVERY_SECRET_KEY: a base64: key must be exactly 32 bytes in standard base64");
+  });
+});
+
+describe("the embedded database shared with a running gcs serve", () => {
+  let dir: string;
+  let dataDir: string;
+  let server: ChildProcess;
+  let serverExit: Promise<number | null>;
+  let banner = "";
+  let base = "";
+  let bannerGroup = "";
+
+  const embeddedEnv = (): NodeJS.ProcessEnv => {
+    const env: NodeJS.ProcessEnv = { ...process.env, GCS_DATA_DIR: dataDir, LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" };
+    delete env.DATABASE_URL;
+    return env;
+  };
+  const gcsEmbedded = (args: string[]) => gcsOutcome(args, embeddedEnv(), 180_000);
+  const lockFile = () => path.join(dataDir, "gcs.lock");
+  const serverFile = () => path.join(dataDir, "gcs-server.json");
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "gcs-shared-"));
+    dataDir = path.join(dir, "pglite");
+    // No server yet: the command opens the directory itself, and leaves no lock behind.
+    const loaded = await gcsEmbedded(["fixtures", "--out", path.join(dir, "m.json"), "--seed", "3", "--guests", "12"]);
+    if (loaded.code !== 0) throw new Error(`gcs fixtures failed: ${loaded.stderr}`);
+    if (existsSync(lockFile())) throw new Error("gcs fixtures left its lock file behind");
+
+    server = spawn(NODE, [GCS, "serve"], { cwd: ROOT, env: embeddedEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    serverExit = new Promise((resolve) => server.once("exit", resolve));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve did not print its banner: ${banner}`)), 120_000);
+      server.stdout!.on("data", (chunk) => {
+        banner += chunk;
+        const curl = /curl -s -H "Authorization: Bearer gcs_\S+" "(http:\/\/localhost:\d+)/.exec(banner);
+        const keys = /npx gcs keys create --group ([0-9a-f-]{36}) /.exec(banner);
+        if (curl && keys) {
+          [base, bannerGroup] = [curl[1], keys[1]];
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void serverExit.then((code) => reject(new Error(`serve exited with ${code}: ${banner}`)));
+    });
+  }, 400_000);
+
+  afterAll(async () => {
+    if (server && server.exitCode === null && server.signalCode === null) {
+      server.kill("SIGTERM");
+      await serverExit;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the banner shows the group's id beside its name, and a gcs keys create line for it", () => {
+    const manifest = JSON.parse(readFileSync(path.join(dir, "m.json"), "utf8"));
+    expect([manifest.groups.A.id, manifest.groups.B.id]).toContain(bannerGroup);
+    expect(banner).toMatch(new RegExp(`group ".+" \\(id ${bannerGroup}\\)`));
+  });
+
+  it("a key made by gcs keys create works against the running server at once; revoked, it stops at once", async () => {
+    expect(JSON.parse(readFileSync(lockFile(), "utf8"))).toEqual({ pid: server.pid, role: "server", command: "gcs serve" });
+    expect(JSON.parse(readFileSync(serverFile(), "utf8"))).toEqual({ pid: server.pid, url: expect.stringMatching(/^postgresql:\/\/postgres@127\.0\.0\.1:\d+\//) });
+
+    const created = await gcsEmbedded(["keys", "create", "--group", bannerGroup, "--name", "beside the server", "--scopes", "read:guests", "--json"]);
+    expect(created.code).toBe(0);
+    const { id, key } = JSON.parse(created.stdout);
+    const guests = () => fetch(`${base}/v1/guests?limit=1`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.status);
+    expect(await guests()).toBe(200);
+
+    expect((await gcsEmbedded(["keys", "revoke", id])).code).toBe(0);
+    expect(await guests()).toBe(401);
+  });
+
+  it("a second gcs serve on the same directory refuses with a one-line reason; the first one keeps serving", async () => {
+    const second = await gcsEmbedded(["serve"]);
+    expect(second.code).toBe(1);
+    expect(second.stderr.trim().split("\n")).toEqual([
+      `gcs: the embedded database ${dataDir} is in use by process ${server.pid} (a running gcs serve); stop it first, or set GCS_DATA_DIR to another directory`,
+    ]);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it("several clients of the served database never interleave their exchanges or transactions", async () => {
+    const sessions = path.join(dir, "sessions");
+    mkdirSync(sessions);
+    const { stdout } = await run(NODE, ["-e", "require('tsx/cjs/api').register(); require('./test/helpers/pglite-sessions.ts')", path.join(sessions, "pglite")], {
+      cwd: ROOT,
+      timeout: 180_000,
+    });
+    // 150 rounds a client: a transaction every 5th, rolled back every 10th; the dying client's insert rolled back.
+    expect(JSON.parse(stdout)).toEqual({ problems: [], committed: { a: 15, b: 15 }, counts: { a: 15, b: 15 } });
+  });
+
+  it("with the server stopped, commands open the directory themselves: a live holder is refused, a stale lock taken over", async () => {
+    server.kill("SIGTERM");
+    expect(await serverExit).toBe(0);
+    expect(existsSync(lockFile())).toBe(false);
+    expect(existsSync(serverFile())).toBe(false);
+
+    // Another command holding the directory (a live pid: this test's own).
+    writeFileSync(lockFile(), JSON.stringify({ pid: process.pid, role: "tool", command: "gcs fixtures" }));
+    const refused = await gcsEmbedded(["keys", "list"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `gcs: the embedded database ${dataDir} is in use by process ${process.pid} (gcs fixtures); wait for it to finish, or delete ${lockFile()} if no such process uses it\n`,
+    );
+
+    // A lock left by a process that has ended.
+    const { pid } = await new Promise<ChildProcess>((resolve) => {
+      const child = spawn(NODE, ["-e", ""]);
+      child.once("exit", () => resolve(child));
+    });
+    writeFileSync(lockFile(), JSON.stringify({ pid, role: "server", command: "gcs serve" }));
+    writeFileSync(serverFile(), JSON.stringify({ pid, url: "postgresql://postgres@127.0.0.1:1/postgres" }));
+    const listed = await gcsEmbedded(["keys", "list", "--json"]);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).map((k: { name: string }) => k.name)).toContain("beside the server");
+    expect(existsSync(lockFile())).toBe(false);
   });
 });

@@ -1,0 +1,39 @@
+// Argument checks for the gcs command: each names the argument and the problem. A UsageError exits
+// with code 2 (cli/main.ts); anything else a command throws exits with code 1.
+
+export class UsageError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A commander argument parser: the value if it is a uuid. */
+export function uuid(name: string): (value: string) => string {
+  return (value) => {
+    if (!UUID.test(value)) throw new UsageError(`${name} must be a uuid`);
+    return value;
+  };
+}
+
+/** A commander argument parser: an integer ≥ min. */
+export function integer(name: string, min: number): (value: string) => number {
+  return (value) => atLeast(value, name, min);
+}
+
+export function atLeast(value: string, name: string, min: number): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${name} must be an integer ≥ ${min}`);
+  return n;
+}
+
+/** `read:guests, read:reservations` → ["read:guests", "read:reservations"]; which scopes exist is checked when the credential is made. */
+export function scopeList(value: string): string[] {
+  const scopes = value.split(",").map((s) => s.trim()).filter(Boolean);
+  if (scopes.length === 0) throw new UsageError("--scopes needs at least one scope, comma-separated");
+  return scopes;
+}
+
+export function nonEmpty(name: string): (value: string) => string {
+  return (value) => {
+    if (!value.trim()) throw new UsageError(`${name} must not be empty`);
+    return value;
+  };
+}

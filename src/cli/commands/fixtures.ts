@@ -1,0 +1,28 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { resolveSessionKey } from "../../auth/session";
+import { deliverySecretKey } from "../../delivery/run";
+import { loadFixtures, MIN_GUESTS } from "../../fixtures";
+import { atLeast } from "../args";
+import { cliConfig, withDatabase } from "../database";
+
+/** A fixed contract (fixture-contract.md): progress on stderr, the manifest to --out, a one-line reason on failure. */
+export async function fixtures(opts: { out: string; seed: number; guests: string }): Promise<void> {
+  const guests = atLeast(opts.guests, "--guests", MIN_GUESTS);
+  const config = cliConfig();
+  await withDatabase(config, true, async (db) => {
+    const started = Date.now();
+    const manifest = await loadFixtures(db.primary, {
+      seed: opts.seed,
+      guests,
+      sessionKey: await resolveSessionKey(config.session, db.primary),
+      deliveryKey: await deliverySecretKey(config, db.primary),
+      progress: (line) => console.error(line),
+      // PGlite has one connection; on PostgreSQL groups A and B load side by side.
+      concurrency: db.embedded ? 1 : 2,
+    });
+    const out = path.resolve(opts.out);
+    writeFileSync(out, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
+    console.error(`fixtures loaded in ${((Date.now() - started) / 1000).toFixed(1)}s; manifest written to ${out}`);
+  });
+}

@@ -1,0 +1,141 @@
+// The gcs command line: every command, its options, help and example, in one place. Parsing needs
+// nothing else: each action loads its own modules when it runs (require, which behaves the same in the
+// TypeScript source under tsx and in dist/), so `gcs --help` stays fast and small, and configuration
+// is read only by the commands that use it, after parsing (a bad PORT never hides help).
+import { Command, Option } from "commander";
+import { ALL_SCOPES } from "../auth/scopes";
+import { integer, nonEmpty, scopeList, uuid } from "./args";
+
+type Commands = {
+  serve: typeof import("./commands/serve");
+  migrate: typeof import("./commands/migrate");
+  fixtures: typeof import("./commands/fixtures");
+  keys: typeof import("./commands/keys");
+  partners: typeof import("./commands/partners");
+  secrets: typeof import("./commands/secrets");
+};
+/* eslint-disable @typescript-eslint/no-require-imports */
+const load = {
+  serve: () => require("./commands/serve") as Commands["serve"],
+  migrate: () => require("./commands/migrate") as Commands["migrate"],
+  fixtures: () => require("./commands/fixtures") as Commands["fixtures"],
+  keys: () => require("./commands/keys") as Commands["keys"],
+  partners: () => require("./commands/partners") as Commands["partners"],
+  secrets: () => require("./commands/secrets") as Commands["secrets"],
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+export const EXIT_CODES = `
+Exit codes: 0 done, 1 the command failed (database, unknown group, wrong secret…), 2 usage error.
+Configuration comes from the environment (DATABASE_URL, PORT, GCS_DATA_DIR…; see README.md).
+Without DATABASE_URL every command uses the embedded database in GCS_DATA_DIR (default .data/pglite):
+while \`gcs serve\` runs there, the other commands go through it.`;
+
+const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}`;
+const json = () => new Option("--json", "print the result as one line of JSON");
+const scopesHelp = () => `\nScopes: ${ALL_SCOPES.join(" ")}`;
+
+export function buildProgram(version: string): Command {
+  const program = new Command("gcs")
+    .description("The Guest Context Service: run the API and manage its database and credentials.")
+    .version(version, "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .helpCommand("help [command]", "show help for a command")
+    // Settings set here are inherited by every command added below.
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`gcs: ${text.replace(/^error: /, "")}`) })
+    .showHelpAfterError("(add --help for usage)")
+    .showSuggestionAfterError()
+    .addHelpText("after", EXIT_CODES);
+
+  program
+    .command("serve")
+    .description("run the API on PORT (DATABASE_URL; the embedded database when it is unset)")
+    .addHelpText("after", example("gcs serve", "PORT=8080 DATABASE_URL=postgresql://gcs@db/gcs gcs serve"))
+    .action(() => load.serve().serve());
+
+  program
+    .command("deliver")
+    .description("run only the destination delivery worker")
+    .option("--once", "one pass over the due deliveries, then exit")
+    .addHelpText("after", example("gcs deliver --once"))
+    .action((opts: { once?: boolean }) => load.serve().deliver(opts));
+
+  program
+    .command("migrate")
+    .description("apply pending database migrations (also done at every start)")
+    .addOption(json())
+    .addHelpText("after", example("gcs migrate --json"))
+    .action((opts: { json?: boolean }) => load.migrate().migrate(opts));
+
+  program
+    .command("fixtures")
+    .description("replace the fixture tenants and write their manifest (with credentials) to a file")
+    .requiredOption("--out <file>", "where to write the manifest (JSON, mode 600)")
+    .option("--seed <n>", "seed: the same seed gives the same ids and rows", integer("--seed", 0), 1)
+    .option("--guests <n>", "guests per property group", "300")
+    .addHelpText("after", example("gcs fixtures --out manifest.json", "gcs fixtures --out big.json --seed 7 --guests 1000000"))
+    .action((opts: { out: string; seed: number; guests: string }) => load.fixtures().fixtures(opts));
+
+  const keys = program.command("keys").description("personal API keys: create, list, revoke");
+  keys
+    .command("create")
+    .description("create an API key for a property group (the key is shown once)")
+    .requiredOption("--group <uuid>", "the property group (its id is in the start banner and `gcs keys list`)", uuid("--group"))
+    .requiredOption("--name <name>", "a name to recognise the key by", nonEmpty("--name"))
+    .requiredOption("--scopes <s1,s2>", "comma-separated scopes", scopeList)
+    .option("--property <uuid>", "pin the key to one property of the group", uuid("--property"))
+    .addOption(json())
+    .addHelpText("after", example(`gcs keys create --group 0b6f…e1 --name "CRM sync" --scopes read:guests,read:reservations`))
+    .addHelpText("after", scopesHelp)
+    .action((opts: { group: string; name: string; scopes: string[]; property?: string; json?: boolean }) => load.keys().create(opts));
+  keys
+    .command("list")
+    .description("list API keys (never their secrets)")
+    .option("--group <uuid>", "only this property group's keys", uuid("--group"))
+    .addOption(json())
+    .addHelpText("after", example("gcs keys list --group 0b6f…e1 --json"))
+    .action((opts: { group?: string; json?: boolean }) => load.keys().list(opts));
+  keys
+    .command("revoke")
+    .description("revoke an API key at once")
+    .argument("<key-id>", "the key's id (from `gcs keys create` or `gcs keys list`)", uuid("<key-id>"))
+    .addOption(json())
+    .addHelpText("after", example("gcs keys revoke 5d2c…9a"))
+    .action((id: string, opts: { json?: boolean }) => load.keys().revoke(id, opts));
+
+  const partners = program.command("partners").description("partner (client-credentials) clients: create, issue a token");
+  partners
+    .command("create")
+    .description("create a partner client for a property group (the secret is shown once)")
+    .requiredOption("--group <uuid>", "the property group", uuid("--group"))
+    .requiredOption("--name <name>", "the partner's name", nonEmpty("--name"))
+    .requiredOption("--scopes <s1,s2>", "comma-separated scopes", scopeList)
+    .addOption(json())
+    .addHelpText("after", example(`gcs partners create --group 0b6f…e1 --name "Agent Co" --scopes read:guests`))
+    .addHelpText("after", scopesHelp)
+    .action((opts: { group: string; name: string; scopes: string[]; json?: boolean }) => load.partners().create(opts));
+  partners
+    .command("token")
+    .description("exchange a partner's client id and secret for an access token")
+    .requiredOption("--client-id <id>", "the partner's client id")
+    .requiredOption("--client-secret <secret>", "the partner's client secret")
+    .option("--ttl <seconds>", "lifetime of the token", integer("--ttl", 60), 3600)
+    .addOption(json())
+    .addHelpText("after", example("gcs partners token --client-id partner_4f… --client-secret gcsps_… --ttl 600 --json"))
+    .action((opts: { clientId: string; clientSecret: string; ttl: number; json?: boolean }) => load.partners().token(opts));
+
+  const secrets = program.command("secrets").description("destination connection secrets");
+  secrets
+    .command("rotate")
+    .description("re-seal destination secrets under GCS_DELIVERY_SECRET_KEY (prints counts, never secrets)")
+    .addOption(json())
+    .addHelpText("after", example("GCS_DELIVERY_SECRET_KEY=… GCS_DELIVERY_SECRET_KEY_PREVIOUS=… gcs secrets rotate --json"))
+    .action((opts: { json?: boolean }) => load.secrets().rotate(opts));
+
+  // `gcs connectors list|revoke` (MCP connector tokens, src/oauth/) goes here: a `connectors` command
+  // with `list [--group <uuid>] [--json]` and `revoke <id> [--json]`, its action in
+  // src/cli/commands/connectors.ts loaded through `load` like the others, run with withDatabase().
+
+  return program;
+}
