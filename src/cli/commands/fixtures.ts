@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { resolveSessionKey } from "../../auth/session";
 import { deliverySecretKey } from "../../delivery/run";
-import { loadFixtures, MIN_GUESTS } from "../../fixtures";
+import { loadFixtures, MIN_GUESTS, streamProgress } from "../../fixtures";
 import { atLeast } from "../args";
 import { cliConfig, withDatabase } from "../database";
 
@@ -17,7 +17,8 @@ export async function fixtures(opts: { out: string; seed: number; guests: string
       guests,
       sessionKey: await resolveSessionKey(config.session, db.primary),
       deliveryKey: await deliverySecretKey(config, db.primary),
-      progress: (line) => console.error(line),
+      // On a terminal the rate line of a big load is rewritten in place; elsewhere plain lines.
+      progress: streamProgress(process.stderr),
       // PGlite has one connection; on PostgreSQL groups A and B load side by side.
       concurrency: db.embedded ? 1 : 2,
     });
