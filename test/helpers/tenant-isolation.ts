@@ -86,15 +86,40 @@ export function tablesIn(sql: string): string[] {
   return [...found];
 }
 
-/** The value is in the statement: as a literal, or as a bound parameter the text refers to (alone or in an array). */
-export function carries(s: LoggedStatement, value: string): boolean {
+export interface Comparison {
+  /** The column compared (the last part of a qualified name), lower case. */
+  column: string;
+  /** What it is compared with: literals and bound parameter values, array elements spread; lower case. */
+  values: string[];
+}
+
+// `column = $1`, `column = 'v'`, `column IN ($1, $2)`, `column = ANY($1)`, `column = CAST($1::text AS uuid)`.
+const VALUE = String.raw`(?:\$\d+|'(?:[^']|'')*')`;
+const COMPARISON = new RegExp(
+  String.raw`"?([a-z_][a-z0-9_]*)"?\s*(?:=\s*ANY\s*\(\s*(${VALUE})|=\s*(?:CAST\s*\(\s*)?(${VALUE})|\bIN\s*\(\s*(${VALUE}(?:\s*(?:::\s*\w+)?\s*,\s*${VALUE})*))`,
+  "gi",
+);
+
+/** The column-to-value comparisons of a statement, values resolved through its bound parameters. */
+export function comparisons(s: LoggedStatement): Comparison[] {
+  const resolve = (ref: string): string[] => {
+    const value = ref.startsWith("$") ? s.params[Number(ref.slice(1))] : ref.slice(1, -1).replaceAll("''", "'");
+    if (value == null) return [];
+    const v = value.toLowerCase();
+    return v.startsWith("{") && v.endsWith("}") ? v.slice(1, -1).split(",").map((e) => e.replace(/"/g, "").trim()) : [v];
+  };
+  const found: Comparison[] = [];
+  for (const m of s.text.matchAll(COMPARISON)) {
+    const refs = (m[2] ?? m[3] ?? m[4]).match(new RegExp(VALUE, "g")) ?? [];
+    found.push({ column: m[1].toLowerCase(), values: refs.flatMap(resolve) });
+  }
+  return found;
+}
+
+/** The statement compares `column` (a column name, or a test on it) with `value`. */
+export function compares(s: LoggedStatement, column: (name: string) => boolean, value: string): boolean {
   const v = value.toLowerCase();
-  if (s.text.toLowerCase().includes(v)) return true;
-  return s.params.some((param, n) => {
-    if (param == null || !new RegExp(`\\$${n}(?!\\d)`).test(s.text)) return false;
-    const p = param.toLowerCase();
-    return p === v || (p.startsWith("{") && p.slice(1, -1).split(",").some((e) => e.replace(/"/g, "").trim() === v));
-  });
+  return comparisons(s).some((c) => column(c.column) && c.values.includes(v));
 }
 
 /**
@@ -118,7 +143,7 @@ export const EXEMPTIONS: Exemption[] = [
       "It runs before the caller is known, to find out who the caller is: it selects the one credential row whose " +
       "token_hash is the SHA-256 of the presented secret, and that row's group is what every later statement is held to.",
     excuses: "group",
-    applies: (s, tables) => tables.length > 0 && tables.every((t) => CREDENTIAL_TABLES.has(t)) && /\btoken_hash\s*=\s*\$1(?!\d)/.test(s.text),
+    applies: (s, tables) => tables.length > 0 && tables.every((t) => CREDENTIAL_TABLES.has(t)) && comparisons(s).some((c) => c.column === "token_hash"),
   },
   {
     name: "consent precedence across the group",
@@ -127,7 +152,7 @@ export const EXEMPTIONS: Exemption[] = [
       "at one property beats a grant at another), so these reads are group-wide even for a narrowed caller. They still carry " +
       "the group predicate, and select by contact value, so they return only the contact points the caller asked about.",
     excuses: "property",
-    applies: (s, tables) => tables.length === 1 && tables[0] === "consent_observations" && /\bcontact_value\b/.test(s.text),
+    applies: (s, tables) => tables.length === 1 && tables[0] === "consent_observations" && comparisons(s).some((c) => c.column === "contact_value"),
   },
 ];
 
@@ -144,14 +169,15 @@ export function checkStatement(s: LoggedStatement, caller: Caller, tenant: Tenan
   const tables = tablesIn(s.text).filter((t) => tenant.group.has(t));
   if (tables.length === 0) return { tables };
   const exemption = (kind: "group" | "property") => exemptions.find((e) => (e.excuses === "group" || e.excuses === kind) && e.applies(s, tables));
-  // The group's uuid compared with property_group_id: a uuid alone could be any id.
-  const hasGroup = /\bproperty_group_id\b/.test(s.text) && carries(s, caller.groupId);
+  // The group's uuid compared with property_group_id (a uuid alone could be any id).
+  const hasGroup = compares(s, (c) => c === "property_group_id", caller.groupId);
   if (!hasGroup) {
     const e = exemption("group");
     return e ? { tables, exemptedBy: e.name } : { tables, missing: "group" };
   }
   const needsProperty = caller.propertyId !== null && tables.some((t) => tenant.property.has(t));
-  if (needsProperty && !carries(s, caller.propertyId!)) {
+  // The property's uuid compared with a property column, or with properties.id.
+  if (needsProperty && !compares(s, (c) => c === "id" || c === "property_id" || c.endsWith("_property_id"), caller.propertyId!)) {
     const e = exemption("property");
     return e ? { tables, exemptedBy: e.name } : { tables, missing: "property" };
   }

@@ -95,8 +95,8 @@ const PASSES: Pass[] = [
   {
     name: "group A's API key narrowed by X-Property-Id",
     token: () => A().credentials.api_key,
-    propertyHeader: () => A().properties[1],
-    caller: () => ({ groupId: A().id, propertyId: A().properties[1] }),
+    propertyHeader: () => A().properties[0],
+    caller: () => ({ groupId: A().id, propertyId: A().properties[0] }),
     mcp: true,
   },
 ];

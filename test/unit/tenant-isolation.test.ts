@@ -1,7 +1,7 @@
 // The isolation test's checker and log parser on synthetic statements: proof that the net
 // (test/integration/statement-isolation.test.ts) catches a leak, whatever data layer wrote it.
 import { parseLog, parseParameters, type LoggedStatement } from "../helpers/statement-log";
-import { checkStatement, EXEMPTIONS, tablesIn, type Caller, type TenantTables } from "../helpers/tenant-isolation";
+import { checkStatement, comparisons, EXEMPTIONS, tablesIn, type Caller, type TenantTables } from "../helpers/tenant-isolation";
 
 const GROUP = "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f";
 const OTHER_GROUP = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
@@ -25,6 +25,22 @@ describe("tablesIn", () => {
   });
 });
 
+describe("comparisons", () => {
+  it("reads column-to-value comparisons, resolving bound parameters, IN lists, ANY arrays and literals", () => {
+    const s = statement(
+      `SELECT "t"."email" FROM "public"."guest_profiles" AS "t" WHERE ("t"."property_group_id" = $1 AND "t"."id" IN ($2,$3) AND t.property_id = ANY($4::uuid[]) AND kind = 'stay' AND lower(t.email) = lower($5) AND "t"."master_profile_id" = CAST($6::text AS uuid))`,
+      GROUP, "A", null, `{${PROPERTY},"x"}`, "e@x", OTHER_GROUP,
+    );
+    expect(comparisons(s)).toEqual([
+      { column: "property_group_id", values: [GROUP] },
+      { column: "id", values: ["a"] },
+      { column: "property_id", values: [PROPERTY, "x"] },
+      { column: "kind", values: ["stay"] },
+      { column: "master_profile_id", values: [OTHER_GROUP] },
+    ]);
+  });
+});
+
 describe("checkStatement", () => {
   it("flags a statement on a tenant table without the caller's group predicate", () => {
     expect(checkStatement(statement("SELECT id, email FROM guest_profiles WHERE id = $1", "0f0f0f0f-0000-4000-8000-000000000000"), wholeGroup, tenant)).toEqual({
@@ -38,6 +54,8 @@ describe("checkStatement", () => {
     expect(checkStatement(statement("SELECT id FROM master_profiles WHERE id = $1", GROUP), wholeGroup, tenant).missing).toBe("group");
     // A parameter that is bound but never referred to does not count.
     expect(checkStatement(statement("SELECT id FROM guest_profiles WHERE property_group_id IS NOT NULL", GROUP), wholeGroup, tenant).missing).toBe("group");
+    // Nor the column in the select list with the group's uuid compared with something else.
+    expect(checkStatement(statement(`SELECT "property_group_id" FROM guest_profiles WHERE master_profile_id = $1`, GROUP), wholeGroup, tenant).missing).toBe("group");
   });
 
   it("accepts the group as a bound parameter, a literal or an array element", () => {
@@ -72,6 +90,8 @@ describe("checkStatement", () => {
     // It still needs the group, and a consent list read without a contact is held to the property.
     expect(checkStatement(statement("SELECT * FROM consent_observations WHERE contact_value IN ($1)", "a@example.org"), pinned, tenant).missing).toBe("group");
     expect(checkStatement(statement("SELECT * FROM consent_observations WHERE property_group_id = $1", GROUP), pinned, tenant).missing).toBe("property");
+    // contact_value only selected, not compared: no precedence read.
+    expect(checkStatement(statement(`SELECT "contact_value" FROM consent_observations WHERE "property_group_id" = $1`, GROUP), pinned, tenant).missing).toBe("property");
     expect(EXEMPTIONS.every((e) => e.why.length > 80)).toBe(true);
   });
 });
