@@ -1,10 +1,12 @@
 // Tenant isolation as the database sees it. A PostgreSQL of this file's own logs every statement
-// (log_statement = all); the real app runs on it. One request at a time, as group A's API key, its
-// web-app session, its key pinned to one property and its key narrowed by X-Property-Id, the test calls every route of the route table,
-// every Query and Mutation root field of schema.graphql and the MCP task tools, cuts the log at a
-// marker statement after each, and holds every statement that touches a tenant table to the caller's
-// group predicate (and property, for a narrowed caller): the group's uuid against property_group_id, as
-// a literal or a bound parameter (test/helpers/tenant-isolation.ts, with its short allow-list).
+// (log_statement = all) and the real app runs on it. One request at a time, as group A's API key, its
+// web-app session, its key pinned to one property and its key narrowed by X-Property-Id, the test
+// calls every route of the route table, every Query and Mutation root field of schema.graphql and the
+// MCP task tools (and, once per kind of scope, each route's filters one at a time and its second
+// page). After each request it cuts the log at a marker statement and holds every statement that
+// touches a tenant table to the caller's group predicate (and property, for a narrowed caller):
+// property_group_id compared with the group's uuid, as a literal or a bound parameter
+// (test/helpers/tenant-isolation.ts, with its short allow-list).
 // It depends on behaviour only (HTTP in, SQL out), so it keeps holding whichever layer writes the SQL.
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -81,16 +83,25 @@ interface Pass {
   propertyHeader?: () => string;
   /** MCP takes no web-app sessions (it has its own connector tokens). */
   mcp: boolean;
+  /** Also every filter and the second page of each route: once per kind of scope (whole group, one property). */
+  variants: boolean;
 }
 
 const PASSES: Pass[] = [
-  { name: "group A's API key", token: () => A().credentials.api_key, caller: () => ({ groupId: A().id, propertyId: null }), mcp: true },
-  { name: "group A's web-app session", token: () => A().credentials.session_token, caller: () => ({ groupId: A().id, propertyId: null }), mcp: false },
+  { name: "group A's API key", token: () => A().credentials.api_key, caller: () => ({ groupId: A().id, propertyId: null }), mcp: true, variants: true },
+  {
+    name: "group A's web-app session",
+    token: () => A().credentials.session_token,
+    caller: () => ({ groupId: A().id, propertyId: null }),
+    mcp: false,
+    variants: false,
+  },
   {
     name: "group A's key pinned to a property",
     token: () => A().credentials.api_key_pinned.token,
     caller: () => ({ groupId: A().id, propertyId: A().credentials.api_key_pinned.property_id }),
     mcp: true,
+    variants: true,
   },
   {
     name: "group A's API key narrowed by X-Property-Id",
@@ -98,6 +109,7 @@ const PASSES: Pass[] = [
     propertyHeader: () => A().properties[0],
     caller: () => ({ groupId: A().id, propertyId: A().properties[0] }),
     mcp: true,
+    variants: false,
   },
 ];
 
@@ -133,7 +145,9 @@ interface Samples {
   rows: Map<string, string>;
   /** GraphQL type → the id of one it can see. */
   ids: Map<string, string>;
-  person: { name: string; email: string; masterProfileId: string };
+  person: { guestId: string; name: string; email: string; masterProfileId: string };
+  /** The caller's property, or one of the group's. */
+  property: string;
   provider: string;
 }
 
@@ -152,10 +166,11 @@ async function sample(pass: Pass): Promise<Samples> {
 
   // The table with destination bindings, so pause and resume have a binding to act on.
   const rows = new Map<string, string>([["/v1/tables", A().tables.bound]]);
-  for (const collection of new Set(routes.flatMap((r) => (r.path.includes("/:id") ? [r.path.slice(0, r.path.indexOf("/:id"))] : [])))) {
+  const collections = routes.filter((r) => r.method === "GET" && !r.path.includes(":")).map((r) => r.path);
+  for (const collection of collections) {
     if (rows.has(collection)) continue;
     const res = await observe(pass, `sample: GET ${collection}`, () => t.api.get(collection).set(bearer(pass)));
-    const id = res.status === 200 ? (res.body.data as { id: string }[])[0]?.id : undefined;
+    const id = res.status === 200 && Array.isArray(res.body.data) ? (res.body.data as { id?: string }[])[0]?.id : undefined;
     if (id) rows.set(collection, id);
   }
 
@@ -171,13 +186,13 @@ async function sample(pass: Pass): Promise<Samples> {
     if (id) ids.set(typeName, id);
   }
 
-  const people = await graphql(pass, "sample: guests", "{ guests(limit: 100) { nodes { givenName familyName email masterProfileId } } }");
-  const guest = (people.body.data.guests.nodes as { givenName: string; familyName: string; email: string; masterProfileId: string }[]).find(
+  const people = await graphql(pass, "sample: guests", "{ guests(limit: 100) { nodes { id givenName familyName email masterProfileId } } }");
+  const guest = (people.body.data.guests.nodes as { id: string; givenName: string; familyName: string; email: string; masterProfileId: string }[]).find(
     (g) => g.givenName && g.familyName && g.email && g.masterProfileId,
   );
   if (!guest) throw new Error(`${pass.name} sees no guest with a name, an e-mail and a master profile`);
-  const person = { name: `${guest.givenName} ${guest.familyName}`, email: guest.email, masterProfileId: guest.masterProfileId };
-  return { scopes, rows, ids, person, provider: manifest.destinations[0] };
+  const person = { guestId: guest.id, name: `${guest.givenName} ${guest.familyName}`, email: guest.email, masterProfileId: guest.masterProfileId };
+  return { scopes, rows, ids, person, property: pass.caller().propertyId ?? A().properties[0], provider: manifest.destinations[0] };
 }
 
 // ---- REST: every route of the route table --------------------------------------------------------
@@ -218,6 +233,74 @@ async function callRoute(pass: Pass, route: RouteSpec, s: Samples): Promise<stri
   if (res.status === 200) return answer(pass, target);
   if (res.status === 403 && refusalIsDue(res.body.error, route.scope, s)) return undefined;
   return `${pass.name}, ${target}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+}
+
+/** Uuid filters, by name; a route with another uuid filter fails until it is added here. */
+const UUID_FILTERS: Record<string, (s: Samples) => string | undefined> = {
+  property_id: (s) => s.property,
+  guest_profile_id: (s) => s.person.guestId,
+  master_profile_id: (s) => s.person.masterProfileId,
+  reservation_id: (s) => s.rows.get("/v1/reservations"),
+  integration_id: (s) => s.rows.get("/v1/integrations"),
+  program_id: (s) => s.rows.get("/v1/loyalty/programs"),
+};
+/** Text filters worth a real value (others get "x": an empty result still runs the statement). */
+const TEXT_FILTERS: Record<string, (s: Samples) => string> = {
+  q: (s) => s.person.name,
+  email: (s) => s.person.email,
+  contact_value: (s) => s.person.email,
+  purpose: () => "email_marketing",
+};
+/** Filters that need a companion: a source id is looked up within one integration. */
+const COMPANIONS: Record<string, string[]> = { source_id: ["integration_id"] };
+const PAGING = new Set(["limit", "cursor", "offset"]);
+
+function queryValues(route: RouteSpec, name: string, s: Samples): string[] {
+  const spec = route.query![name];
+  const schema = spec.schema() as { type?: string; format?: string; enum?: string[] };
+  if (schema.enum) return schema.enum.includes("true") ? ["true"] : schema.enum; // a boolean, or every enum value
+  if (schema.format === "uuid") {
+    const value = UUID_FILTERS[name]?.(s);
+    if (!value) throw new Error(`${route.method} ${route.path}: no value for the uuid filter ${name}; add it to UUID_FILTERS`);
+    return [value];
+  }
+  if (schema.format === "date-time") return ["2020-01-01T00:00:00Z"];
+  if (schema.format === "date") return ["2020-01-01"];
+  if (schema.type === "integer") return ["1"];
+  return [TEXT_FILTERS[name]?.(s) ?? "x"];
+}
+
+/**
+ * Each filter of a GET route alone (every value of an enum), and the second page: filters and
+ * cursors change the statements a route issues, and each must stay scoped.
+ */
+async function callRouteVariants(pass: Pass, route: RouteSpec, s: Samples): Promise<string[]> {
+  if (route.method !== "GET" || !route.query) return [];
+  const base = pathFor(route, s);
+  const queries: Record<string, string>[] = [];
+  for (const name of Object.keys(route.query)) {
+    if (PAGING.has(name)) continue;
+    for (const value of queryValues(route, name, s)) {
+      const query: Record<string, string> = { [name]: value };
+      for (const companion of COMPANIONS[name] ?? []) query[companion] = queryValues(route, companion, s)[0];
+      queries.push(query);
+    }
+  }
+  const problems: string[] = [];
+  const get = async (query: Record<string, string>) => {
+    const url = `${base}?${new URLSearchParams(query)}`;
+    const res = await observe(pass, `GET ${url}`, () => t.api.get(url).set(bearer(pass)));
+    if (res.status !== 200) problems.push(`${pass.name}, GET ${url}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    return res;
+  };
+  for (const query of queries) await get(query);
+  if ("cursor" in route.query) {
+    const first = await get({ limit: "1" });
+    if (first.body.next_cursor) await get({ limit: "1", cursor: first.body.next_cursor });
+  } else if ("offset" in route.query) {
+    await get({ limit: "1", offset: "1" });
+  }
+  return problems;
 }
 
 // ---- GraphQL: every root field of Query and Mutation -------------------------------------------
@@ -360,6 +443,7 @@ describe("every statement on tenant data carries the caller's group predicate", 
       const s = await sample(pass);
       const problems: (string | undefined)[] = [];
       for (const route of routes) problems.push(await callRoute(pass, route, s));
+      if (pass.variants) for (const route of routes) problems.push(...(await callRouteVariants(pass, route, s)));
       for (const field of Object.values(schema.getQueryType()!.getFields())) problems.push(await callField(pass, "query", field, s));
       for (const field of Object.values(schema.getMutationType()!.getFields())) problems.push(await callField(pass, "mutation", field, s));
       if (pass.mcp) for (const tool of taskTools) problems.push(await callTool(pass, tool, s));
