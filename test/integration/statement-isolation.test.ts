@@ -466,7 +466,7 @@ describe("every statement on tenant data carries the caller's group predicate", 
     console.log(
       `statement isolation: ${routes.length} routes, ${Object.keys(schema.getQueryType()!.getFields()).length + Object.keys(schema.getMutationType()!.getFields()).length} GraphQL root fields, ` +
         `${taskTools.length} MCP task tools, ${PASSES.length} credentials; ${tally.requests} requests, ${tally.statements} statements checked, ` +
-        `${tally.tenantStatements} on tenant tables (allow-listed: ${exempted || "none"})`,
+        `${tally.tenantStatements} on the ${tenant.group.size} tenant tables (allow-listed: ${exempted || "none"})`,
     );
   });
 
