@@ -63,13 +63,14 @@ export function parseParameters(list: string): (string | null)[] {
 }
 
 /**
- * Reads a server log from its current end. `window()` issues a marker statement on `markers` and
- * returns every statement logged since the previous marker, the markers' own left out.
+ * Reads a server log from its start. `window()` issues a marker statement on the marker connection
+ * and returns every statement logged since the previous marker, the marker connection's own left out.
  */
 export class StatementLog {
   private readonly fd: number;
-  private offset: number;
+  private offset = 0;
   private readonly decoder = new StringDecoder("utf8");
+  private readonly chunk = Buffer.alloc(1 << 20);
   private buffered = "";
   private markers = 0;
 
@@ -77,10 +78,8 @@ export class StatementLog {
     private readonly file: string,
     private readonly markerConnection: Client,
     private readonly markerApplication: string,
-    startOffset: number,
   ) {
     this.fd = openSync(file, "r");
-    this.offset = startOffset;
   }
 
   async window(): Promise<LoggedStatement[]> {
@@ -107,11 +106,10 @@ export class StatementLog {
   }
 
   private readMore(): boolean {
-    const chunk = Buffer.alloc(1 << 20);
-    const n = readSync(this.fd, chunk, 0, chunk.length, this.offset);
+    const n = readSync(this.fd, this.chunk, 0, this.chunk.length, this.offset);
     if (n === 0) return false;
     this.offset += n;
-    this.buffered += this.decoder.write(chunk.subarray(0, n));
+    this.buffered += this.decoder.write(this.chunk.subarray(0, n));
     return true;
   }
 }

@@ -55,7 +55,7 @@ beforeAll(async () => {
   await markers.query("ALTER SYSTEM SET log_statement = 'all'");
   await markers.query(`ALTER SYSTEM SET log_line_prefix = '${LOG_LINE_PREFIX}'`);
   await markers.query("SELECT pg_reload_conf()");
-  log = new StatementLog(pg.logFile, markers, MARKER_APPLICATION, 0);
+  log = new StatementLog(pg.logFile, markers, MARKER_APPLICATION);
   // Bounds on /graphql operations out of the way: the selections below are wide on purpose.
   t = await startAppOn(pg.adminUrl(), manifest, {
     GCS_GRAPHQL_MAX_DEPTH: "20",
