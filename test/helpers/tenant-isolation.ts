@@ -163,6 +163,8 @@ export interface Verdict {
   missing?: "group" | "property";
   /** The exemption that excused it. */
   exemptedBy?: string;
+  /** It was held to the caller's property too, and carries it. */
+  narrowed?: true;
 }
 
 export function checkStatement(s: LoggedStatement, caller: Caller, tenant: TenantTables, exemptions: Exemption[] = EXEMPTIONS): Verdict {
@@ -177,9 +179,10 @@ export function checkStatement(s: LoggedStatement, caller: Caller, tenant: Tenan
   }
   const needsProperty = caller.propertyId !== null && tables.some((t) => tenant.property.has(t));
   // The property's uuid compared with a property column, or with properties.id.
-  if (needsProperty && !compares(s, (c) => c === "id" || c === "property_id" || c.endsWith("_property_id"), caller.propertyId!)) {
+  if (!needsProperty) return { tables };
+  if (!compares(s, (c) => c === "id" || c === "property_id" || c.endsWith("_property_id"), caller.propertyId!)) {
     const e = exemption("property");
     return e ? { tables, exemptedBy: e.name } : { tables, missing: "property" };
   }
-  return { tables };
+  return { tables, narrowed: true };
 }

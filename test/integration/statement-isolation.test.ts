@@ -114,7 +114,7 @@ const PASSES: Pass[] = [
 ];
 
 // What the sweep saw, across passes.
-const tally = { requests: 0, statements: 0, tenantStatements: 0, exempted: new Map<string, number>() };
+const tally = { requests: 0, statements: 0, tenantStatements: 0, narrowed: 0, exempted: new Map<string, number>() };
 const answered = new Map<string, Set<string>>(); // target → passes it answered
 const findings: string[] = [];
 
@@ -132,6 +132,7 @@ async function observe<T>(pass: Pass, target: string, request: () => PromiseLike
     const verdict = checkStatement(s, pass.caller(), tenant);
     tally.statements++;
     if (verdict.tables.length > 0) tally.tenantStatements++;
+    if (verdict.narrowed) tally.narrowed++;
     if (verdict.exemptedBy) tally.exempted.set(verdict.exemptedBy, (tally.exempted.get(verdict.exemptedBy) ?? 0) + 1);
     if (verdict.missing) findings.push(`${pass.name}, ${target}: no ${verdict.missing} predicate on ${verdict.tables.join(", ")}: ${oneLine(s)}`);
   }
@@ -462,16 +463,17 @@ describe("every statement on tenant data carries the caller's group predicate", 
     ];
     expect(targets.filter((target) => !answered.has(target))).toEqual([]);
     expect(tally.tenantStatements).toBeGreaterThan(tally.requests); // most requests read tenant data, often twice
+    expect(tally.narrowed).toBeGreaterThan(PASSES.filter((p) => p.caller().propertyId).length * routes.length); // the property rule was applied
     const exempted = [...tally.exempted].map(([name, n]) => `${n} ${name}`).join(", ");
     console.log(
       `statement isolation: ${routes.length} routes, ${Object.keys(schema.getQueryType()!.getFields()).length + Object.keys(schema.getMutationType()!.getFields()).length} GraphQL root fields, ` +
         `${taskTools.length} MCP task tools, ${PASSES.length} credentials; ${tally.requests} requests, ${tally.statements} statements checked, ` +
-        `${tally.tenantStatements} on the ${tenant.group.size} tenant tables (allow-listed: ${exempted || "none"})`,
+        `${tally.tenantStatements} on the ${tenant.group.size} tenant tables, ${tally.narrowed} of them held to a property too (allow-listed: ${exempted || "none"})`,
     );
   });
 
   it("would catch a leak: statements on tenant tables without the predicate, logged by the same server, are flagged", async () => {
-    const pinned = PASSES[2];
+    const pinned = PASSES.find((p) => p.name.includes("pinned"))!;
     const leak = new Client({ connectionString: pg.adminUrl(), application_name: "gcs-isolation-leak" });
     await leak.connect();
     try {

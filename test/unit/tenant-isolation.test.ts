@@ -72,7 +72,7 @@ describe("checkStatement", () => {
   it("for a pinned caller, flags a property table read without the property, not a group-wide table", () => {
     const groupOnly = `SELECT 1 FROM guest_profiles WHERE property_group_id = $1`;
     expect(checkStatement(statement(groupOnly, GROUP), pinned, tenant).missing).toBe("property");
-    expect(checkStatement(statement(`${groupOnly} AND property_id = $2`, GROUP, PROPERTY), pinned, tenant).missing).toBeUndefined();
+    expect(checkStatement(statement(`${groupOnly} AND property_id = $2`, GROUP, PROPERTY), pinned, tenant)).toEqual({ tables: ["guest_profiles"], narrowed: true });
     expect(checkStatement(statement("SELECT 1 FROM loyalty_programs WHERE property_group_id = $1", GROUP), pinned, tenant).missing).toBeUndefined();
     // A master profile is narrowed through its guest profiles.
     expect(checkStatement(statement("SELECT 1 FROM master_profiles WHERE property_group_id = $1", GROUP), pinned, tenant).missing).toBe("property");
