@@ -436,6 +436,16 @@ function answer(pass: Pass, target: string): undefined {
 const refusalIsDue = (code: string | undefined, scope: string | undefined, s: Samples) =>
   code === "session_required" || (code === "forbidden" && scope !== undefined && !s.scopes.has(scope));
 
+it("derives the tenant tables from the database's catalogue", () => {
+  // A property_group_id column; or reached only through a tenant parent (a partner's access tokens).
+  expect([...tenant.group]).toEqual(expect.arrayContaining(["guest_profiles", "loyalty_programs", "table_members", "api_keys", "partner_access_tokens"]));
+  // Not tenant data: the tenant root, the shared rate limit counters, the migration log.
+  for (const table of ["property_groups", "organisations", "rate_limit_counters", "gcs_schema_migrations"]) expect(tenant.group.has(table)).toBe(false);
+  // Rows of one property: a property column, or through guest profiles and integrations; group-wide tables are not.
+  expect([...tenant.property]).toEqual(expect.arrayContaining(["properties", "guest_profiles", "loyalty_members", "master_profiles", "integration_connections"]));
+  for (const table of ["loyalty_programs", "table_members", "master_profile_counts"]) expect(tenant.property.has(table)).toBe(false);
+});
+
 describe("every statement on tenant data carries the caller's group predicate", () => {
   it.each(PASSES)(
     "as $name: every route, GraphQL root field and MCP task tool, one request at a time",
