@@ -1,14 +1,28 @@
-/** Jest: TypeScript through ts-jest (transpile only; `tsc --noEmit` type-checks); a real PostgreSQL 15
- * started once per run (test/helpers). */
-module.exports = {
+/** Jest: TypeScript through ts-jest (transpile only; `tsc --noEmit` type-checks). Two projects: `unit`
+ * (test/unit: no database, runs in seconds: `npm run test:unit`) and `integration` (the rest, on a
+ * real PostgreSQL 15 started once per run by test/helpers/global-setup.ts). */
+const shared = {
+  rootDir: __dirname,
   testEnvironment: "node",
-  roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.[tj]s$": ["ts-jest", { tsconfig: "tsconfig.test.json", diagnostics: false }] },
   // jose is ESM-only; let ts-jest turn it into CommonJS for Jest's module system.
   transformIgnorePatterns: ["/node_modules/(?!(jose)/)"],
-  globalSetup: "<rootDir>/test/helpers/global-setup.ts",
-  globalTeardown: "<rootDir>/test/helpers/global-teardown.ts",
+};
+
+module.exports = {
   testTimeout: 60000,
   maxWorkers: 2,
+  projects: [
+    { ...shared, displayName: "unit", roots: ["<rootDir>/test/unit"] },
+    {
+      ...shared,
+      displayName: "integration",
+      roots: ["<rootDir>/test"],
+      testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/unit/"],
+      // A project's global setup runs only when one of its tests is selected.
+      globalSetup: "<rootDir>/test/helpers/global-setup.ts",
+      globalTeardown: "<rootDir>/test/helpers/global-teardown.ts",
+    },
+  ],
 };

@@ -50,20 +50,31 @@ export async function cloneTemplateDatabase(): Promise<{ url: string; drop(): Pr
 
 export async function startTestApp(env: Record<string, string> = {}, logger?: Logger): Promise<TestApp> {
   const clone = await cloneTemplateDatabase();
-  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: clone.url, ...env });
-  const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 5 });
+  const t = await startAppOn(clone.url, loadManifest(), env, logger);
+  return {
+    ...t,
+    async close() {
+      await t.close();
+      await clone.drop();
+    },
+  };
+}
+
+/** The real app on a database the caller provides and loaded (a test's own PostgreSQL). */
+export async function startAppOn(databaseUrl: string, manifest: FixtureManifest, env: Record<string, string> = {}, logger?: Logger): Promise<TestApp> {
+  const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: databaseUrl, ...env });
+  const db = await openDatabase({ databaseUrl, dataDir: "", poolSize: 5 });
   const services = await createServices(config, db, logger ?? createLogger(config.logLevel));
   const app: App = await createApp(services);
   return {
     api: validated(request(app.app)), // every response is checked against openapi.yaml
     services,
     db,
-    manifest: loadManifest(),
-    databaseUrl: clone.url,
+    manifest,
+    databaseUrl,
     async close() {
       await app.stop();
       await db.close();
-      await clone.drop();
     },
   };
 }

@@ -13,6 +13,8 @@ const PG_BIN = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/us
 export interface TestPostgres {
   adminUrl: (database?: string) => string;
   dataDir: string;
+  /** The server's log (its stderr): what log_statement and friends write. */
+  logFile: string;
   stop(): void;
   /** Stops the server as an operator would (`pg_ctl stop -m fast`: sessions are terminated), keeping its data. */
   halt(): Promise<void>;
@@ -50,10 +52,12 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   asPostgresUser(path.join(PG_BIN, "initdb"), ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const pgCtl = path.join(PG_BIN, "pg_ctl");
-  const startArgs = ["-D", dataDir, "-o", options, "-l", path.join(root, "log"), "-w", "start"];
+  const logFile = path.join(root, "log");
+  const startArgs = ["-D", dataDir, "-o", options, "-l", logFile, "-w", "start"];
   asPostgresUser(pgCtl, startArgs);
   return {
     dataDir,
+    logFile,
     adminUrl: (database = "postgres") => `postgresql://postgres@127.0.0.1:${port}/${database}`,
     stop() {
       try {

@@ -1,0 +1,499 @@
+// Tenant isolation as the database sees it. A PostgreSQL of this file's own logs every statement
+// (log_statement = all) and the real app runs on it. One request at a time, as group A's API key, its
+// web-app session, its key pinned to one property and its key narrowed by X-Property-Id, the test
+// calls every route of the route table, every Query and Mutation root field of schema.graphql and the
+// MCP task tools (and, once per kind of scope, each route's filters one at a time and its second
+// page). After each request it cuts the log at a marker statement and holds every statement that
+// touches a tenant table to the caller's group predicate (and property, for a narrowed caller):
+// property_group_id compared with the group's uuid, as a literal or a bound parameter
+// (test/helpers/tenant-isolation.ts, with its short allow-list).
+// It depends on behaviour only (HTTP in, SQL out), so it keeps holding whichever layer writes the SQL.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import {
+  buildSchema,
+  getNamedType,
+  isInterfaceType,
+  isLeafType,
+  isNonNullType,
+  isObjectType,
+  isUnionType,
+  Kind,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLObjectType,
+} from "graphql";
+import { Client } from "pg";
+import type { FixtureManifest } from "../../src/fixtures";
+import { UNBOUND_FILTER } from "../../src/fixtures/tables";
+import { taskTools } from "../../src/mcp/task-tools";
+import { routes, type RouteSpec } from "../../src/rest/routes";
+import { startAppOn, type TestApp } from "../helpers/app";
+import { startOwnPostgres } from "../helpers/own-postgres";
+import type { TestPostgres } from "../helpers/postgres";
+import { LOG_LINE_PREFIX, StatementLog, type LoggedStatement } from "../helpers/statement-log";
+import { checkStatement, readTenantTables, type Caller, type TenantTables } from "../helpers/tenant-isolation";
+
+const schema = buildSchema(readFileSync(path.resolve(__dirname, "../../schema.graphql"), "utf8"));
+/** Object levels a root field's selection reaches (the page, its nodes, their relations, theirs). */
+const SELECTION_DEPTH = 4;
+const MARKER_APPLICATION = "gcs-isolation-markers";
+
+let pg: TestPostgres;
+let manifest: FixtureManifest;
+let t: TestApp;
+let markers: Client;
+let log: StatementLog;
+let tenant: TenantTables;
+
+beforeAll(async () => {
+  ({ pg, manifest } = await startOwnPostgres());
+  markers = new Client({ connectionString: pg.adminUrl(), application_name: MARKER_APPLICATION });
+  await markers.connect();
+  tenant = await readTenantTables(markers);
+  // After the fixtures are loaded: the log holds only what the app sends from here on.
+  await markers.query("ALTER SYSTEM SET log_statement = 'all'");
+  await markers.query(`ALTER SYSTEM SET log_line_prefix = '${LOG_LINE_PREFIX}'`);
+  await markers.query("SELECT pg_reload_conf()");
+  log = new StatementLog(pg.logFile, markers, MARKER_APPLICATION);
+  // Bounds on /graphql operations out of the way: the selections below are wide on purpose.
+  t = await startAppOn(pg.adminUrl(), manifest, {
+    GCS_GRAPHQL_MAX_DEPTH: "20",
+    GCS_GRAPHQL_MAX_COST: "100000000",
+    GCS_GRAPHQL_MAX_SELECTIONS: "1000000",
+    GCS_GRAPHQL_MAX_TOKENS: "1000000",
+  });
+  await log.window(); // start-up's statements (migrations, secrets) are no request's
+}, 180_000);
+
+afterAll(async () => {
+  await t?.close();
+  log?.close();
+  await markers?.end();
+  pg?.stop();
+});
+
+const A = () => manifest.groups.A;
+
+interface Pass {
+  name: string;
+  token: () => string;
+  caller: () => Caller;
+  /** X-Property-Id, narrowing the request to one property. */
+  propertyHeader?: () => string;
+  /** MCP takes no web-app sessions (it has its own connector tokens). */
+  mcp: boolean;
+  /** Also every filter and the second page of each route: once per kind of scope (whole group, one property). */
+  variants: boolean;
+}
+
+const PASSES: Pass[] = [
+  { name: "group A's API key", token: () => A().credentials.api_key, caller: () => ({ groupId: A().id, propertyId: null }), mcp: true, variants: true },
+  {
+    name: "group A's web-app session",
+    token: () => A().credentials.session_token,
+    caller: () => ({ groupId: A().id, propertyId: null }),
+    mcp: false,
+    variants: false,
+  },
+  {
+    name: "group A's key pinned to a property",
+    token: () => A().credentials.api_key_pinned.token,
+    caller: () => ({ groupId: A().id, propertyId: A().credentials.api_key_pinned.property_id }),
+    mcp: true,
+    variants: true,
+  },
+  {
+    name: "group A's API key narrowed by X-Property-Id",
+    token: () => A().credentials.api_key,
+    propertyHeader: () => A().properties[0],
+    caller: () => ({ groupId: A().id, propertyId: A().properties[0] }),
+    mcp: true,
+    variants: false,
+  },
+];
+
+// What the sweep saw, across passes.
+const tally = { requests: 0, statements: 0, tenantStatements: 0, narrowed: 0, exempted: new Map<string, number>() };
+const answered = new Map<string, Set<string>>(); // target → passes it answered
+const findings: string[] = [];
+
+const oneLine = (s: LoggedStatement) =>
+  `${s.text.replace(/\s+/g, " ").slice(0, 400)}${s.params.length ? ` [${s.params.slice(1).map((p) => JSON.stringify(p)).join(", ")}]` : ""}`;
+
+/** Runs one request and checks the statements it issued (everything logged until the next marker). */
+async function observe<T>(pass: Pass, target: string, request: () => PromiseLike<T>): Promise<T> {
+  const result = await request();
+  const statements = await log.window();
+  tally.requests++;
+  // Every request at least authenticates: a window without statements means the log is not on.
+  if (statements.length === 0) throw new Error(`${target}: no statement was logged`);
+  for (const s of statements) {
+    const verdict = checkStatement(s, pass.caller(), tenant);
+    tally.statements++;
+    if (verdict.tables.length > 0) tally.tenantStatements++;
+    if (verdict.narrowed) tally.narrowed++;
+    if (verdict.exemptedBy) tally.exempted.set(verdict.exemptedBy, (tally.exempted.get(verdict.exemptedBy) ?? 0) + 1);
+    if (verdict.missing) findings.push(`${pass.name}, ${target}: no ${verdict.missing} predicate on ${verdict.tables.join(", ")}: ${oneLine(s)}`);
+  }
+  return result;
+}
+
+/** What a pass calls with: its scopes, and ids it can see. */
+interface Samples {
+  scopes: Set<string>;
+  /** REST collection path → the id of a row in it. */
+  rows: Map<string, string>;
+  /** GraphQL type → the id of one it can see. */
+  ids: Map<string, string>;
+  person: { guestId: string; name: string; email: string; masterProfileId: string };
+  /** The caller's property, or one of the group's. */
+  property: string;
+  provider: string;
+}
+
+const bearer = (pass: Pass): Record<string, string> => ({
+  Authorization: `Bearer ${pass.token()}`,
+  ...(pass.propertyHeader ? { "X-Property-Id": pass.propertyHeader() } : {}),
+});
+
+async function graphql(pass: Pass, target: string, query: string, variables: Record<string, unknown> = {}) {
+  return observe(pass, target, () => t.api.post("/graphql").set(bearer(pass)).send({ query, variables }));
+}
+
+async function sample(pass: Pass): Promise<Samples> {
+  const viewer = await graphql(pass, "sample: viewer", "{ viewer { scopes } }");
+  const scopes = new Set<string>(viewer.body.data.viewer.scopes);
+
+  // The table with destination bindings, so pause and resume have a binding to act on.
+  const rows = new Map<string, string>([["/v1/tables", A().tables.bound]]);
+  const collections = routes.filter((r) => r.method === "GET" && !r.path.includes(":")).map((r) => r.path);
+  for (const collection of collections) {
+    if (rows.has(collection)) continue;
+    const res = await observe(pass, `sample: GET ${collection}`, () => t.api.get(collection).set(bearer(pass)));
+    const id = res.status === 200 && Array.isArray(res.body.data) ? (res.body.data as { id?: string }[])[0]?.id : undefined;
+    if (id) rows.set(collection, id);
+  }
+
+  const ids = new Map<string, string>([["Table", A().tables.bound]]);
+  for (const typeName of idArgumentTypes()) {
+    if (ids.has(typeName)) continue;
+    const list = Object.values(schema.getQueryType()!.getFields()).find((f) => !hasRequiredArgs(f) && listedType(f)?.name === typeName);
+    if (!list) continue;
+    const nodes = listedType(list) === getNamedType(list.type) ? "{ id }" : "{ nodes { id } }";
+    const res = await graphql(pass, `sample: ${list.name}`, `{ ${list.name} ${nodes} }`);
+    const value = res.body.data?.[list.name];
+    const id = (Array.isArray(value) ? value : value?.nodes)?.[0]?.id;
+    if (id) ids.set(typeName, id);
+  }
+
+  const people = await graphql(pass, "sample: guests", "{ guests(limit: 100) { nodes { id givenName familyName email masterProfileId } } }");
+  const guest = (people.body.data.guests.nodes as { id: string; givenName: string; familyName: string; email: string; masterProfileId: string }[]).find(
+    (g) => g.givenName && g.familyName && g.email && g.masterProfileId,
+  );
+  if (!guest) throw new Error(`${pass.name} sees no guest with a name, an e-mail and a master profile`);
+  const person = { guestId: guest.id, name: `${guest.givenName} ${guest.familyName}`, email: guest.email, masterProfileId: guest.masterProfileId };
+  return { scopes, rows, ids, person, property: pass.caller().propertyId ?? A().properties[0], provider: manifest.destinations[0] };
+}
+
+// ---- REST: every route of the route table --------------------------------------------------------
+
+/** Required body members, by name; a route with another required member fails until it is added here. */
+const BODY_VALUES: Record<string, unknown> = { member_type: "guest_profile", filter_doc: UNBOUND_FILTER };
+
+function pathFor(route: RouteSpec, s: Samples): string {
+  return route.path.replace(/:(\w+)/g, (_, name: string) => {
+    if (name === "provider") return s.provider;
+    const collection = route.path.slice(0, route.path.indexOf(`/:${name}`));
+    const id = name === "id" ? s.rows.get(collection) : undefined;
+    if (!id) throw new Error(`${route.method} ${route.path}: no value for :${name} (no row of GET ${collection}); teach statement-isolation.test.ts`);
+    return id;
+  });
+}
+
+function bodyFor(route: RouteSpec): Record<string, unknown> | undefined {
+  if (!route.body) return undefined;
+  const body: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(route.body)) {
+    if (!spec.required) continue;
+    if (!(name in BODY_VALUES)) throw new Error(`${route.method} ${route.path}: no value for required body member ${name}; add it to BODY_VALUES`);
+    body[name] = BODY_VALUES[name];
+  }
+  return body;
+}
+
+async function callRoute(pass: Pass, route: RouteSpec, s: Samples): Promise<string | undefined> {
+  const target = `${route.method} ${route.path}`;
+  const url = pathFor(route, s);
+  const body = bodyFor(route);
+  const res = await observe(pass, target, () => {
+    const req = route.method === "GET" ? t.api.get(url) : t.api.post(url);
+    req.set(bearer(pass));
+    return body ? req.send(body) : req;
+  });
+  if (res.status === 200) return answer(pass, target);
+  if (res.status === 403 && refusalIsDue(res.body.error, route.scope, s)) return undefined;
+  return `${pass.name}, ${target}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+}
+
+/** Uuid filters, by name; a route with another uuid filter fails until it is added here. */
+const UUID_FILTERS: Record<string, (s: Samples) => string | undefined> = {
+  property_id: (s) => s.property,
+  guest_profile_id: (s) => s.person.guestId,
+  master_profile_id: (s) => s.person.masterProfileId,
+  reservation_id: (s) => s.rows.get("/v1/reservations"),
+  integration_id: (s) => s.rows.get("/v1/integrations"),
+  program_id: (s) => s.rows.get("/v1/loyalty/programs"),
+};
+/** Text filters worth a real value (others get "x": an empty result still runs the statement). */
+const TEXT_FILTERS: Record<string, (s: Samples) => string> = {
+  q: (s) => s.person.name,
+  email: (s) => s.person.email,
+  contact_value: (s) => s.person.email,
+  purpose: () => "email_marketing",
+};
+/** Filters that need a companion: a source id is looked up within one integration. */
+const COMPANIONS: Record<string, string[]> = { source_id: ["integration_id"] };
+const PAGING = new Set(["limit", "cursor", "offset"]);
+
+function queryValues(route: RouteSpec, name: string, s: Samples): string[] {
+  const spec = route.query![name];
+  const schema = spec.schema() as { type?: string; format?: string; enum?: string[] };
+  if (schema.enum) return schema.enum.includes("true") ? ["true"] : schema.enum; // a boolean, or every enum value
+  if (schema.format === "uuid") {
+    const value = UUID_FILTERS[name]?.(s);
+    if (!value) throw new Error(`${route.method} ${route.path}: no value for the uuid filter ${name}; add it to UUID_FILTERS`);
+    return [value];
+  }
+  if (schema.format === "date-time") return ["2020-01-01T00:00:00Z"];
+  if (schema.format === "date") return ["2020-01-01"];
+  if (schema.type === "integer") return ["1"];
+  return [TEXT_FILTERS[name]?.(s) ?? "x"];
+}
+
+/**
+ * Each filter of a GET route alone (every value of an enum), and the second page: filters and
+ * cursors change the statements a route issues, and each must stay scoped.
+ */
+async function callRouteVariants(pass: Pass, route: RouteSpec, s: Samples): Promise<string[]> {
+  if (route.method !== "GET" || !route.query) return [];
+  const base = pathFor(route, s);
+  const queries: Record<string, string>[] = [];
+  for (const name of Object.keys(route.query)) {
+    if (PAGING.has(name)) continue;
+    for (const value of queryValues(route, name, s)) {
+      const query: Record<string, string> = { [name]: value };
+      for (const companion of COMPANIONS[name] ?? []) query[companion] = queryValues(route, companion, s)[0];
+      queries.push(query);
+    }
+  }
+  const problems: string[] = [];
+  const get = async (query: Record<string, string>) => {
+    const url = `${base}?${new URLSearchParams(query)}`;
+    const res = await observe(pass, `GET ${url}`, () => t.api.get(url).set(bearer(pass)));
+    if (res.status !== 200) problems.push(`${pass.name}, GET ${url}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    return res;
+  };
+  for (const query of queries) await get(query);
+  if ("cursor" in route.query) {
+    const first = await get({ limit: "1" });
+    if (first.body.next_cursor) await get({ limit: "1", cursor: first.body.next_cursor });
+  } else if ("offset" in route.query) {
+    await get({ limit: "1", offset: "1" });
+  }
+  return problems;
+}
+
+// ---- GraphQL: every root field of Query and Mutation -------------------------------------------
+
+const hasRequiredArgs = (f: GraphQLField<unknown, unknown>) => f.args.some((a) => isNonNullType(a.type) && a.defaultValue === undefined);
+
+/** The type a list field lists: T of [T] or of a page's `nodes: [T]`. */
+function listedType(f: GraphQLField<unknown, unknown>): GraphQLNamedType | undefined {
+  const named = getNamedType(f.type);
+  if (f.type.toString().startsWith("[") && isObjectType(named)) return named;
+  const nodes = isObjectType(named) ? named.getFields().nodes : undefined;
+  return nodes ? getNamedType(nodes.type) : undefined;
+}
+
+/** The type a required uuid argument names: `id` the field's own type, `tableId` a Table. */
+function idArgumentType(field: GraphQLField<unknown, unknown>, arg: string): string | undefined {
+  if (arg === "id") return getNamedType(field.type).name;
+  return arg.endsWith("Id") ? arg[0].toUpperCase() + arg.slice(1, -2) : undefined;
+}
+
+function idArgumentTypes(): Set<string> {
+  const types = new Set<string>();
+  for (const root of [schema.getQueryType()!, schema.getMutationType()!]) {
+    for (const field of Object.values(root.getFields())) {
+      for (const arg of field.args) {
+        const type = isNonNullType(arg.type) && getNamedType(arg.type).name === "UUID" ? idArgumentType(field, arg.name) : undefined;
+        if (type) types.add(type);
+      }
+    }
+  }
+  return types;
+}
+
+/** Arguments beyond ids: the exactly-one-of fields and those that take values, not ids. */
+const FIELD_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> = {
+  guestSearch: (s) => ({ query: s.person.name }),
+  guestContext: (s) => ({ masterProfileId: s.person.masterProfileId }),
+  contactPermission: (s) => ({ email: s.person.email, purpose: "email_marketing" }),
+  tablePreview: () => ({ memberType: "guest_profile", filterDoc: UNBOUND_FILTER }),
+  pauseDestination: (s) => ({ provider: s.provider }),
+  resumeDestination: (s) => ({ provider: s.provider }),
+};
+
+function argumentsFor(field: GraphQLField<unknown, unknown>, s: Samples): Record<string, unknown> {
+  const values = FIELD_ARGUMENTS[field.name]?.(s) ?? {};
+  for (const arg of field.args) {
+    if (arg.name in values) continue;
+    if (arg.name === "limit") values.limit = 2;
+    else if (isNonNullType(arg.type)) {
+      const type = getNamedType(arg.type).name === "UUID" ? idArgumentType(field, arg.name) : undefined;
+      const id = type ? s.ids.get(type) : undefined;
+      if (!id) throw new Error(`${field.name}(${arg.name}:) has no value to call it with; add one to FIELD_ARGUMENTS`);
+      values[arg.name] = id;
+    }
+  }
+  return values;
+}
+
+/** Every field without required arguments, objects to `depth` levels (lists of relations with limit 2). */
+function selection(type: GraphQLNamedType, depth: number): string {
+  if (isLeafType(type)) return "";
+  if (isUnionType(type)) return `{ __typename ${type.getTypes().map((member) => `... on ${member.name} ${selection(member, depth)}`).join(" ")} }`;
+  const parts = ["__typename"];
+  for (const field of Object.values((type as GraphQLObjectType).getFields())) {
+    if (hasRequiredArgs(field)) continue;
+    const named = getNamedType(field.type);
+    if (isLeafType(named)) parts.push(field.name);
+    else if (depth > 1) parts.push(`${field.name}${field.args.some((a) => a.name === "limit") ? "(limit: 2)" : ""} ${selection(named, depth - 1)}`);
+  }
+  if (isInterfaceType(type)) parts.push(...schema.getPossibleTypes(type).map((member) => `... on ${member.name} { __typename }`));
+  return `{ ${parts.join(" ")} }`;
+}
+
+function operationFor(kind: "query" | "mutation", field: GraphQLField<unknown, unknown>, variables: Record<string, unknown>): string {
+  const used = field.args.filter((a) => a.name in variables);
+  const declared = used.length ? `(${used.map((a) => `$${a.name}: ${a.type}`).join(", ")})` : "";
+  const passed = used.length ? `(${used.map((a) => `${a.name}: $${a.name}`).join(", ")})` : "";
+  return `${kind} Isolation${declared} { ${field.name}${passed} ${selection(getNamedType(field.type), SELECTION_DEPTH)} }`;
+}
+
+function scopeOf(field: GraphQLField<unknown, unknown>): string | undefined {
+  const directive = field.astNode?.directives?.find((d) => d.name.value === "requiresScope");
+  const value = directive?.arguments?.[0]?.value;
+  return value?.kind === Kind.STRING ? value.value : undefined;
+}
+
+async function callField(pass: Pass, kind: "query" | "mutation", field: GraphQLField<unknown, unknown>, s: Samples): Promise<string | undefined> {
+  const target = `${kind === "query" ? "Query" : "Mutation"}.${field.name}`;
+  const variables = argumentsFor(field, s);
+  const res = await graphql(pass, target, operationFor(kind, field, variables), variables);
+  const errors = res.body.errors as { message: string; extensions?: { code?: string } }[] | undefined;
+  if (res.status === 200 && !errors && res.body.data?.[field.name] !== undefined) return answer(pass, target);
+  if (errors?.length === 1 && refusalIsDue(errors[0].extensions?.code, scopeOf(field), s)) return undefined;
+  return `${pass.name}, ${target}: ${res.status} ${JSON.stringify(res.body).slice(0, 400)}`;
+}
+
+// ---- MCP: the task tools --------------------------------------------------------------------------
+
+/** Arguments per task tool; a tool without an entry fails the test until it gets one. */
+const TOOL_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> = {
+  find_guests: (s) => ({ query: s.person.name }),
+  guest_context: (s) => ({ master_profile_id: s.person.masterProfileId }),
+  check_contact_permission: (s) => ({ email: s.person.email, purpose: "email_marketing" }),
+};
+
+async function callTool(pass: Pass, tool: (typeof taskTools)[number], s: Samples): Promise<string | undefined> {
+  const target = `MCP ${tool.name}`;
+  const args = TOOL_ARGUMENTS[tool.name];
+  if (!args) return `${target}: no arguments to call it with; add them to TOOL_ARGUMENTS`;
+  const res = await observe(pass, target, () =>
+    t.api
+      .post("/mcp")
+      .set(bearer(pass))
+      .set("Accept", "application/json, text/event-stream")
+      .send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool.name, arguments: args(s) } }),
+  );
+  const result = res.body?.result as { isError?: boolean; content: { text: string }[] } | undefined;
+  if (res.status === 200 && result && !result.isError) return answer(pass, target);
+  const error = result?.isError ? (JSON.parse(result.content[0].text) as { error?: string }).error : undefined;
+  if (refusalIsDue(error, tool.scope, s)) return undefined;
+  return `${pass.name}, ${target}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+}
+
+// ---- the sweep ------------------------------------------------------------------------------------
+
+function answer(pass: Pass, target: string): undefined {
+  answered.set(target, (answered.get(target) ?? new Set()).add(pass.name));
+  return undefined;
+}
+
+/** A refusal is right only for a scope the credential lacks, or a surface that needs a web-app session. */
+const refusalIsDue = (code: string | undefined, scope: string | undefined, s: Samples) =>
+  code === "session_required" || (code === "forbidden" && scope !== undefined && !s.scopes.has(scope));
+
+it("derives the tenant tables from the database's catalogue", () => {
+  // A property_group_id column; or reached only through a tenant parent (a partner's access tokens).
+  expect([...tenant.group]).toEqual(expect.arrayContaining(["guest_profiles", "loyalty_programs", "table_members", "api_keys", "partner_access_tokens"]));
+  // Not tenant data: the tenant root, the shared rate limit counters, the migration log.
+  for (const table of ["property_groups", "organisations", "rate_limit_counters", "gcs_schema_migrations"]) expect(tenant.group.has(table)).toBe(false);
+  // Rows of one property: a property column, or through guest profiles and integrations; group-wide tables are not.
+  expect([...tenant.property]).toEqual(expect.arrayContaining(["properties", "guest_profiles", "loyalty_members", "master_profiles", "integration_connections"]));
+  for (const table of ["loyalty_programs", "table_members", "master_profile_counts"]) expect(tenant.property.has(table)).toBe(false);
+});
+
+describe("every statement on tenant data carries the caller's group predicate", () => {
+  it.each(PASSES)(
+    "as $name: every route, GraphQL root field and MCP task tool, one request at a time",
+    async (pass) => {
+      const before = findings.length;
+      const s = await sample(pass);
+      const problems: (string | undefined)[] = [];
+      for (const route of routes) problems.push(await callRoute(pass, route, s));
+      if (pass.variants) for (const route of routes) problems.push(...(await callRouteVariants(pass, route, s)));
+      for (const field of Object.values(schema.getQueryType()!.getFields())) problems.push(await callField(pass, "query", field, s));
+      for (const field of Object.values(schema.getMutationType()!.getFields())) problems.push(await callField(pass, "mutation", field, s));
+      if (pass.mcp) for (const tool of taskTools) problems.push(await callTool(pass, tool, s));
+      // Both lists at once: a leak and a failed call are each worth reading.
+      expect({ failedCalls: problems.filter(Boolean), leaks: findings.slice(before) }).toEqual({ failedCalls: [], leaks: [] });
+    },
+    120_000,
+  );
+
+  it("answered every route of the route table, every root field and every task tool for at least one credential", () => {
+    const targets = [
+      ...routes.map((r) => `${r.method} ${r.path}`),
+      ...Object.keys(schema.getQueryType()!.getFields()).map((f) => `Query.${f}`),
+      ...Object.keys(schema.getMutationType()!.getFields()).map((f) => `Mutation.${f}`),
+      ...taskTools.map((tool) => `MCP ${tool.name}`),
+    ];
+    expect(targets.filter((target) => !answered.has(target))).toEqual([]);
+    expect(tally.tenantStatements).toBeGreaterThan(tally.requests); // most requests read tenant data, often twice
+    expect(tally.narrowed).toBeGreaterThan(PASSES.filter((p) => p.caller().propertyId).length * routes.length); // the property rule was applied
+    const exempted = [...tally.exempted].map(([name, n]) => `${n} ${name}`).join(", ");
+    console.log(
+      `statement isolation: ${routes.length} routes, ${Object.keys(schema.getQueryType()!.getFields()).length + Object.keys(schema.getMutationType()!.getFields()).length} GraphQL root fields, ` +
+        `${taskTools.length} MCP task tools, ${PASSES.length} credentials; ${tally.requests} requests, ${tally.statements} statements checked, ` +
+        `${tally.tenantStatements} on the ${tenant.group.size} tenant tables, ${tally.narrowed} of them held to a property too (allow-listed: ${exempted || "none"})`,
+    );
+  });
+
+  it("would catch a leak: statements on tenant tables without the predicate, logged by the same server, are flagged", async () => {
+    const pinned = PASSES.find((p) => p.name.includes("pinned"))!;
+    const leak = new Client({ connectionString: pg.adminUrl(), application_name: "gcs-isolation-leak" });
+    await leak.connect();
+    try {
+      await leak.query("SELECT id, email FROM guest_profiles WHERE id = $1", [A().guest_lookup.guest_id]);
+      await leak.query(`SELECT "id" FROM "public"."guest_profiles" WHERE "property_group_id" = $1 LIMIT 1`, [A().id]);
+      await leak.query(`SELECT id FROM guest_profiles WHERE property_group_id = $1 LIMIT 1`, [manifest.groups.B.id]);
+    } finally {
+      await leak.end();
+    }
+    const statements = (await log.window()).filter((s) => s.application === "gcs-isolation-leak");
+    expect(statements.map((s) => checkStatement(s, pinned.caller(), tenant).missing)).toEqual(["group", "property", "group"]);
+  });
+});
