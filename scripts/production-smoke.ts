@@ -1,21 +1,23 @@
-// The production install as the Dockerfile's runtime stage makes it, outside Docker (Docker is not
-// available everywhere this runs):
-// 1. the build stage: `npm run build` on this checkout's development install;
-// 2. the runtime stage's COPY and RUN steps replayed into a scratch directory (the RUN is
-//    `npm ci --omit=dev`, from the registry), with only Node 24 and the system on PATH;
-// 3. node_modules measured and checked (patched graphql-jit, no dev-only package);
+// Both stages of the Dockerfile, replayed outside Docker (Docker is not available everywhere this
+// runs), each in a scratch directory standing for its WORKDIR:
+// 1. the build stage: its COPY steps from this checkout (minus what .dockerignore keeps out of the
+//    context), `npm ci` and `npm run build`;
+// 2. the runtime stage: its COPY steps, `npm ci --omit=dev …` from the registry, dist/ from (1);
+//    every RUN with only Node 24 and the system on PATH;
+// 3. the production node_modules measured and checked (patched graphql-jit, no dev-only package);
 // 4. on a private PostgreSQL 15: fixtures loaded by the installed `bin/gcs.js` (no tsx, no src/:
 //    it must pick dist/), the stage's CMD started with its ENV, the HEALTHCHECK command run, and
-//    /readyz, /v1/guests (a fixture key) and /docs/redoc.standalone.js read.
-// Usage: npm run smoke:production [-- --keep]   (--keep leaves the scratch directory for a look)
+//    /readyz, /v1/guests (a fixture key) and /docs/redoc.standalone.js read; then SIGTERM.
+// Needs the npm registry and the PostgreSQL 15 server binaries; takes a few minutes.
+// Usage: npm run smoke:production [-- --keep]   (--keep leaves the scratch directories for a look)
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "../src/db/embedded";
-import { startTestPostgres } from "../test/helpers/postgres";
-import { envOf, parseDockerfile } from "../test/helpers/dockerfile";
+import { startTestPostgres, type TestPostgres } from "../test/helpers/postgres";
+import { dockerIgnore, envOf, parseDockerfile, type Stage } from "../test/helpers/dockerfile";
 
 const ROOT = path.resolve(__dirname, "..");
 const DEV_ONLY = ["tsx", "prisma", "patch-package", "redoc", "typescript", "jest"];
@@ -41,53 +43,60 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
   if (result.status !== 0) fail(`${command} ${args.join(" ")} failed (exit ${result.status ?? result.signal})`);
 }
 
-/** Replays the runtime stage's WORKDIR/ENV/COPY/RUN into `dir`; returns its ENV and CMD/HEALTHCHECK. */
-function replayRuntimeStage(dir: string) {
-  const stages = parseDockerfile(readFileSync(path.join(ROOT, "Dockerfile"), "utf8"));
-  const runtime = stages.at(-1)!;
-  if (!/^node:24\b/.test(runtime.from)) fail(`runtime stage is FROM ${runtime.from}, expected node:24`);
-  if (process.versions.node.split(".")[0] !== "24") fail(`run this on Node 24 (npm run uses node_modules/.bin/node), not ${process.version}`);
-  const workdirOf = (instructions: typeof runtime.instructions) => instructions.findLast((i) => i.keyword === "WORKDIR")?.args[0];
+/**
+ * Replays a stage's ENV/COPY/RUN into `dir`, which stands for its WORKDIR; COPY --from=<stage> reads
+ * from `built[stage]`. Returns the stage's ENV, CMD and HEALTHCHECK.
+ */
+function replayStage(stage: Stage, dir: string, built: Record<string, { dir: string; workdir: string }>) {
+  const ignored = dockerIgnore(readFileSync(path.join(ROOT, ".dockerignore"), "utf8"));
   let env: Record<string, string> = {};
   let cmd: string[] | undefined;
   let healthcheck: string[] | undefined;
-  for (const instruction of runtime.instructions) {
+  for (const instruction of stage.instructions) {
     const { keyword, args, flags } = instruction;
     if (keyword === "ENV") env = { ...env, ...envOf(instruction) };
     else if (keyword === "CMD") cmd = args;
     else if (keyword === "HEALTHCHECK") healthcheck = args;
     else if (keyword === "RUN") {
-      step(`RUN ${args.join(" ")}`);
+      step(`${stage.name}: RUN ${args.join(" ")}`);
       run("sh", ["-c", args.join(" ")], dir, cleanEnv(env));
     } else if (keyword === "COPY") {
       const dest = args.at(-1)!;
       for (const source of args.slice(0, -1)) {
-        // The build stage ran in this checkout: its WORKDIR is ROOT.
-        const from = flags.from
-          ? path.join(ROOT, path.relative(workdirOf(stages.find((s) => s.name === flags.from)!.instructions) ?? "/", source))
-          : path.join(ROOT, source);
-        if (!existsSync(from)) fail(`COPY ${source}: ${from} does not exist`);
+        const origin = flags.from ? built[flags.from] : undefined;
+        const from = origin ? path.join(origin.dir, path.relative(origin.workdir, source)) : path.join(ROOT, source);
+        if (!existsSync(from)) fail(`${stage.name}: COPY ${source}: ${from} does not exist`);
         const target = path.join(dir, dest);
         const into = statSync(from).isDirectory() ? target : dest.endsWith("/") ? path.join(target, path.basename(from)) : target;
         mkdirSync(path.dirname(into), { recursive: true });
-        cpSync(from, into, { recursive: true });
+        // The build context is the checkout minus .dockerignore; another stage's files are all there.
+        cpSync(from, into, { recursive: true, filter: (f) => Boolean(origin) || !ignored(path.relative(ROOT, f)) });
       }
     }
   }
-  if (!cmd || !healthcheck) fail("the runtime stage needs a CMD and a HEALTHCHECK");
   return { env, cmd, healthcheck };
 }
 
 async function main() {
   const keep = process.argv.includes("--keep");
-  step("build stage: npm run build");
-  run("npm", ["run", "build"], ROOT, process.env);
-
-  const dir = mkdtempSync(path.join(os.tmpdir(), "gcs-production-"));
-  const pg = await startTestPostgres();
+  if (process.versions.node.split(".")[0] !== "24") fail(`run this on Node 24 (npm run uses node_modules/.bin/node), not ${process.version}`);
+  const stages = parseDockerfile(readFileSync(path.join(ROOT, "Dockerfile"), "utf8"));
+  for (const s of stages) if (!/^node:24\b/.test(s.from)) fail(`stage ${s.name} is FROM ${s.from}, expected node:24`);
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "gcs-production-"));
+  let pg: TestPostgres | undefined;
   let server: ReturnType<typeof spawn> | undefined;
   try {
-    const stage = replayRuntimeStage(dir);
+    const built: Record<string, { dir: string; workdir: string }> = {};
+    let stage: ReturnType<typeof replayStage> | undefined;
+    let dir = "";
+    for (const s of stages) {
+      dir = path.join(scratch, s.name);
+      mkdirSync(dir);
+      stage = replayStage(s, dir, built);
+      built[s.name] = { dir, workdir: s.instructions.findLast((i) => i.keyword === "WORKDIR")?.args[0] ?? "/" };
+    }
+    if (!stage?.cmd || !stage.healthcheck) fail("the runtime stage needs a CMD and a HEALTHCHECK");
+    const { cmd, healthcheck } = stage;
 
     const lock = JSON.parse(readFileSync(path.join(dir, "node_modules", ".package-lock.json"), "utf8"));
     const packages = Object.keys(lock.packages).filter((p) => p.includes("node_modules/")).length;
@@ -99,6 +108,7 @@ async function main() {
     }
     step(`production node_modules: ${(kb / 1024).toFixed(0)} MB, ${packages} packages; graphql-jit patched; no dev-only package`);
 
+    pg = await startTestPostgres();
     const env = cleanEnv({
       ...stage.env,
       DATABASE_URL: pg.adminUrl(),
@@ -114,8 +124,8 @@ async function main() {
     run(process.execPath, ["bin/gcs.js", "fixtures", "--out", manifestPath], dir, env);
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
 
-    step(`CMD ${stage.cmd.join(" ")}`);
-    const [command, ...args] = node(stage.cmd);
+    step(`CMD ${cmd.join(" ")}`);
+    const [command, ...args] = node(cmd);
     server = spawn(command, args, { cwd: dir, env, stdio: "inherit" });
     const base = `http://127.0.0.1:${env.PORT}`;
     const deadline = Date.now() + 60_000;
@@ -128,7 +138,7 @@ async function main() {
     }
     step("GET /readyz: 200");
 
-    const [hcCommand, ...hcArgs] = node(stage.healthcheck);
+    const [hcCommand, ...hcArgs] = node(healthcheck);
     const hc = spawnSync(hcCommand, hcArgs, { cwd: dir, env, stdio: "inherit" });
     if (hc.status !== 0) fail(`HEALTHCHECK exited with ${hc.status}`);
     step("HEALTHCHECK command: exit 0");
@@ -150,9 +160,9 @@ async function main() {
     step("production install OK");
   } finally {
     server?.kill("SIGKILL");
-    pg.stop();
-    if (keep) step(`kept ${dir}`);
-    else rmSync(dir, { recursive: true, force: true });
+    pg?.stop();
+    if (keep) step(`kept ${scratch}`);
+    else rmSync(scratch, { recursive: true, force: true });
   }
 }
 

@@ -2,6 +2,7 @@
 // (test/unit/container-files.test.ts) and to replay its runtime stage outside Docker
 // (scripts/production-smoke.ts). Supports what the Dockerfile here uses: comments, line
 // continuations, `--flag=value` options, and the exec (JSON) and shell forms.
+import path from "node:path";
 
 export interface Instruction {
   keyword: string;
@@ -77,4 +78,31 @@ export function envOf(instruction: Instruction): Record<string, string> {
   const { args } = instruction;
   if (args.length === 2 && !args[0].includes("=")) return { [args[0]]: args[1] };
   return Object.fromEntries(args.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]));
+}
+
+/**
+ * .dockerignore text → whether a path (relative to the build context) stays out of the context:
+ * the last pattern matching the path or one of its parent directories wins.
+ */
+export function dockerIgnore(text: string): (file: string) => boolean {
+  const rules = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"))
+    .map((l) => {
+      const negate = l.startsWith("!");
+      const glob = path.posix.normalize(negate ? l.slice(1) : l).replace(/^\//, "");
+      const source = glob
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*\*/g, "\0")
+        .replace(/\*/g, "[^/]*")
+        .replace(/\?/g, "[^/]")
+        .replace(/\0/g, ".*");
+      return { negate, re: new RegExp(`^${source}(/.*)?$`) };
+    });
+  return (file) => {
+    let ignored = false;
+    for (const rule of rules) if (rule.re.test(file)) ignored = !rule.negate;
+    return ignored;
+  };
 }

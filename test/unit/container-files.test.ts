@@ -7,7 +7,7 @@ import { parse as parseYaml } from "yaml";
 import { loadConfig } from "../../src/config";
 import { MIGRATIONS_DIR } from "../../src/db/migrate";
 import { SCHEMA_PATH } from "../../src/graphql/schema-source";
-import { envOf, parseDockerfile, type Instruction, type Stage } from "../helpers/dockerfile";
+import { dockerIgnore, envOf, parseDockerfile, type Instruction, type Stage } from "../helpers/dockerfile";
 
 const ROOT = path.resolve(__dirname, "../..");
 const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
@@ -34,22 +34,7 @@ function copiedBefore(s: Stage, before: Instruction): string[] {
 }
 const covers = (copied: string[], file: string) => copied.some((p) => p === "." || file === p || file.startsWith(`${p}/`));
 
-/** .dockerignore's rules: the last pattern matching a path or one of its parent directories wins. */
-function dockerIgnored(file: string): boolean {
-  const rules = read(".dockerignore")
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith("#"))
-    .map((l) => {
-      const negate = l.startsWith("!");
-      const glob = path.posix.normalize(negate ? l.slice(1) : l).replace(/^\//, "");
-      const source = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*\*/g, "\0").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]").replace(/\0/g, ".*");
-      return { negate, re: new RegExp(`^${source}(/.*)?$`) };
-    });
-  let ignored = false;
-  for (const rule of rules) if (rule.re.test(file)) ignored = !rule.negate;
-  return ignored;
-}
+const dockerIgnored = dockerIgnore(read(".dockerignore"));
 
 describe("Dockerfile", () => {
   const build = stage("build");
