@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The service image: `docker build -t guest-context .`; compose.yaml runs it with PostgreSQL 15.
-# test/unit/container-files.test.ts lints this file; `npm run smoke:production` runs the runtime
-# stage's steps outside Docker against a real PostgreSQL.
+# test/unit/container-files.test.ts lints this file; `npm run smoke:production` replays both stages
+# outside Docker and runs the result against a real PostgreSQL 15.
 
 # Build: the full install (TypeScript, the Prisma CLI, redoc) and `npm run build` → dist/, which
 # carries the generated Prisma client and Redoc's bundle.
