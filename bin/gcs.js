@@ -1,5 +1,70 @@
 #!/usr/bin/env node
-// The `gcs` command, run straight from the TypeScript source so that it works right after
-// `npm ci` with no build step. Production images can run the compiled `node dist/cli/main.js`.
-require("tsx/cjs/api").register();
-require("../src/cli/main.ts");
+// The `gcs` command. Runs the compiled dist/ (`npm run build`) when it is complete and current, else
+// the TypeScript source through tsx (a dev dependency): a fresh clone works right after `npm ci` with
+// no build step, and a developer who edits src/ after a build never runs the stale dist/.
+// "Current": dist/.built, which the build writes last, is newer than every file under src/.
+// GCS_USE_SOURCE=1 always runs the source, GCS_USE_SOURCE=0 always runs dist/.
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+
+/** Newest modification time under `dir` (0 when it does not exist). */
+function newestChange(dir) {
+  let newest = 0;
+  let entries;
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestChange(full) : fs.statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** "dist" or "source", with the reason when the choice is not the plain one. */
+function chooseEntry(root, env = process.env) {
+  if (env.GCS_USE_SOURCE === "1") return { run: "source" };
+  if (env.GCS_USE_SOURCE === "0") return { run: "dist" };
+  let built;
+  try {
+    built = fs.statSync(path.join(root, "dist", ".built")).mtimeMs;
+  } catch {
+    return { run: "source" }; // never built, or a build that did not finish
+  }
+  if (newestChange(path.join(root, "src")) <= built) return { run: "dist" };
+  return { run: "source", reason: "src/ changed after the last `npm run build`" };
+}
+
+function main() {
+  const root = path.resolve(__dirname, "..");
+  const { run, reason } = chooseEntry(root);
+  const tsx = run === "source" ? resolveFrom(root, "tsx/cjs/api") : undefined;
+  if (tsx) {
+    require(tsx).register();
+    require(path.join(root, "src", "cli", "main.ts"));
+    return;
+  }
+  const compiled = path.join(root, "dist", "cli", "main.js");
+  if (!fs.existsSync(compiled)) {
+    console.error("gcs: no build in dist/ and no tsx to run the source: run `npm run build` (after `npm ci`)");
+    process.exit(1);
+  }
+  // A production install (no dev dependencies) of a checkout whose src/ moved on: dist/ is all there is.
+  if (run === "source" && reason) console.error(`gcs: ${reason}, and tsx is not installed: running dist/ as built`);
+  require(compiled);
+}
+
+function resolveFrom(root, request) {
+  try {
+    return require.resolve(request, { paths: [root] });
+  } catch {
+    return undefined;
+  }
+}
+
+if (require.main === module) main();
+
+module.exports = { chooseEntry };

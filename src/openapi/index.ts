@@ -1,6 +1,8 @@
 // Serves the OpenAPI document at GET /openapi.json and a reference page rendered from it at
-// GET /docs. Redoc's standalone bundle comes from node_modules, so the page works offline.
+// GET /docs. Redoc's standalone bundle is served from here, so the page works offline.
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import type { Express } from "express";
 import { generateOpenApi, type OpenApiDocument } from "./generate";
 
@@ -19,7 +21,10 @@ export function openApiDocument(): OpenApiDocument {
   return (cached ??= generateOpenApi().document);
 }
 
-const REDOC_BUNDLE = require.resolve("redoc/bundles/redoc.standalone.js");
+// redoc is a dev dependency: `npm run build` (scripts/build.js) copies its bundle beside the compiled
+// module; running from source, it is still in node_modules.
+const BUILT_REDOC_BUNDLE = path.join(__dirname, "redoc.standalone.js");
+const REDOC_BUNDLE = existsSync(BUILT_REDOC_BUNDLE) ? BUILT_REDOC_BUNDLE : require.resolve("redoc/bundles/redoc.standalone.js");
 
 const INIT_SCRIPT = `Redoc.init("/openapi.json", { expandResponses: "200", jsonSampleExpandLevel: 3 }, document.getElementById("redoc"));`;
 
