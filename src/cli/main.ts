@@ -1,4 +1,5 @@
-// gcs: serve | deliver | migrate | fixtures | keys create|list|revoke | partners create|token | secrets rotate
+// gcs: serve | deliver | migrate | fixtures | keys create|list|revoke | partners create|token | connectors list|revoke
+// | secrets rotate
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -7,6 +8,7 @@ import { openDatabase, type Database } from "../db/database";
 import { migrate } from "../db/migrate";
 import { createApiKey, createPartnerCredential, issuePartnerAccessToken, listApiKeys, revokeApiKey } from "../auth/credentials";
 import { resolveSessionKey } from "../auth/session";
+import { connectorLine, listConnectors, revokeConnector } from "../oauth/connectors";
 import { loadFixtures, MIN_GUESTS } from "../fixtures";
 import { startServer } from "../server";
 import { announceEmbeddedDemo } from "./demo";
@@ -26,6 +28,10 @@ const USAGE = `usage: gcs <command>
   keys revoke <key-id>
   partners create --group <uuid> --name <name> --scopes <s1,s2>
   partners token --client-id <id> --client-secret <secret> [--ttl <seconds>]
+  connectors list [--group <uuid>] [--json]
+                                          AI clients approved through the MCP OAuth flow; no secrets
+  connectors revoke <connector-id> [--json]
+                                          ends the connector's access and refresh tokens
   secrets rotate [--json]                 re-seal destination secrets under GCS_DELIVERY_SECRET_KEY`;
 
 class UsageError extends Error {}
@@ -51,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
       return keys(config, sub, argv.slice(2));
     case "partners":
       return partners(config, sub, argv.slice(2));
+    case "connectors":
+      return connectors(config, sub, argv.slice(2));
     case "secrets":
       return secrets(config, sub, argv.slice(2));
     default:
@@ -198,6 +206,28 @@ async function partners(config: Config, sub: string | undefined, args: string[])
     });
   }
   throw new UsageError("partners needs create or token");
+}
+
+async function connectors(config: Config, sub: string | undefined, args: string[]): Promise<number> {
+  if (sub === "list") {
+    const { values } = parseArgs({ args, options: { group: { type: "string" }, json: { type: "boolean", default: false } } });
+    return withDatabase(config, true, async (db) => {
+      const rows = await listConnectors(db.primary, values.group);
+      if (values.json) return console.log(JSON.stringify(rows));
+      for (const c of rows) console.log(connectorLine(c));
+    });
+  }
+  if (sub === "revoke") {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean", default: false } } });
+    if (positionals.length !== 1) throw new UsageError("connectors revoke needs one connector id (from connectors list)");
+    return withDatabase(config, true, async (db) => {
+      const result = await revokeConnector(db.primary, positionals[0]);
+      if (!result.revoked) throw new Error(`no active connector ${result.id}`);
+      if (values.json) return console.log(JSON.stringify(result));
+      console.log(`revoked ${result.id}: its access and refresh tokens no longer work`);
+    });
+  }
+  throw new UsageError("connectors needs list or revoke");
 }
 
 async function secrets(config: Config, sub: string | undefined, args: string[]): Promise<number> {
