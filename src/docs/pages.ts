@@ -249,7 +249,8 @@ function connectorsSection(): string[] {
     "The access token reads the approving key's property group with the approved scopes, on `/mcp` only (`/v1` and " +
       "`/graphql` answer 403 `forbidden`). The client revokes its tokens at `POST /revoke` (RFC 7009; revoking the refresh " +
       "token ends the connector); an operator lists connectors with `gcs connectors list [--group <uuid>] [--json]` and " +
-      "ends one with `gcs connectors revoke <id>`. The service's public origin in these URLs is `GCS_PUBLIC_URL`.",
+      "ends one with `gcs connectors revoke <id>`. Revoking the API key that approved a connector ends the connector at its " +
+      "next refresh. The service's public origin in these URLs is `GCS_PUBLIC_URL`.",
   ];
 }
 

@@ -194,13 +194,22 @@ export class PgOAuthProvider implements OAuthServerProvider {
   }
 }
 
-/** A new access token and refresh token for a live grant, or invalid_grant once it is revoked. */
+/**
+ * A new access token and refresh token for a live grant, or invalid_grant once it is revoked. A
+ * grant lives only as long as the API key whose holder approved it: once that key is revoked (a
+ * person leaves), the connector ends at its next refresh, within an access token's lifetime.
+ */
 async function issueTokens(
   prisma: PrismaClient,
-  grant: { id: string; propertyGroupId: string },
+  grant: { id: string; propertyGroupId: string; approvedByApiKeyId: string },
   scopes: string[],
   name: string,
 ): Promise<OAuthTokens> {
+  const approver = await prisma.apiKey.findUnique({ where: { id: grant.approvedByApiKeyId }, select: { revokedAt: true } });
+  if (!approver || approver.revokedAt) {
+    await revokeGrant(prisma, grant.id);
+    throw new InvalidGrantError("the API key that approved this connector was revoked; authorize again");
+  }
   const accessToken = newSecret(MCP_TOKEN_PREFIX);
   const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
   const now = Date.now();

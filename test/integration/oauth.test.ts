@@ -17,6 +17,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { createApp, type App } from "../../src/app";
+import { createApiKey, revokeApiKey } from "../../src/auth/credentials";
 import { capturingLogger, startTestApp, type TestApp } from "../helpers/app";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -301,6 +302,18 @@ describe("MCP OAuth connector flow", () => {
     expect((await token({ grant_type: "refresh_token", client_id: clientId, refresh_token: third.refresh_token! })).status).toBe(400);
     expect((await mcp(third.access_token, "tools/list")).status).toBe(401);
     expect((await mcp(rotated.access_token, "tools/list")).status).toBe(401);
+    expect((await mcp(tokens.access_token, "tools/list")).status).toBe(401);
+  }, 60_000);
+
+  it("ends a connector at its next refresh once the API key that approved it is revoked", async () => {
+    const { A } = t.manifest.groups;
+    const key = await createApiKey(t.db.primary, { propertyGroupId: A.id, propertyId: null, name: "leaves soon", scopes: ["read:guests"] });
+    const { provider, client, tokens } = await connect(key.token);
+    await client.close();
+    expect(await revokeApiKey(t.db.primary, key.id)).toBe(true);
+    const refreshed = await token({ grant_type: "refresh_token", client_id: provider.info!.client_id, refresh_token: tokens.refresh_token! });
+    expect(refreshed.status).toBe(400);
+    expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
     expect((await mcp(tokens.access_token, "tools/list")).status).toBe(401);
   }, 60_000);
 
