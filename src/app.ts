@@ -24,6 +24,7 @@ import { sendError } from "./rest/respond";
 import { corsFor, securityHeaders } from "./http/headers";
 import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
 import { createRateLimiter } from "./http/rate-limit";
+import { oauthRoutes } from "./oauth/router";
 import type { Logger } from "./logger";
 import type { Credential } from "./auth/authenticate";
 import type { Services } from "./services";
@@ -164,12 +165,18 @@ export async function createApp(services: Services): Promise<App> {
     }),
   );
 
+  // The MCP authorization server: metadata, client registration, consent page, tokens (src/oauth).
+  const oauth = oauthRoutes(services);
+  app.use(oauth.handler);
+
   app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
   // only REST and GraphQL starts about 11 MB smaller without them.
   let mcp: ((req: Request, res: Response) => Promise<void>) | undefined;
   app.post("/mcp", jsonBody("256kb"), (req, res) => {
+    // A 401 from here points the client at the authorization metadata (rest/respond.ts).
+    res.locals.resourceMetadataUrl = oauth.resourceMetadataUrl;
     // The SDK answers an empty batch with 202 and no body; JSON-RPC 2.0 says it is an invalid request.
     if (Array.isArray(req.body) && req.body.length === 0) {
       res.status(400).json({ jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: empty batch" }, id: null });

@@ -69,6 +69,9 @@ const envSchema = z.object({
   // 0 = off. Unset: half the pool (at least 1) with DATABASE_URL, off for the embedded demo.
   GCS_CREDENTIAL_MAX_CONCURRENCY: z.coerce.number().int().min(0).optional(),
   GCS_CREDENTIAL_QUEUE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // The service's public origin (https://guests.example.com): the OAuth issuer and the URLs in the
+  // MCP authorization metadata (src/oauth). Unset: http://localhost:PORT.
+  GCS_PUBLIC_URL: z.string().optional(),
 });
 
 /** Requests per window per credential when GCS_RATE_LIMIT is unset and a DATABASE_URL is given. */
@@ -137,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       batchSize: e.GCS_DELIVERY_BATCH_SIZE,
     },
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
+    publicUrl: parsePublicUrl(e.GCS_PUBLIC_URL, e.PORT),
     http: {
       shutdownTimeoutMs: e.GCS_SHUTDOWN_TIMEOUT_MS,
       shutdownDelayMs: e.GCS_SHUTDOWN_DELAY_MS,
@@ -162,4 +166,25 @@ function parseOrigins(list: string | undefined): string[] {
     }
     return origin;
   });
+}
+
+/**
+ * The public origin, no path: OAuth metadata builds its endpoint URLs from it. HTTPS, except on
+ * localhost and 127.0.0.1 (RFC 8414 issuers are HTTPS; the MCP SDK allows loopback for development).
+ */
+function parsePublicUrl(value: string | undefined, port: number): string {
+  const raw = value?.trim() || `http://localhost:${port}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  const loopback = url?.hostname === "localhost" || url?.hostname === "127.0.0.1";
+  if (!url || url.origin !== raw.replace(/\/$/, "") || (url.protocol !== "https:" && !(loopback && url.protocol === "http:"))) {
+    throw new Error(
+      `invalid configuration: GCS_PUBLIC_URL: ${JSON.stringify(raw)} is not an origin like https://guests.example.com (http only for localhost)`,
+    );
+  }
+  return url.origin;
 }

@@ -13,6 +13,7 @@ type Commands = {
   keys: typeof import("./commands/keys");
   partners: typeof import("./commands/partners");
   secrets: typeof import("./commands/secrets");
+  connectors: typeof import("./commands/connectors");
 };
 /* eslint-disable @typescript-eslint/no-require-imports */
 const load = {
@@ -22,6 +23,7 @@ const load = {
   keys: () => require("./commands/keys") as Commands["keys"],
   partners: () => require("./commands/partners") as Commands["partners"],
   secrets: () => require("./commands/secrets") as Commands["secrets"],
+  connectors: () => require("./commands/connectors") as Commands["connectors"],
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -133,9 +135,21 @@ export function buildProgram(version: string): Command {
     .addHelpText("after", example("GCS_DELIVERY_SECRET_KEY=… GCS_DELIVERY_SECRET_KEY_PREVIOUS=… gcs secrets rotate --json"))
     .action((opts: { json?: boolean }) => load.secrets().rotate(opts));
 
-  // `gcs connectors list|revoke` (MCP connector tokens, src/oauth/) goes here: a `connectors` command
-  // with `list [--group <uuid>] [--json]` and `revoke <id> [--json]`, its action in
-  // src/cli/commands/connectors.ts loaded through `load` like the others, run with withDatabase().
+  const connectors = program.command("connectors").description("MCP connectors: the AI clients people approved on the consent page");
+  connectors
+    .command("list")
+    .description("list connectors (client, group, scopes, approving key; never a token)")
+    .option("--group <uuid>", "only this property group's connectors", uuid("--group"))
+    .addOption(json())
+    .addHelpText("after", example("gcs connectors list --group 0b6f…e1 --json"))
+    .action((opts: { group?: string; json?: boolean }) => load.connectors().list(opts));
+  connectors
+    .command("revoke")
+    .description("end a connector at once: its access and refresh tokens stop working")
+    .argument("<connector-id>", "the connector's id (from `gcs connectors list`)", uuid("<connector-id>"))
+    .addOption(json())
+    .addHelpText("after", example("gcs connectors revoke 7a41…c3"))
+    .action((id: string, opts: { json?: boolean }) => load.connectors().revoke(id, opts));
 
   return program;
 }

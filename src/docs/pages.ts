@@ -7,10 +7,13 @@ import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, STATIC_TOKEN_PR
 import { openApiDocument } from "../openapi";
 import { API_PAGE, AUTH_PAGE, LLMS_TXT, MARKDOWN_PAGES, MCP_PAGE, type DocPage } from "./catalog";
 import { documentedMcpTools, type DocumentedTool } from "./mcp-tools";
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S } from "../oauth/provider";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const SERVICE = "Guest Context Service";
+/** The auth.md section on the OAuth flow; llms.txt and mcp.md link to it. */
+const CONNECTORS_HEADING = "MCP connectors (OAuth)";
 
 /** The document's `info`: title, summary, version and the Markdown description. */
 const info = () => openApiDocument().info as { title: string; summary: string; version: string; description: string };
@@ -120,7 +123,8 @@ export function llmsTxt(): string {
     "",
     "Every answer is scoped to the caller's property group. Authenticate with `Authorization: Bearer <token>`: a personal " +
       `API key (\`${API_KEY_PREFIX}…\`) works on \`/v1\`, \`/graphql\` and \`/mcp\`; an MCP connector token (\`${MCP_TOKEN_PREFIX}…\`) ` +
-      `on \`/mcp\` only; a partner token (\`${PARTNER_TOKEN_PREFIX}…\`) on \`/v1\` only. Each route and tool needs one scope ` +
+      `on \`/mcp\` only, issued through the MCP OAuth flow (a client that supports MCP authorization needs only the \`/mcp\` URL; ` +
+      `see [${CONNECTORS_HEADING}](${AUTH_PAGE.path}#${slug(CONNECTORS_HEADING)})); a partner token (\`${PARTNER_TOKEN_PREFIX}…\`) on \`/v1\` only. Each route and tool needs one scope ` +
       `(\`read:<area>\` or \`write:<area>\`); a missing scope is \`403 { "error": "forbidden", "scope": … }\`. See [${AUTH_PAGE.title}](${AUTH_PAGE.path}).`,
     "",
     `AI agents: connect an MCP client to \`POST /mcp\` (streamable HTTP, stateless, JSON responses) with that header; see [${MCP_PAGE.title}](${MCP_PAGE.path}). ` +
@@ -196,6 +200,8 @@ export function authMarkdown(): string {
     "Tokens are 256-bit random values, stored only as SHA-256 hashes and shown once, at creation. Send them in the " +
       "`Authorization` header only, never in a URL. A missing, unknown, revoked or expired token is `401 unauthorized`.",
     "",
+    ...connectorsSection(),
+    "",
     "## Scopes",
     "",
     table(["Scope", "REST routes", "MCP tools"], scopeRows),
@@ -212,6 +218,40 @@ export function authMarkdown(): string {
     ...ops.filter((o) => !o.scope).map((o) => `- [${o.key}](${routeLink(o.key)}): ${o.op.summary}.`),
     "",
   ].join("\n");
+}
+
+/** Token lifetimes in words: whole days, else hours. */
+const lifetime = (s: number) => (s >= 86_400 ? `${s / 86_400} days` : s === 3600 ? "1 hour" : `${s / 3600} hours`);
+
+/** How an AI client gets a connector token: the MCP authorization flow (src/oauth). */
+function connectorsSection(): string[] {
+  return [
+    `## ${CONNECTORS_HEADING}`,
+    "",
+    "Desktop and web AI clients (Claude, VS Code, Cursor, the MCP Inspector) connect through the MCP authorization flow " +
+      "(OAuth 2.1) instead of a pasted key: give the client the URL of `/mcp` on this service and nothing else.",
+    "",
+    "1. The client calls `POST /mcp` without a token and gets `401` with " +
+      '`WWW-Authenticate: Bearer resource_metadata="<origin>/.well-known/oauth-protected-resource/mcp"`.',
+    "2. It reads that protected resource metadata (RFC 9728; also at `/.well-known/oauth-protected-resource`) and the " +
+      "authorization server metadata at `/.well-known/oauth-authorization-server` (RFC 8414), then registers itself at " +
+      "`POST /register` (RFC 7591 dynamic client registration; public clients, no client secret).",
+    "3. It opens `GET /authorize` in the browser: authorization code with PKCE, `S256` only; the `redirect_uri` must equal " +
+      "one the client registered, character for character (HTTPS, an app's own scheme, or `http` to a loopback address).",
+    "4. On the consent page a person of the property group proves who they are by pasting an API key of the group " +
+      `(\`${API_KEY_PREFIX}…\`, not pinned to a property; it is checked, not stored, and never shown to the client). The page then ` +
+      "shows the client's name, where it sends the person back to, and the scopes the client asked for that the key holds; " +
+      "the person unticks what the client should not have, then approves or denies.",
+    `5. The client exchanges the code at \`POST /token\` for an access token \`${MCP_TOKEN_PREFIX}…\` (valid ${lifetime(ACCESS_TOKEN_TTL_S)}) and a ` +
+      `refresh token \`${REFRESH_TOKEN_PREFIX}…\` (valid ${lifetime(REFRESH_TOKEN_TTL_S)}, single use: each refresh returns a new pair, and ` +
+      "presenting a spent one again revokes the whole connector).",
+    "",
+    "The access token reads the approving key's property group with the approved scopes, on `/mcp` only (`/v1` and " +
+      "`/graphql` answer 403 `forbidden`). The client revokes its tokens at `POST /revoke` (RFC 7009; revoking the refresh " +
+      "token ends the connector); an operator lists connectors with `gcs connectors list [--group <uuid>] [--json]` and " +
+      "ends one with `gcs connectors revoke <id>`. Revoking the API key that approved a connector ends the connector at its " +
+      "next refresh. The service's public origin in these URLs is `GCS_PUBLIC_URL`.",
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -247,6 +287,10 @@ export function mcpMarkdown(): string {
     `- Credential: \`Authorization: Bearer <token>\` with a personal API key (\`${API_KEY_PREFIX}…\`), a static token or an MCP ` +
       `connector token (\`${MCP_TOKEN_PREFIX}…\`); see [${AUTH_PAGE.title}](${AUTH_PAGE.path}). No credential: 401. A partner token: 403. ` +
       "A web-app session: 403 `mcp_oauth_required`.",
+    "- OAuth: a client that supports MCP authorization (Claude, VS Code, Cursor, the MCP Inspector) needs only this " +
+      "server's `/mcp` URL. The 401 names the protected resource metadata; the client registers itself, a person of the " +
+      `group approves it on the consent page with an API key of the group, and it gets a \`${MCP_TOKEN_PREFIX}…\` token; see ` +
+      `[${CONNECTORS_HEADING}](${AUTH_PAGE.path}#${slug(CONNECTORS_HEADING)}).`,
     "- `X-Property-Id: <uuid>` narrows every tool to one property of the group, as on REST.",
     "- A tool needs the scope named below; without it the tool result is an error `{ \"error\": \"forbidden\", \"scope\": … }`.",
     "- A tool that answers like a REST route returns that route's JSON body. Lists are pages `{ data, next_cursor, has_more }`: " +

@@ -23,7 +23,8 @@ Every \`/v1\` request sends \`Authorization: Bearer <token>\`: a personal API ke
 access token (\`gcsp_…\`), a web-app session JWT or a static token. Each resolves to one credential:
 its property group, an optional pinned property, and scopes. Each route names the scope it needs
 (\`x-required-scope\`); a missing scope is \`403 { "error": "forbidden", "scope": "<scope>" }\`.
-MCP connector tokens are refused on \`/v1\` with \`403 forbidden\`.
+MCP connector tokens (\`gcsm_…\`, issued to AI clients through the MCP OAuth flow at \`/authorize\` and
+\`/token\`; see \`/docs/auth.md\`) are refused on \`/v1\` with \`403 forbidden\`.
 
 The optional \`X-Property-Id\` header narrows one request to one property of the caller's group. It
 must be a uuid (else \`400 invalid_request\`) of a property of the group (else \`403 forbidden\`);

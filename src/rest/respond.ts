@@ -9,7 +9,7 @@ import type { RouteSpec } from "./routes";
 export function sendError(req: Request, res: Response, err: unknown) {
   const { status, body, unexpected } = toHttpError(req.faults?.errorFor(err, req.path) ?? err);
   if (unexpected) req.log?.error({ err, requestId: req.id }, "unhandled error");
-  if (status === 401) res.set("WWW-Authenticate", 'Bearer realm="guest-context"');
+  if (status === 401) res.set("WWW-Authenticate", wwwAuthenticate(res));
   if (status === 503) res.set("Retry-After", String(RETRY_AFTER_SECONDS));
   res.status(status).json(body);
 }
@@ -23,4 +23,13 @@ export function setDeprecationHeaders(res: Response, route: RouteSpec, query: Re
   if (!used) return;
   res.set("Deprecation", `@${Math.floor(used.deprecatedAt.getTime() / 1000)}`);
   res.set("Sunset", used.sunsetAt.toUTCString());
+}
+
+/**
+ * On /mcp the challenge names the protected resource metadata (RFC 9728 §5.1), where an MCP client
+ * discovers the authorization server and starts the OAuth flow.
+ */
+function wwwAuthenticate(res: Response): string {
+  const metadata = res.locals.resourceMetadataUrl as string | undefined;
+  return metadata ? `Bearer resource_metadata="${metadata}", realm="guest-context"` : 'Bearer realm="guest-context"';
 }

@@ -126,6 +126,29 @@ describe("the documents name everything", () => {
   });
 });
 
+describe("the MCP OAuth connector flow", () => {
+  it("auth.md walks through it, and llms.txt and mcp.md link there", () => {
+    const auth = page(AUTH_PAGE);
+    for (const step of [
+      'WWW-Authenticate: Bearer resource_metadata="',
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-authorization-server",
+      "POST /register",
+      "GET /authorize",
+      "`S256` only",
+      "pasting an API key of the group",
+      "POST /token",
+      "valid 1 hour",
+      "POST /revoke",
+      "gcs connectors revoke",
+      "GCS_PUBLIC_URL",
+    ]) {
+      expect({ step, described: auth.includes(step) }).toEqual({ step, described: true });
+    }
+    for (const doc of [LLMS_TXT, MCP_PAGE]) expect(links(page(doc))).toContain(`${AUTH_PAGE.path}#${slug("MCP connectors (OAuth)")}`);
+  });
+});
+
 describe("no secret", () => {
   it("no credential of the fixtures, no configured secret, no database URL, nothing shaped like a token", () => {
     const secrets: string[] = [...Object.values(CONFIGURED_SECRETS), t.databaseUrl];

@@ -1,0 +1,299 @@
+// The MCP SDK's OAuthServerProvider, backed by PostgreSQL: the SDK's mcpAuthRouter speaks the
+// protocol (metadata, registration, authorize, token, revoke, PKCE S256 verification); this file
+// keeps the state. Clients are public (no secret: PKCE protects the code). A person's approval is a
+// grant (one client, one property group, the approved scopes); access tokens are `gcsm_` rows of
+// mcp_tokens carrying the grant's id, so /mcp authenticates them with its usual single lookup.
+// Every code and token is stored as a SHA-256 hash.
+import { randomUUID } from "node:crypto";
+import type { Response } from "express";
+import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js";
+import type { AuthorizationParams, OAuthServerProvider } from "@modelcontextprotocol/sdk/server/auth/provider.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import {
+  InvalidClientMetadataError,
+  InvalidGrantError,
+  InvalidRequestError,
+  InvalidScopeError,
+  InvalidTargetError,
+  InvalidTokenError,
+} from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type { PrismaClient } from "../generated/prisma/client";
+import { ALL_SCOPES } from "../auth/scopes";
+import { MCP_TOKEN_PREFIX, hashToken, newSecret } from "../auth/secrets";
+
+export const ACCESS_TOKEN_TTL_S = 3600;
+export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
+export const CODE_TTL_S = 600;
+/** Refresh tokens: not accepted as a bearer anywhere (no lookup matches this prefix). */
+export const REFRESH_TOKEN_PREFIX = "gcsmr_";
+/** What a connector may be granted: every scope of the service (pause/resume need write:tables). */
+export const CONNECTOR_SCOPES: readonly string[] = ALL_SCOPES;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_REDIRECT_URIS = 10;
+
+/** What the consent page needs to start: provider.authorize hands the request over to it. */
+export interface ConsentRequest {
+  client: OAuthClientInformationFull;
+  redirectUri: string;
+  codeChallenge: string;
+  /** Known scopes the client asked for (all connector scopes when it named none we know). */
+  scopes: string[];
+  state?: string;
+  resource?: string;
+}
+
+export class PgOAuthProvider implements OAuthServerProvider {
+  constructor(
+    private readonly prisma: PrismaClient,
+    /** The /mcp URL: the only resource (RFC 8707) tokens are issued for. */
+    private readonly resourceUrl: string,
+    private readonly renderConsent: (request: ConsentRequest, res: Response) => Promise<void>,
+  ) {}
+
+  readonly clientsStore: OAuthRegisteredClientsStore = {
+    getClient: async (clientId) => {
+      if (!UUID.test(clientId)) return undefined; // not a uuid: unknown, without asking the database
+      const row = await this.prisma.oAuthClient.findUnique({ where: { id: clientId } });
+      return row ? clientInformation(row) : undefined;
+    },
+    registerClient: async (client) => {
+      // PostgreSQL text and jsonb cannot hold NUL: refuse it as bad metadata rather than fail on insert.
+      if (hasNul(client)) throw new InvalidClientMetadataError("metadata must not contain NUL characters");
+      const uris = client.redirect_uris.map(String);
+      if (uris.length === 0 || uris.length > MAX_REDIRECT_URIS) {
+        throw new InvalidClientMetadataError(`register between 1 and ${MAX_REDIRECT_URIS} redirect_uris`);
+      }
+      for (const uri of uris) {
+        const problem = redirectUriProblem(uri);
+        if (problem) throw new InvalidClientMetadataError(`redirect_uri ${JSON.stringify(uri.slice(0, 200))}: ${problem}`);
+      }
+      // The SDK made a secret unless the client asked for "none"; this server keeps no client
+      // secrets (it would have to store them in clear to compare), so every client is public.
+      const { client_secret: _s, client_secret_expires_at: _e, client_id: _i, client_id_issued_at: _t, ...metadata } =
+        client as OAuthClientInformationFull;
+      const row = await this.prisma.oAuthClient.create({
+        data: {
+          id: randomUUID(),
+          clientName: typeof metadata.client_name === "string" ? metadata.client_name.slice(0, 200) : null,
+          redirectUris: uris,
+          metadata: { ...metadata, redirect_uris: uris, token_endpoint_auth_method: "none" },
+        },
+      });
+      return clientInformation(row);
+    },
+  };
+
+  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
+    // params.redirectUri is one the client registered, exactly: router.ts checks before the SDK runs.
+    // An S256 challenge is the base64url SHA-256 of the verifier (RFC 7636 §4.2): 43 characters.
+    if (!/^[A-Za-z0-9_-]{43}$/.test(params.codeChallenge)) throw new InvalidRequestError("code_challenge must be a base64url SHA-256 (S256)");
+    if (params.resource && params.resource.href !== this.resourceUrl) {
+      throw new InvalidTargetError(`this server issues tokens for ${this.resourceUrl} only`);
+    }
+    const known = (params.scopes ?? []).filter((s) => CONNECTOR_SCOPES.includes(s));
+    await this.renderConsent(
+      {
+        client,
+        redirectUri: params.redirectUri,
+        codeChallenge: params.codeChallenge,
+        scopes: known.length > 0 ? [...new Set(known)] : [...CONNECTOR_SCOPES],
+        state: params.state,
+        resource: params.resource?.href,
+      },
+      res,
+    );
+  }
+
+  async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
+    const row = await this.prisma.oAuthAuthorizationCode.findUnique({
+      where: { codeHash: hashToken(code) },
+      select: { codeChallenge: true, grant: { select: { clientId: true } } },
+    });
+    if (!row || row.grant.clientId !== client.client_id) throw new InvalidGrantError("the authorization code is unknown");
+    return row.codeChallenge;
+  }
+
+  async exchangeAuthorizationCode(
+    client: OAuthClientInformationFull,
+    code: string,
+    _codeVerifier?: string, // verified by the SDK against challengeForAuthorizationCode
+    redirectUri?: string,
+    resource?: URL,
+  ): Promise<OAuthTokens> {
+    const codeHash = hashToken(code);
+    const row = await this.prisma.oAuthAuthorizationCode.findUnique({ where: { codeHash }, include: { grant: true } });
+    if (!row || row.grant.clientId !== client.client_id) throw new InvalidGrantError("the authorization code is unknown");
+    const claimed = await this.prisma.oAuthAuthorizationCode.updateMany({ where: { codeHash, usedAt: null }, data: { usedAt: new Date() } });
+    if (claimed.count === 0) {
+      // A code used twice was intercepted or replayed: revoke what it was exchanged for (RFC 6749 §4.1.2).
+      await revokeGrant(this.prisma, row.grantId);
+      throw new InvalidGrantError("the authorization code was already used; the tokens issued for it are revoked");
+    }
+    if (row.expiresAt <= new Date()) throw new InvalidGrantError("the authorization code has expired");
+    if (redirectUri !== undefined && redirectUri !== row.redirectUri) {
+      throw new InvalidGrantError("redirect_uri differs from the one in the authorization request");
+    }
+    if (resource && resource.href !== (row.resource ?? this.resourceUrl)) throw new InvalidTargetError("resource differs from the authorization request");
+    return issueTokens(this.prisma, row.grant, row.grant.scopes, clientName(client));
+  }
+
+  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
+    const tokenHash = hashToken(refreshToken);
+    const row = await this.prisma.oAuthRefreshToken.findUnique({ where: { tokenHash }, include: { grant: true } });
+    if (!row || row.grant.clientId !== client.client_id) throw new InvalidGrantError("the refresh token is unknown");
+    // Checked before the token is spent, so a client's mistake here does not cost it the chain.
+    if (resource && resource.href !== this.resourceUrl) throw new InvalidTargetError(`this server issues tokens for ${this.resourceUrl} only`);
+    const wanted = scopes ?? row.grant.scopes;
+    const beyond = wanted.filter((s) => !row.grant.scopes.includes(s));
+    if (beyond.length > 0) throw new InvalidScopeError(`not granted: ${beyond.join(" ")}`);
+    const now = new Date();
+    const claimed = await this.prisma.oAuthRefreshToken.updateMany({
+      where: { tokenHash, usedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      data: { usedAt: now },
+    });
+    if (claimed.count === 0) {
+      if (row.usedAt) {
+        // Rotation: each refresh token works once. A second use means two parties hold the chain,
+        // so the whole grant goes (OAuth 2.1 §4.3.1); the person approves the client again.
+        await revokeGrant(this.prisma, row.grantId);
+        throw new InvalidGrantError("the refresh token was already used; this connector is revoked, authorize again");
+      }
+      throw new InvalidGrantError("the refresh token has expired or was revoked");
+    }
+    return issueTokens(this.prisma, row.grant, [...new Set(wanted)], clientName(client));
+  }
+
+  async verifyAccessToken(token: string): Promise<AuthInfo> {
+    const row = await this.prisma.mcpToken.findUnique({ where: { tokenHash: hashToken(token) }, include: { grant: true } });
+    if (!row || row.revokedAt || row.expiresAt <= new Date()) throw new InvalidTokenError("the access token is unknown, expired or revoked");
+    return {
+      token,
+      clientId: row.grant?.clientId ?? "",
+      scopes: row.scopes,
+      expiresAt: Math.floor(row.expiresAt.getTime() / 1000),
+      resource: new URL(this.resourceUrl),
+      extra: { propertyGroupId: row.propertyGroupId },
+    };
+  }
+
+  /** RFC 7009: unknown tokens and other clients' tokens are ignored (still 200). */
+  async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
+    const tokenHash = hashToken(request.token);
+    if (request.token.startsWith(REFRESH_TOKEN_PREFIX)) {
+      const row = await this.prisma.oAuthRefreshToken.findUnique({ where: { tokenHash }, include: { grant: true } });
+      // Revoking the refresh token ends the connector: its access tokens go with it.
+      if (row && row.grant.clientId === client.client_id) await revokeGrant(this.prisma, row.grantId);
+      return;
+    }
+    const row = await this.prisma.mcpToken.findUnique({ where: { tokenHash }, include: { grant: true } });
+    if (row?.grant && row.grant.clientId === client.client_id) {
+      await this.prisma.mcpToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: new Date() } });
+    }
+  }
+}
+
+/**
+ * A new access token and refresh token for a live grant, or invalid_grant once it is revoked. A
+ * grant lives only as long as the API key whose holder approved it: once that key is revoked (a
+ * person leaves), the connector ends at its next refresh, within an access token's lifetime.
+ */
+async function issueTokens(
+  prisma: PrismaClient,
+  grant: { id: string; propertyGroupId: string; approvedByApiKeyId: string },
+  scopes: string[],
+  name: string,
+): Promise<OAuthTokens> {
+  const approver = await prisma.apiKey.findUnique({ where: { id: grant.approvedByApiKeyId }, select: { revokedAt: true } });
+  if (!approver || approver.revokedAt) {
+    await revokeGrant(prisma, grant.id);
+    throw new InvalidGrantError("the API key that approved this connector was revoked; authorize again");
+  }
+  const accessToken = newSecret(MCP_TOKEN_PREFIX);
+  const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
+  const now = Date.now();
+  await prisma.$transaction(async (tx) => {
+    // Locks the grant row until commit, so a concurrent revocation waits and then also revokes
+    // the tokens written here.
+    const live = await tx.oAuthGrant.updateMany({ where: { id: grant.id, revokedAt: null }, data: { lastUsedAt: new Date(now) } });
+    if (live.count === 0) throw new InvalidGrantError("this connector was revoked; authorize again");
+    await tx.mcpToken.create({
+      data: {
+        id: randomUUID(),
+        propertyGroupId: grant.propertyGroupId,
+        clientName: name,
+        tokenHash: hashToken(accessToken),
+        scopes,
+        expiresAt: new Date(now + ACCESS_TOKEN_TTL_S * 1000),
+        grantId: grant.id,
+      },
+    });
+    await tx.oAuthRefreshToken.create({
+      data: {
+        id: randomUUID(),
+        grantId: grant.id,
+        propertyGroupId: grant.propertyGroupId,
+        tokenHash: hashToken(refreshToken),
+        expiresAt: new Date(now + REFRESH_TOKEN_TTL_S * 1000),
+      },
+    });
+  });
+  return { access_token: accessToken, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refreshToken, scope: scopes.join(" ") };
+}
+
+/**
+ * Revokes a connector: the grant, its access tokens and its refresh tokens, in one transaction.
+ * @returns false when no unrevoked grant has that id.
+ */
+export async function revokeGrant(prisma: PrismaClient, grantId: string): Promise<boolean> {
+  if (!UUID.test(grantId)) return false;
+  return prisma.$transaction(async (tx) => {
+    const now = new Date();
+    const { count } = await tx.oAuthGrant.updateMany({ where: { id: grantId, revokedAt: null }, data: { revokedAt: now } });
+    // Also when the grant was already revoked: a token written by a racing refresh is caught here.
+    await tx.mcpToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } });
+    await tx.oAuthRefreshToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } });
+    return count === 1;
+  });
+}
+
+function clientInformation(row: { id: string; metadata: unknown; redirectUris: string[]; createdAt: Date }): OAuthClientInformationFull {
+  return {
+    ...(row.metadata as Omit<OAuthClientInformationFull, "client_id">),
+    client_id: row.id,
+    client_id_issued_at: Math.floor(row.createdAt.getTime() / 1000),
+    redirect_uris: row.redirectUris,
+    token_endpoint_auth_method: "none",
+  };
+}
+
+export function clientName(client: OAuthClientInformationFull): string {
+  return (typeof client.client_name === "string" && client.client_name.trim()) || "unnamed MCP client";
+}
+
+/**
+ * Where a code may be sent: HTTPS anywhere, HTTP only to a loopback address (RFC 8252 §7.3), or
+ * an app's own scheme (RFC 8252 §7.1, `cursor://…`); never a fragment or a scheme a browser would
+ * run (javascript:, data:).
+ */
+function redirectUriProblem(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return "not a URL";
+  }
+  if (url.hash) return "must not have a fragment";
+  const scheme = url.protocol.slice(0, -1);
+  if (["javascript", "data", "vbscript", "file", "blob", "about", "ws", "wss", "ftp"].includes(scheme)) return `the ${scheme}: scheme is not allowed`;
+  if (scheme === "http" && !["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)) return "http is allowed only for loopback addresses; use https";
+  return undefined;
+}
+
+function hasNul(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("\0");
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value && typeof value === "object") return Object.entries(value).some(([k, v]) => k.includes("\0") || hasNul(v));
+  return false;
+}
