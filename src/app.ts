@@ -11,7 +11,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
 import { startCounting } from "./db/sql-count";
 import { buildSchema } from "./graphql/schema";
-import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
+import { apiError, errorCodeOf, withHttpStatus } from "./errors";
 import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { createRestRouter } from "./rest/router";

@@ -27,7 +27,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import type { Logger } from "../logger";
 import { BEARER } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
-import { rateLimited } from "../graphql/errors";
+import { rateLimited } from "../errors";
 import { sendError } from "../rest/respond";
 
 /** The shared table: adds this instance's new hits and answers the cluster totals. */

@@ -1,0 +1,119 @@
+// Scoped SQL on the reader's pool, for the read paths where Prisma's per-query and per-value cost
+// would dominate the request (the guests page, nested pages, search, table filters): one
+// parameterised statement, timestamps rendered by PostgreSQL as the API's ISO text. Every statement
+// is ANDed with the caller's tenant predicate from data/tenant.ts, the same rules the scoped Prisma
+// client applies, and column names come from data/schema.ts.
+import type { Pool } from "pg";
+import { Prisma } from "../generated/prisma/client";
+import type { Sql } from "../generated/prisma/internal/prismaNamespace";
+import type { Scope } from "../auth/scope";
+import { tenantSql, type TenantModel } from "./tenant";
+import { columnOf, SQL_TABLES, type ColumnKind, type RowShape, type SqlModel } from "./schema";
+import { countStatement } from "../db/sql-count";
+
+export type { ColumnKind, RowShape, Sql, SqlModel };
+export const sql = Prisma.sql;
+export const join = Prisma.join;
+export const empty = Prisma.empty;
+
+
+const ALIAS = "t";
+/** The columns of `model`'s table aliased `t`: `columns("GuestProfile")("email")` is `t.email`. */
+export const columns = (model: SqlModel) => (field: string) => Prisma.raw(`${ALIAS}.${columnOf(model, field)}`);
+
+// PostgreSQL stores microseconds; every API timestamp column is timestamptz(3), so .MS is exact and
+// the text equals what Date#toISOString gives for the same value.
+const render: Record<ColumnKind, (column: string) => string> = {
+  value: (c) => c,
+  instant: (c) => `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+  date: (c) => `to_char(${c}, 'YYYY-MM-DD')`,
+};
+
+// Weak: shapes made per selection (graphql/selection.ts) come and go.
+const selectLists = new WeakMap<RowShape, Map<SqlModel, Sql>>();
+function selectList(model: SqlModel, shape: RowShape): Sql {
+  let byModel = selectLists.get(shape);
+  if (!byModel) selectLists.set(shape, (byModel = new Map()));
+  let list = byModel.get(model);
+  if (!list) {
+    const fields = Object.entries(shape).map(([field, kind]) => `${render[kind](`${ALIAS}.${columnOf(model, field)}`)} AS "${field}"`);
+    list = Prisma.raw(fields.join(", "));
+    byModel.set(model, list);
+  }
+  return list;
+}
+
+export interface Select {
+  from: SqlModel;
+  shape: RowShape;
+  /** Conditions ANDed with the tenant predicate; undefined entries are skipped. */
+  where?: (Sql | undefined)[];
+  orderBy?: Sql;
+  limit?: number;
+  offset?: number;
+}
+
+/** The caller's tenant predicate on the table aliased `alias` that holds rows of `model`. */
+export type TenantPredicate = (model: TenantModel, alias: string) => Sql;
+
+export interface ScopedSql {
+  rows<Row>(select: Select): Promise<Row[]>;
+  count(select: Pick<Select, "from" | "where">): Promise<number>;
+  /**
+   * A statement written whole (joins, unions, aggregates): `build` gets `scoped(model, alias)`, the
+   * tenant predicate of each table it reads, and must AND it in for every one of them. A statement
+   * that asks for no predicate at all is refused.
+   */
+  query<Row>(build: (scoped: TenantPredicate) => Sql): Promise<Row[]>;
+}
+
+const tableOf = (model: SqlModel) => Prisma.raw(`${SQL_TABLES[model].table} ${ALIAS}`);
+
+export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
+  const whereClause = (select: Pick<Select, "from" | "where">) => {
+    const conditions = [tenantSql(select.from, scope, ALIAS), ...(select.where ?? []).filter((c): c is Sql => c !== undefined)];
+    return Prisma.join(conditions, " AND ");
+  };
+  const run = async <Row>(query: Sql): Promise<Row[]> => {
+    countStatement();
+    return (await pool.query({ text: query.text, values: query.values as unknown[] })).rows as Row[];
+  };
+  return {
+    rows: async <Row>(s: Select) =>
+      run<Row>(
+        Prisma.sql`SELECT ${selectList(s.from, s.shape)} FROM ${tableOf(s.from)} WHERE ${whereClause(s)}${
+          s.orderBy ? Prisma.sql` ORDER BY ${s.orderBy}` : Prisma.empty
+        }${s.limit !== undefined ? Prisma.sql` LIMIT ${s.limit}` : Prisma.empty}${s.offset ? Prisma.sql` OFFSET ${s.offset}` : Prisma.empty}`,
+      ),
+    query: async <Row>(build: (scoped: TenantPredicate) => Sql) => {
+      let scopedTables = 0;
+      const statement = build((model, alias) => {
+        scopedTables++;
+        return tenantSql(model, scope, alias);
+      });
+      if (scopedTables === 0) throw new Error("a scoped SQL statement must carry the caller's tenant predicate");
+      return run<Row>(statement);
+    },
+    count: async (s) => {
+      const [row] = await run<{ n: string }>(Prisma.sql`SELECT count(*) AS n FROM ${tableOf(s.from)} WHERE ${whereClause(s)}`);
+      return Number(row.n);
+    },
+  };
+}
+
+/**
+ * `column = ANY($ids)`: one parameter, whatever the batch size. The ids are uuids (rows' keys or
+ * UUID-scalar arguments), so the array literal needs no quoting, and pg's array encoder (which
+ * quotes and escapes each element) is skipped on the nested pages' batches.
+ */
+export const anyOf = (column: Sql, ids: readonly string[]) => sql`${column} = ANY(${`{${ids.join(",")}}`}::uuid[])`;
+
+/**
+ * Case-insensitive equality as `lower(column) = lower(value)`: no LIKE pattern to escape, and an
+ * index on `lower(column)` serves it (ILIKE cannot use a btree).
+ */
+export const equalsInsensitive = (column: Sql, value: string | null | undefined) =>
+  value == null ? undefined : sql`lower(${column}) = lower(${value})`;
+
+/** `column = value` when the value is given. */
+export const equals = (column: Sql, value: unknown) => (value == null ? undefined : sql`${column} = ${value}`);

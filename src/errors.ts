@@ -1,0 +1,81 @@
+// Every error the API can return, through any door (REST, /graphql, MCP), as GraphQLErrors with a
+// stable `extensions.code`. The code is the spec's `error` value; REST maps it to the HTTP status
+// below and the `{error, scope?, detail?}` body, and /graphql carries the same code and status.
+import { GraphQLError } from "graphql";
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_cursor: 400,
+  "source_id requires integration_id": 400,
+  // /graphql only (src/graphql/limits.ts): an operation over a bound, a subscription, a response
+  // over GCS_GRAPHQL_MAX_RESPONSE_BYTES.
+  query_too_complex: 400,
+  unsupported_operation: 400,
+  response_too_large: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  tenant_not_provisioned: 403,
+  session_required: 403,
+  mcp_oauth_required: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  headers_too_large: 431,
+  internal_error: 500,
+  unavailable: 503,
+  query_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function apiError(code: ErrorCode, detail?: string, scope?: string): GraphQLError {
+  return new GraphQLError(detail ?? code, {
+    extensions: {
+      code,
+      ...(scope ? { scope } : {}),
+      ...(detail ? { detail } : {}),
+    },
+  });
+}
+
+export const invalidRequest = (detail: string) => apiError("invalid_request", detail);
+export const invalidCursor = () =>
+  apiError("invalid_cursor", "cursor is not a valid keyset token for this query; restart from the first page");
+export const notFound = (what: string, id: string) => apiError("not_found", `no ${what} ${id} in scope`);
+export const unauthorized = (detail: string) => apiError("unauthorized", detail);
+export const forbidden = (detail: string, scope?: string) => apiError("forbidden", detail, scope);
+export const missingScope = (scope: string) => apiError("forbidden", `this credential lacks the scope ${scope}`, scope);
+export const tenantNotProvisioned = () =>
+  apiError("tenant_not_provisioned", "the organisation in this session has no property group yet");
+export const sessionRequired = () =>
+  apiError("session_required", "this surface needs a signed-in web-app session; API keys and partner tokens cannot use it");
+export const mcpOAuthRequired = () =>
+  apiError("mcp_oauth_required", "the MCP server accepts API keys and MCP connector tokens, not web-app sessions");
+export const internalError = () => apiError("internal_error", "unexpected server fault; retry later");
+export const unavailable = (detail = "the database is not reachable; retry shortly") => apiError("unavailable", detail);
+export const queryTimeout = (seconds: number) =>
+  apiError("query_timeout", `the query ran longer than ${seconds} s and was stopped; narrow the filters or ask for a smaller page`);
+export const rateLimited = (detail: string) => apiError("rate_limited", detail);
+export const responseTooLarge = (maxBytes: number) =>
+  apiError(
+    "response_too_large",
+    `the response would be larger than ${maxBytes} bytes; ask for fewer rows or fields (a smaller limit, fewer aliases)`,
+  );
+
+/** Codes only /graphql answers: the /v1 document does not list them. */
+export const GRAPHQL_ONLY_CODES: ReadonlySet<ErrorCode> = new Set(["query_too_complex", "unsupported_operation", "response_too_large"]);
+
+/** The same error with an HTTP status for Apollo: failures before execution (auth) and the response cap. */
+export function withHttpStatus(err: unknown): unknown {
+  if (!(err instanceof GraphQLError)) return err;
+  const code = errorCodeOf(err);
+  if (!code) return err;
+  return new GraphQLError(err.message, { extensions: { ...err.extensions, http: { status: ERROR_STATUS[code] } } });
+}
+
+export function errorCodeOf(err: GraphQLError): ErrorCode | undefined {
+  const code = err.extensions?.code;
+  return typeof code === "string" && Object.hasOwn(ERROR_STATUS, code) ? (code as ErrorCode) : undefined;
+}
