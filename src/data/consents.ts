@@ -6,9 +6,10 @@
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
 import { effectiveConsent, type ContactType, type EffectiveConsent } from "../consent/precedence";
 import type { CursorKey } from "../pagination/cursor";
-import { createdAtKeyOfDate, createdAtPrisma } from "./keyset";
+import { createdAtKey, createdAtPrisma } from "./keyset";
+import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
-import { given, guestIdsOfMaster, insensitive, range } from "./where";
+import { given, guestFilter, insensitive, range } from "./where";
 
 export interface ConsentFilter {
   guestProfileId?: string | null;
@@ -21,15 +22,36 @@ export interface ConsentFilter {
   observedTo?: Date | null;
 }
 
-export type ObservationRow = Prisma.ConsentObservationGetPayload<object>;
+/** An observation as the database holds it (decideConsent's input, the delivery engine's rows). */
+type StoredObservation = Prisma.ConsentObservationGetPayload<object>;
+/** An observation as data/ hands it out: instants as ISO text. */
+export type ObservationRow = AsText<StoredObservation>;
 
 /** The consent of one contact point for one purpose, with every observation behind it (latest first). */
-export interface ConsentDecision {
+export interface ConsentDecision<O = StoredObservation> {
   contactType: ContactType;
   contactValue: string;
   purpose: string;
-  observations: ObservationRow[];
-  effective: EffectiveConsent & { decidedBy: ObservationRow | null };
+  observations: O[];
+  effective: Omit<EffectiveConsent, "decidedBy"> & { decidedBy: O | null };
+}
+
+/** A decision as requests get it: observations and instants as ISO text. */
+export type ConsentDecisionRow = Omit<ConsentDecision<ObservationRow>, "effective"> & {
+  effective: Omit<EffectiveConsent, "decidedBy" | "lastObservedAt"> & { decidedBy: ObservationRow | null; lastObservedAt: string | null };
+};
+
+function asText(d: ConsentDecision): ConsentDecisionRow {
+  const { effective } = d;
+  return {
+    ...d,
+    observations: allInstantsAsText(d.observations),
+    effective: {
+      ...effective,
+      decidedBy: effective.decidedBy && instantsAsText(effective.decidedBy),
+      lastObservedAt: effective.lastObservedAt?.toISOString() ?? null,
+    },
+  };
 }
 
 /** What decideConsent reads through: a request's group-wide client or the delivery engine's transaction. */
@@ -52,7 +74,7 @@ export async function decideConsent(
     where: { propertyGroupId, contactValue: { in: [...values] }, ...given(narrow) },
     orderBy: [{ observedAt: "desc" }, { id: "asc" }],
   });
-  const byKey = new Map<string, ObservationRow[]>();
+  const byKey = new Map<string, StoredObservation[]>();
   for (const o of observations) {
     const key = `${o.contactValue}\u0000${o.purpose}\u0000${o.contactType}`;
     const list = byKey.get(key);
@@ -63,11 +85,11 @@ export async function decideConsent(
     const mine = byKey.get(key)!;
     const { contactType, contactValue, purpose } = mine[0];
     const effective = effectiveConsent(mine);
-    return { contactType, contactValue, purpose, observations: mine, effective: { ...effective, decidedBy: effective.decidedBy as ObservationRow | null } };
+    return { contactType, contactValue, purpose, observations: mine, effective: { ...effective, decidedBy: effective.decidedBy as StoredObservation | null } };
   });
 }
 
-export const consentKeyOf = createdAtKeyOfDate;
+export const consentKeyOf = createdAtKey;
 
 /** An effective-consent key: contact value, purpose and contact type. */
 export interface ConsentKey {
@@ -81,7 +103,6 @@ export const consentKeyKeyOf = (k: ConsentKey): CursorKey => [k.contactValue, k.
 
 export function consents(r: Readers) {
   async function consentWhere(f: ConsentFilter): Promise<Prisma.ConsentObservationWhereInput> {
-    const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
     return {
       ...given({
         contactValue: insensitive(f.contactValue?.trim()),
@@ -90,18 +111,18 @@ export function consents(r: Readers) {
         propertyId: f.propertyId,
         observedAt: range(f.observedFrom, f.observedTo, true),
       }),
-      AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })],
+      ...(await guestFilter(r, f)),
     };
   }
 
   return {
     async page(filter: ConsentFilter, after: CursorKey | null, take: number): Promise<ObservationRow[]> {
       const where = await consentWhere(filter);
-      return r.prisma.consentObservation.findMany({ where: { AND: [where, createdAtPrisma.after(after)] }, orderBy: createdAtPrisma.orderBy, take });
+      return allInstantsAsText(await r.prisma.consentObservation.findMany(createdAtPrisma.page(where, after, take)));
     },
 
-    ofGuests: (ids: readonly string[]) =>
-      r.prisma.consentObservation.findMany({ where: { guestProfileId: { in: [...ids] } }, orderBy: createdAtPrisma.orderBy }),
+    ofGuests: async (ids: readonly string[]): Promise<ObservationRow[]> =>
+      allInstantsAsText(await r.prisma.consentObservation.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
 
     /**
      * The (contact, purpose, type) keys observed in the caller's scope after `after`, in key order.
@@ -119,8 +140,8 @@ export function consents(r: Readers) {
     },
 
     /** decideConsent across the caller's whole group, even for a request narrowed to one property. */
-    decide: (values: readonly string[], narrow?: { purpose?: string; contactType?: ContactType }) =>
-      decideConsent(r.group, r.scope.propertyGroupId, values, narrow),
+    decide: async (values: readonly string[], narrow?: { purpose?: string; contactType?: ContactType }) =>
+      (await decideConsent(r.group, r.scope.propertyGroupId, values, narrow)).map(asText),
   };
 }
 

@@ -1,9 +1,10 @@
 // Actions (guest tasks) and reviews. Read through Prisma: these lists are not on a hot path.
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
-import { createdAtKeyOfDate, createdAtPrisma } from "./keyset";
+import { createdAtKey, createdAtPrisma } from "./keyset";
+import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
-import { given, guestIdsOfMaster, range } from "./where";
+import { given, guestFilter, range } from "./where";
 
 export interface ActionFilter {
   guestProfileId?: string | null;
@@ -30,16 +31,15 @@ export interface ReviewFilter {
   publishedTo?: Date | null;
 }
 
-export type ActionRow = Prisma.ActionGetPayload<object>;
-export type ReviewRow = Prisma.ReviewGetPayload<object>;
+export type ActionRow = AsText<Prisma.ActionGetPayload<object>>;
+export type ReviewRow = AsText<Prisma.ReviewGetPayload<object>>;
 
-export const engagementKeyOf = createdAtKeyOfDate;
+export const engagementKeyOf = createdAtKey;
 
 const round2 = (n: number | null | undefined) => (n == null ? null : Math.round(n * 100) / 100);
 
 export function engagement(r: Readers) {
   async function actionWhere(f: ActionFilter): Promise<Prisma.ActionWhereInput> {
-    const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
     return {
       ...given({
         reservationId: f.reservationId,
@@ -50,12 +50,11 @@ export function engagement(r: Readers) {
         dueAt: range(f.dueFrom, f.dueTo, true),
         updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
       }),
-      AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })],
+      ...(await guestFilter(r, f)),
     };
   }
 
   async function reviewWhere(f: ReviewFilter): Promise<Prisma.ReviewWhereInput> {
-    const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
     return {
       ...given({
         reservationId: f.reservationId,
@@ -64,26 +63,26 @@ export function engagement(r: Readers) {
         rating: f.minRating == null && f.maxRating == null ? undefined : given({ gte: f.minRating, lte: f.maxRating }),
         publishedAt: range(f.publishedFrom, f.publishedTo, true),
       }),
-      AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })],
+      ...(await guestFilter(r, f)),
     };
   }
 
   return {
     async actionPage(filter: ActionFilter, after: CursorKey | null, take: number): Promise<ActionRow[]> {
       const where = await actionWhere(filter);
-      return r.prisma.action.findMany({ where: { AND: [where, createdAtPrisma.after(after)] }, orderBy: createdAtPrisma.orderBy, take });
+      return allInstantsAsText(await r.prisma.action.findMany(createdAtPrisma.page(where, after, take)));
     },
-    actionById: (id: string) => r.prisma.action.findUnique({ where: { id } }),
-    actionsOfGuests: (ids: readonly string[]) =>
-      r.prisma.action.findMany({ where: { guestProfileId: { in: [...ids] } }, orderBy: createdAtPrisma.orderBy }),
+    actionById: async (id: string): Promise<ActionRow | null> => instantsAsText(await r.prisma.action.findUnique({ where: { id } })),
+    actionsOfGuests: async (ids: readonly string[]): Promise<ActionRow[]> =>
+      allInstantsAsText(await r.prisma.action.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
 
     async reviewPage(filter: ReviewFilter, after: CursorKey | null, take: number): Promise<ReviewRow[]> {
       const where = await reviewWhere(filter);
-      return r.prisma.review.findMany({ where: { AND: [where, createdAtPrisma.after(after)] }, orderBy: createdAtPrisma.orderBy, take });
+      return allInstantsAsText(await r.prisma.review.findMany(createdAtPrisma.page(where, after, take)));
     },
-    reviewById: (id: string) => r.prisma.review.findUnique({ where: { id } }),
-    reviewsOfGuests: (ids: readonly string[]) =>
-      r.prisma.review.findMany({ where: { guestProfileId: { in: [...ids] } }, orderBy: createdAtPrisma.orderBy }),
+    reviewById: async (id: string): Promise<ReviewRow | null> => instantsAsText(await r.prisma.review.findUnique({ where: { id } })),
+    reviewsOfGuests: async (ids: readonly string[]): Promise<ReviewRow[]> =>
+      allInstantsAsText(await r.prisma.review.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
 
     /** Counts and average ratings of the reviews the filter selects: overall, per rating, source and property. */
     async reviewSummary(filter: ReviewFilter) {
@@ -113,7 +112,7 @@ export function engagement(r: Readers) {
         r.prisma.review.aggregate({ where, _count: { _all: true }, _avg: { rating: true } }),
         r.prisma.review.findFirst({ where, orderBy: [{ publishedAt: "desc" }, { id: "asc" }] }),
       ]);
-      return { count: summary._count._all, averageRating: round2(summary._avg.rating), latest };
+      return { count: summary._count._all, averageRating: round2(summary._avg.rating), latest: instantsAsText(latest) };
     },
   };
 }

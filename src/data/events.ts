@@ -9,6 +9,7 @@
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
+import { allInstantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given, guestIdsOfMaster } from "./where";
 
@@ -19,7 +20,7 @@ export interface EventFilter {
   masterProfileId?: string | null;
 }
 
-export type EventRow = Prisma.EventGetPayload<object>;
+export type EventRow = AsText<Prisma.EventGetPayload<object>>;
 
 /** The timeline's position: (txid, seq). */
 export const eventKeyOf = (e: EventRow): CursorKey => [e.txid.toString(), e.seq.toString()];
@@ -49,11 +50,12 @@ export function events(r: Readers) {
       const where = await eventWhere(filter);
       const xmin = await snapshotXmin();
       const position: Prisma.EventWhereInput = after ? afterKey(BigInt(after[0]), BigInt(after[1])) : {};
-      return r.prisma.event.findMany({
+      const rows = await r.prisma.event.findMany({
         where: { AND: [where, { txid: { lt: xmin } }, position] },
         orderBy: [{ txid: "asc" }, { seq: "asc" }],
         take,
       });
+      return allInstantsAsText(rows);
     },
 
     /** The newest event of up to `take` entities the filter selects, most recently changed first. */
@@ -68,11 +70,11 @@ export function events(r: Readers) {
       });
       const seqs = heads.slice(0, take).map((h) => h._max.seq!);
       const nodes = seqs.length ? await r.prisma.event.findMany({ where: { seq: { in: seqs } }, orderBy: { seq: "desc" } }) : [];
-      return { heads: heads.length, nodes };
+      return { heads: heads.length, nodes: allInstantsAsText(nodes) };
     },
 
     /** The latest events of these guests, newest first. */
-    ofGuests: (guestIds: readonly string[], take: number) =>
-      r.prisma.event.findMany({ where: { guestProfileId: { in: [...guestIds] } }, orderBy: { seq: "desc" }, take }),
+    ofGuests: async (guestIds: readonly string[], take: number): Promise<EventRow[]> =>
+      allInstantsAsText(await r.prisma.event.findMany({ where: { guestProfileId: { in: [...guestIds] } }, orderBy: { seq: "desc" }, take })),
   };
 }

@@ -77,12 +77,8 @@ export function guests(r: Readers) {
   return {
     /** Guests matching the filter after `after`, oldest first, with the columns of `shape`. */
     page: <Row = GuestRow>(filter: GuestFilter, after: CursorKey | null, take: number, shape: RowShape) =>
-      r.sql.rows<Row>({ from: "GuestProfile", shape, where: [...conditions(filter), byCreatedAt.after(after)], orderBy: byCreatedAt.orderBy, limit: take }),
-
-    async byId<Row = GuestRow>(id: string, shape: RowShape): Promise<Row | undefined> {
-      const [row] = await r.sql.rows<Row>({ from: "GuestProfile", shape, where: [sql`${c("id")} = ${id}::uuid`], limit: 1 });
-      return row;
-    },
+      byCreatedAt.page<Row>(r.sql, conditions(filter), after, take, shape),
+    byId: <Row = GuestRow>(id: string, shape: RowShape) => byCreatedAt.byId<Row>(r.sql, id, shape),
 
     byIds: (ids: readonly string[]) => r.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf(c("id"), ids)] }),
 

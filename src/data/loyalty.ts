@@ -1,7 +1,8 @@
 // Loyalty programs and their members. Read through Prisma: not a hot path.
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
-import { createdAtKeyOfDate, createdAtPrisma } from "./keyset";
+import { createdAtKey, createdAtPrisma } from "./keyset";
+import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given } from "./where";
 
@@ -19,41 +20,34 @@ export interface LoyaltyMemberFilter {
   updatedSince?: Date | null;
 }
 
-export type LoyaltyProgramRow = Prisma.LoyaltyProgramGetPayload<object>;
-export type LoyaltyMemberRow = Prisma.LoyaltyMemberGetPayload<object>;
+export type LoyaltyProgramRow = AsText<Prisma.LoyaltyProgramGetPayload<object>>;
+export type LoyaltyMemberRow = AsText<Prisma.LoyaltyMemberGetPayload<object>>;
 
-export const loyaltyKeyOf = createdAtKeyOfDate;
+export const loyaltyKeyOf = createdAtKey;
 
 export function loyalty(r: Readers) {
   return {
-    programPage: (f: LoyaltyProgramFilter, after: CursorKey | null, take: number) =>
-      r.prisma.loyaltyProgram.findMany({ where: { AND: [given({ active: f.active }), createdAtPrisma.after(after)] }, orderBy: createdAtPrisma.orderBy, take }),
+    programPage: async (f: LoyaltyProgramFilter, after: CursorKey | null, take: number): Promise<LoyaltyProgramRow[]> =>
+      allInstantsAsText(await r.prisma.loyaltyProgram.findMany(createdAtPrisma.page(given({ active: f.active }), after, take))),
 
-    memberPage: (f: LoyaltyMemberFilter, after: CursorKey | null, take: number) =>
-      r.prisma.loyaltyMember.findMany({
-        where: {
-          AND: [
-            given({
-              programId: f.programId,
-              guestProfileId: f.guestProfileId,
-              masterProfileId: f.masterProfileId,
-              memberNumber: f.memberNumber,
-              tier: f.tier,
-              status: f.status,
-              updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
-            }),
-            createdAtPrisma.after(after),
-          ],
-        },
-        orderBy: createdAtPrisma.orderBy,
-        take,
-      }),
-    memberById: (id: string) => r.prisma.loyaltyMember.findUnique({ where: { id } }),
+    memberPage: async (f: LoyaltyMemberFilter, after: CursorKey | null, take: number): Promise<LoyaltyMemberRow[]> => {
+      const where = given({
+        programId: f.programId,
+        guestProfileId: f.guestProfileId,
+        masterProfileId: f.masterProfileId,
+        memberNumber: f.memberNumber,
+        tier: f.tier,
+        status: f.status,
+        updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
+      });
+      return allInstantsAsText(await r.prisma.loyaltyMember.findMany(createdAtPrisma.page(where, after, take)));
+    },
+    memberById: async (id: string): Promise<LoyaltyMemberRow | null> => instantsAsText(await r.prisma.loyaltyMember.findUnique({ where: { id } })),
 
-    membersOfGuests: (ids: readonly string[]) =>
-      r.prisma.loyaltyMember.findMany({ where: { guestProfileId: { in: [...ids] } }, orderBy: createdAtPrisma.orderBy }),
-    membersOfMasterProfiles: (ids: readonly string[]) =>
-      r.prisma.loyaltyMember.findMany({ where: { masterProfileId: { in: [...ids] } }, orderBy: createdAtPrisma.orderBy }),
+    membersOfGuests: async (ids: readonly string[]): Promise<LoyaltyMemberRow[]> =>
+      allInstantsAsText(await r.prisma.loyaltyMember.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
+    membersOfMasterProfiles: async (ids: readonly string[]): Promise<LoyaltyMemberRow[]> =>
+      allInstantsAsText(await r.prisma.loyaltyMember.findMany(createdAtPrisma.all({ masterProfileId: { in: [...ids] } }))),
 
     /** A person's memberships (of their guest profiles or their master profile), largest first, with their programs. */
     async membershipsOfPerson(guestIds: readonly string[], masterProfileId: string | null) {
@@ -64,7 +58,7 @@ export function loyalty(r: Readers) {
       // Programs in a second statement, not a nested include: one statement per Prisma query (db/sql-count.ts).
       const programs =
         members.length === 0 ? [] : await r.prisma.loyaltyProgram.findMany({ where: { id: { in: [...new Set(members.map((m) => m.programId))] } } });
-      return { members, programs };
+      return { members: allInstantsAsText(members), programs: allInstantsAsText(programs) };
     },
   };
 }

@@ -68,7 +68,7 @@ export function masterProfiles(r: Readers) {
 
   return {
     page: <Row = MasterProfileRow>(filter: MasterProfileFilter, after: CursorKey | null, take: number, shape: RowShape) =>
-      r.sql.rows<Row>({ from: "MasterProfile", shape, where: [...conditions(filter), byCreatedAt.after(after)], orderBy: byCreatedAt.orderBy, limit: take }),
+      byCreatedAt.page<Row>(r.sql, conditions(filter), after, take, shape),
 
     /**
      * How many master profiles match. The whole group's total is kept by triggers
@@ -84,10 +84,7 @@ export function masterProfiles(r: Readers) {
       return r.sql.count({ from: "MasterProfile", where: conditions(filter) });
     },
 
-    async byId<Row = MasterProfileRow>(id: string, shape: RowShape = MASTER_PROFILE_ROW): Promise<Row | undefined> {
-      const [row] = await r.sql.rows<Row>({ from: "MasterProfile", shape, where: [sql`${c("id")} = ${id}::uuid`], limit: 1 });
-      return row;
-    },
+    byId: <Row = MasterProfileRow>(id: string, shape: RowShape = MASTER_PROFILE_ROW) => byCreatedAt.byId<Row>(r.sql, id, shape),
 
     byIds: <Row = MasterProfileRow>(ids: readonly string[], shape: RowShape = MASTER_PROFILE_ROW) =>
       r.sql.rows<Row & { id: string }>({ from: "MasterProfile", shape, where: [anyOf(c("id"), ids)] }),

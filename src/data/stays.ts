@@ -1,13 +1,13 @@
 // Stays and spend: reservations and folio transactions. The filtered lists read through Prisma;
 // the nested pages (a guest's reservations and transactions) in SQL, because a nested page loads
-// hundreds of them. Both hand out one row form (data/prisma-rows.ts).
+// hundreds of them. Both hand out one row form, dates as ISO text (data/prisma-rows.ts).
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";
-import { asApiRow } from "./prisma-rows";
+import { datesAsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { anyOf, columns, sql, type RowShape } from "./sql";
-import { given, guestIdsOfMaster, range } from "./where";
+import { given, guestFilter, range } from "./where";
 
 export const RESERVATION_ROW: RowShape = {
   id: "value",
@@ -118,7 +118,6 @@ export const stayKeyOf = createdAtKey;
 
 export function stays(r: Readers) {
   async function reservationWhere(f: ReservationFilter): Promise<Prisma.ReservationWhereInput> {
-    const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
     return {
       ...given({
         propertyId: f.propertyId,
@@ -131,12 +130,11 @@ export function stays(r: Readers) {
         departureDate: range(f.departureFrom, f.departureTo, false),
         updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
       }),
-      AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })],
+      ...(await guestFilter(r, f)),
     };
   }
 
   async function transactionWhere(f: TransactionFilter): Promise<Prisma.TransactionWhereInput> {
-    const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
     return {
       ...given({
         reservationId: f.reservationId,
@@ -146,17 +144,17 @@ export function stays(r: Readers) {
         category: f.category,
         occurredAt: range(f.occurredFrom, f.occurredTo, true),
       }),
-      AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })],
+      ...(await guestFilter(r, f)),
     };
   }
 
-  const reservation = (row: object) => asApiRow<ReservationRow>(RESERVATION_ROW, row);
-  const transaction = (row: object) => asApiRow<StayRow>(TRANSACTION_ROW, row);
+  const reservation = (row: object) => datesAsText<ReservationRow>(RESERVATION_ROW, row);
+  const transaction = (row: object) => datesAsText<StayRow>(TRANSACTION_ROW, row);
 
   return {
     async reservationPage(filter: ReservationFilter, after: CursorKey | null, take: number) {
       const where = await reservationWhere(filter);
-      const rows = await r.prisma.reservation.findMany({ where: { AND: [where, createdAtPrisma.after(after)] }, orderBy: createdAtPrisma.orderBy, take });
+      const rows = await r.prisma.reservation.findMany(createdAtPrisma.page(where, after, take));
       return rows.map(reservation);
     },
     async reservationById(id: string) {
@@ -165,7 +163,7 @@ export function stays(r: Readers) {
     },
     async transactionPage(filter: TransactionFilter, after: CursorKey | null, take: number) {
       const where = await transactionWhere(filter);
-      const rows = await r.prisma.transaction.findMany({ where: { AND: [where, createdAtPrisma.after(after)] }, orderBy: createdAtPrisma.orderBy, take });
+      const rows = await r.prisma.transaction.findMany(createdAtPrisma.page(where, after, take));
       return rows.map(transaction);
     },
     async transactionById(id: string) {
@@ -218,8 +216,8 @@ export function stays(r: Readers) {
       ),
 
     async transactionsOfReservations(ids: readonly string[]) {
-      const rows = await r.prisma.transaction.findMany({ where: { reservationId: { in: [...ids] } }, orderBy: createdAtPrisma.orderBy });
-      return rows.map((row) => asApiRow<StayRow & { reservationId: string | null }>(TRANSACTION_ROW, row));
+      const rows = await r.prisma.transaction.findMany(createdAtPrisma.all({ reservationId: { in: [...ids] } }));
+      return rows.map((row) => datesAsText<StayRow & { reservationId: string | null }>(TRANSACTION_ROW, row));
     },
   };
 }

@@ -3,6 +3,7 @@
 import type { Prisma } from "../generated/prisma/client";
 import { filterSql, MEMBER_MODEL, type MemberType } from "../tables/filter";
 import type { Readers } from "./readers";
+import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import { columns, sql, type RowShape } from "./sql";
 import { given } from "./where";
 
@@ -12,7 +13,7 @@ export interface TableFilter {
   propertyId?: string | null;
 }
 
-export type TableRow = Prisma.GuestTableGetPayload<object>;
+export type TableRow = AsText<Prisma.GuestTableGetPayload<object>>;
 
 const ID_ONLY: RowShape = { id: "value" };
 const oldestFirst = (model: "GuestProfile" | "MasterProfile") => sql`${columns(model)("createdAt")}, ${columns(model)("id")}`;
@@ -20,14 +21,14 @@ const oldestFirst = (model: "GuestProfile" | "MasterProfile") => sql`${columns(m
 export function tables(r: Readers) {
   const tableWhere = (f: TableFilter): Prisma.GuestTableWhereInput => given({ kind: f.kind, memberType: f.memberType, propertyId: f.propertyId });
   return {
-    page: (f: TableFilter, skip: number, take: number) =>
-      r.prisma.guestTable.findMany({ where: tableWhere(f), orderBy: [{ createdAt: "asc" }, { id: "asc" }], skip, take }),
+    page: async (f: TableFilter, skip: number, take: number): Promise<TableRow[]> =>
+      allInstantsAsText(await r.prisma.guestTable.findMany({ where: tableWhere(f), orderBy: [{ createdAt: "asc" }, { id: "asc" }], skip, take })),
     count: (f: TableFilter) => r.prisma.guestTable.count({ where: tableWhere(f) }),
-    byId: (id: string) => r.prisma.guestTable.findUnique({ where: { id } }),
+    byId: async (id: string): Promise<TableRow | null> => instantsAsText(await r.prisma.guestTable.findUnique({ where: { id } })),
 
     /** A curated table's stored members, in the order they were added. */
-    members: (tableId: string, skip: number, take: number) =>
-      r.prisma.tableMember.findMany({ where: { tableId }, orderBy: [{ addedAt: "asc" }, { memberId: "asc" }], skip, take }),
+    members: async (tableId: string, skip: number, take: number) =>
+      allInstantsAsText(await r.prisma.tableMember.findMany({ where: { tableId }, orderBy: [{ addedAt: "asc" }, { memberId: "asc" }], skip, take })),
     memberCount: (tableId: string) => r.prisma.tableMember.count({ where: { tableId } }),
 
     /** Stored member counts of these curated tables (0 for none). */

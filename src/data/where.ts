@@ -21,8 +21,17 @@ export const insensitive = (value: string | null | undefined) =>
   value == null ? undefined : { equals: escapeLike(value), mode: "insensitive" as const };
 
 /**
+ * The guest_profile_id and master_profile_id filters of a family with a guest_profile_id column:
+ * both may be given, and a row must match both. Unclustered guests never match a master profile.
+ */
+export async function guestFilter(r: Readers, f: { guestProfileId?: string | null; masterProfileId?: string | null }) {
+  const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
+  return { AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })] };
+}
+
+/**
  * Ids of the guest profiles (in scope) clustered into a master profile, as a Prisma `in`;
- * `undefined` when there is no such filter. Unclustered guests never match a master profile.
+ * `undefined` when there is no such filter.
  */
 export async function guestIdsOfMaster(r: Readers, masterProfileId: string | null | undefined) {
   if (masterProfileId == null) return undefined;

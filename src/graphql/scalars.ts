@@ -17,18 +17,18 @@ function parseUuid(value: unknown): string {
   return value.toLowerCase();
 }
 
-// Rows read in SQL carry instants and dates already rendered as the API's ISO text
-// (db/scoped-sql.ts): those pass through as they are.
+// Every row data/ hands out carries instants and dates as the API's ISO text already (data/sql.ts
+// renders them in SQL, data/prisma-rows.ts converts Prisma's), so output passes through as it is.
 export const DateTime = new GraphQLScalarType<Date, string>({
   name: "DateTime",
-  serialize: (value) => (typeof value === "string" ? value : (value as Date).toISOString()),
+  serialize: (value) => value as string,
   parseValue: parseInstant,
   parseLiteral: (ast) => parseInstant(stringLiteral(ast)),
 });
 
 export const DateScalar = new GraphQLScalarType<Date, string>({
   name: "Date",
-  serialize: (value) => (typeof value === "string" ? value : (value as Date).toISOString().slice(0, 10)),
+  serialize: (value) => value as string,
   parseValue: parseDate,
   parseLiteral: (ast) => parseDate(stringLiteral(ast)),
 });

@@ -49,7 +49,7 @@ async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilt
 
 export const consentResolvers = {
   Query: {
-    consents: keysetList<ConsentFilter, { createdAt: Date; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page),
+    consents: keysetList<ConsentFilter, { createdAt: string; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page),
     effectiveConsents,
   },
 };

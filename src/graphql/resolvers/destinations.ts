@@ -52,9 +52,6 @@ export const destinationResolvers = {
     resumeDestination: mutation("resume"),
   },
   Table: {
-    bindings: async (t: { id: string }, _: unknown, ctx: RequestContext) => {
-      const rows = await ctx.loaders.bindingsByTable.load(t.id);
-      return Promise.all(rows.map(async (b) => toGraphQL(await ctx.data.destinations.view(b))));
-    },
+    bindings: async (t: { id: string }, _: unknown, ctx: RequestContext) => (await ctx.loaders.bindingsByTable.load(t.id)).map(toGraphQL),
   },
 };

@@ -12,9 +12,9 @@ function checkRatings(f: ReviewFilter) {
 
 export const engagementResolvers = {
   Query: {
-    actions: keysetList<ActionFilter, { createdAt: Date; id: string }>("actions", engagementKeyOf, (ctx) => ctx.data.engagement.actionPage),
+    actions: keysetList<ActionFilter, { createdAt: string; id: string }>("actions", engagementKeyOf, (ctx) => ctx.data.engagement.actionPage),
     action: getById("action", (ctx, id) => ctx.data.engagement.actionById(id)),
-    reviews: keysetList<ReviewFilter, { createdAt: Date; id: string }>("reviews", engagementKeyOf, (ctx) => ctx.data.engagement.reviewPage, checkRatings),
+    reviews: keysetList<ReviewFilter, { createdAt: string; id: string }>("reviews", engagementKeyOf, (ctx) => ctx.data.engagement.reviewPage, checkRatings),
     review: getById("review", (ctx, id) => ctx.data.engagement.reviewById(id)),
     reviewSummary: (_: unknown, args: { filter?: ReviewFilter | null }, ctx: RequestContext) => {
       const filter = args.filter ?? {};

@@ -145,7 +145,7 @@ interface ObservationRow {
   channel: string;
   status: ConsentStatus;
   source: string;
-  observedAt: Date;
+  observedAt: string;
 }
 
 /** An observation as evidence: what decided, where and when. */

@@ -10,7 +10,7 @@ interface Tier {
   threshold_points: number;
 }
 
-type Keyed = { createdAt: Date; id: string };
+type Keyed = { createdAt: string; id: string };
 
 export const loyaltyResourceResolvers = {
   Query: {

@@ -16,7 +16,7 @@ interface OffsetArgs {
 interface MemberNode {
   memberId: string;
   memberType: MemberType;
-  addedAt: Date | null;
+  addedAt: string | null;
 }
 
 const MEMBER_TYPES: MemberType[] = ["guest_profile", "master_profile"];
