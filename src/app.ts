@@ -164,7 +164,7 @@ export async function createApp(services: Services): Promise<App> {
   app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
-  // only REST and GraphQL starts about 11 MB smaller without them.
+  // only REST and GraphQL never loads them.
   let mcp: ((req: Request, res: Response) => Promise<void>) | undefined;
   app.post("/mcp", jsonBody("256kb"), (req, res) => {
     // The SDK answers an empty batch with 202 and no body; JSON-RPC 2.0 says it is an invalid request.

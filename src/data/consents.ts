@@ -9,6 +9,7 @@ import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
+import { tenantWhere } from "./tenant";
 import { given, guestFilter, insensitive, range } from "./where";
 
 export interface ConsentFilter {
@@ -71,7 +72,8 @@ export async function decideConsent(
 ): Promise<ConsentDecision[]> {
   if (values.length === 0) return [];
   const observations = await reader.consentObservation.findMany({
-    where: { propertyGroupId, contactValue: { in: [...values] }, ...given(narrow) },
+    // Group-wide by rule (spec 1.5): the tenant rule of the whole group, also on an unscoped client.
+    where: { AND: [tenantWhere("ConsentObservation", { propertyGroupId, propertyId: null })!, { contactValue: { in: [...values] }, ...given(narrow) }] },
     orderBy: [{ observedAt: "desc" }, { id: "asc" }],
   });
   const byKey = new Map<string, StoredObservation[]>();

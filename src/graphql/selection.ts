@@ -66,7 +66,7 @@ function fieldNames(sets: (SelectionSetNode | undefined)[], fragments: Record<st
   return { names, nodes };
 }
 
-// One object per column set, so the select lists built from shapes (scoped-sql.ts) are reused.
+// One object per column set, so the select lists built from shapes (data/sql.ts) are reused.
 // Bounded: arbitrary /graphql documents could otherwise grow it without end.
 const interned = new Map<RowShape, Map<string, RowShape>>();
 function intern(full: RowShape, columns: string[]): RowShape {
