@@ -4,8 +4,8 @@
 // the plan touched guest_profiles by a sequential scan.
 import { Client } from "pg";
 import { migrate } from "../src/db/migrate";
-import { tenantSql } from "../src/auth/tenant-scope";
-import { searchStatement } from "../src/graphql/resolvers/guest-search";
+import { tenantSql } from "../src/data/tenant";
+import { searchStatement } from "../src/data/search";
 import { FAMILY_NAMES, GIVEN_NAMES } from "../src/fixtures/catalog";
 import { startTestPostgres } from "../test/helpers/postgres";
 

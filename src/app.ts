@@ -11,7 +11,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
 import { startCounting } from "./db/sql-count";
 import { buildSchema } from "./graphql/schema";
-import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
+import { apiError, errorCodeOf, withHttpStatus } from "./errors";
 import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { createRestRouter } from "./rest/router";
@@ -172,7 +172,7 @@ export async function createApp(services: Services): Promise<App> {
   app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
-  // only REST and GraphQL starts about 11 MB smaller without them.
+  // only REST and GraphQL never loads them.
   let mcp: ((req: Request, res: Response) => Promise<void>) | undefined;
   app.post("/mcp", jsonBody("256kb"), (req, res) => {
     // A 401 from here points the client at the authorization metadata (rest/respond.ts).

@@ -3,7 +3,7 @@
 import type { Pool } from "pg";
 import type { PrismaClient } from "../generated/prisma/client";
 import { countStatement } from "../db/sql-count";
-import { forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../graphql/errors";
+import { forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
 import { ROLE_SCOPES } from "./scopes";
 import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, hashToken } from "./secrets";
 import { looksLikeJwt, verifySessionToken, type SessionKeyConfig } from "./session";

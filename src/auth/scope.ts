@@ -1,7 +1,8 @@
 // Credential + X-Property-Id → the request's data scope. Every resolver query is ANDed with it.
 import type { PrismaClient } from "../generated/prisma/client";
-import { forbidden, invalidRequest } from "../graphql/errors";
+import { forbidden, invalidRequest } from "../errors";
 import type { Credential } from "./authenticate";
+import { isUuid } from "../validate";
 
 export interface Scope {
   propertyGroupId: string;
@@ -9,8 +10,6 @@ export interface Scope {
   propertyId: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (value: string) => UUID.test(value);
 
 export async function resolveScope(
   credential: Credential,

@@ -2,8 +2,8 @@
 import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
 import type { PrismaClient } from "../generated/prisma/client";
 import { serviceSecret } from "../db/service-secrets";
-import { unauthorized } from "../graphql/errors";
-import { isUuid } from "./scope";
+import { unauthorized } from "../errors";
+import { isUuid } from "../validate";
 
 export interface SessionKeyConfig {
   secret: string;

@@ -51,9 +51,17 @@ export function effectiveConsent(observations: readonly Observation[]): Effectiv
 /** Only an effective `granted` makes a contact eligible for the purpose. */
 export const isEligible = (c: EffectiveConsent) => c.status === "granted";
 
-/** The key consent observations are grouped by: a contact point and a purpose. */
-export function normaliseContact(type: "email" | "phone", value: string): string {
-  return type === "email" ? value.trim().toLowerCase() : value.replace(/[^\d+]/g, "");
+export type ContactType = "email" | "phone";
+
+/**
+ * A contact point as consent observations store it, the one normalisation every reader of consent
+ * applies before looking it up: e-mail trimmed and lower-case, phone as E.164. Null when there is
+ * nothing to look up (an empty address, a phone without its country code).
+ */
+export function normaliseContact(type: ContactType, value: string): string | null {
+  if (type === "phone") return toE164(value);
+  const email = value.trim().toLowerCase();
+  return email === "" ? null : email;
 }
 
 /**

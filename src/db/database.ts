@@ -14,7 +14,7 @@ export interface Database {
   primary: PrismaClient;
   /** Reads: the replica when one is configured, else the primary. */
   reader: PrismaClient;
-  /** The connection pool under `reader`, for the hot read paths written in SQL (db/scoped-sql.ts). */
+  /** The connection pool under `reader`, for the hot read paths written in SQL (data/sql.ts). */
   readerPool: Pool;
   embedded: boolean;
   url: string;

@@ -2,7 +2,7 @@
 // extension bumps the counter of the request whose async context made the call. (Counting at the pg
 // pool is not reliable: Prisma's engine runs some queries from async contexts it created earlier.)
 // Every read path issues one SQL statement per Prisma query (no nested includes), and the SQL read
-// paths (scoped-sql.ts) count each of theirs, so this is the statement count reported in the
+// paths (data/sql.ts) count each of theirs, so this is the statement count reported in the
 // request log and the X-Sql-Statements header.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { PrismaClient } from "../generated/prisma/client";

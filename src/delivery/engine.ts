@@ -11,6 +11,7 @@
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
 import type { Logger } from "../logger";
 import { normaliseContact, type Observation } from "../consent/precedence";
+import { decideConsent } from "../data/consents";
 import { addCounts, planBatch, zeroCounts, type BatchPlan, type Change, type Contact, type FlushCounts } from "./plan";
 import {
   DestinationError,
@@ -298,7 +299,7 @@ async function resolveContacts(tx: Tx, b: ClaimedBinding, memberIds: string[]): 
   const rows = b.memberType === "master_profile" ? await tx.masterProfile.findMany(args) : await tx.guestProfile.findMany(args);
   const contacts = new Map<string, Contact>();
   for (const r of rows) {
-    const email = r.email ? normaliseContact("email", r.email) : "";
+    const email = r.email ? normaliseContact("email", r.email) : null;
     if (email) contacts.set(r.id, { email, givenName: r.givenName, familyName: r.familyName });
   }
   return contacts;
@@ -306,18 +307,8 @@ async function resolveContacts(tx: Tx, b: ClaimedBinding, memberIds: string[]): 
 
 /** Every email-marketing observation of these addresses in the group, from any property or source. */
 async function emailObservations(tx: Tx, groupId: string, emails: string[]): Promise<Map<string, Observation[]>> {
-  const byEmail = new Map<string, Observation[]>();
-  if (emails.length === 0) return byEmail;
-  const rows = await tx.consentObservation.findMany({
-    where: { propertyGroupId: groupId, contactType: "email", purpose: PURPOSE, contactValue: { in: emails } },
-    select: { id: true, status: true, observedAt: true, contactValue: true },
-  });
-  for (const r of rows) {
-    const list = byEmail.get(r.contactValue) ?? [];
-    list.push({ id: r.id, status: r.status, observedAt: r.observedAt });
-    byEmail.set(r.contactValue, list);
-  }
-  return byEmail;
+  const decisions = await decideConsent(tx, groupId, emails, { purpose: PURPOSE, contactType: "email" });
+  return new Map(decisions.map((d) => [d.contactValue, d.observations]));
 }
 
 /** Which of these addresses a current member of the table still has. */

@@ -7,7 +7,7 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { getVariableValues } from "graphql/execution/values";
 import { GraphQLError, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { GatewayExecutor, GatewayInterface } from "@apollo/server-gateway-interface";
-import { responseTooLarge, withHttpStatus } from "./errors";
+import { responseTooLarge, withHttpStatus } from "../errors";
 import { jsonSize } from "./limits";
 
 const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();

@@ -3,7 +3,7 @@
 // operation is resolved, before it executes.
 import type { ApolloServerPlugin } from "@apollo/server";
 import { visit, type DocumentNode } from "graphql";
-import { invalidRequest, withHttpStatus } from "./errors";
+import { invalidRequest, withHttpStatus } from "../errors";
 import { isStorableText, unstorableDetail, unstorablePath } from "./text";
 
 /** Documents already found free of such literals: Apollo hands back the same parsed document per query text. */

@@ -46,7 +46,7 @@ import {
   type ValidationRule,
 } from "graphql";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../pagination/keyset";
-import { apiError } from "./errors";
+import { apiError } from "../errors";
 
 /** How many items an unpaged list (a guest's reservations, a table's bindings) is assumed to hold. */
 export const LIST_FANOUT = 5;

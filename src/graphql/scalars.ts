@@ -1,44 +1,12 @@
 // Custom scalars. Input parsing rejects bad values with `invalid_request` and an example.
 import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
-import { isUuid } from "../auth/scope";
-import { invalidRequest } from "./errors";
+import { isUuid, parseDate, parseInstant } from "../validate";
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+// Re-exported: test/unit/params.test.ts imports the parsers from here.
+import { invalidRequest } from "../errors";
 
 function stringLiteral(ast: ValueNode): unknown {
   return ast.kind === Kind.STRING ? ast.value : undefined;
-}
-
-/** True when YYYY-MM-DD at the start of `value` names a real calendar day (no 30 February). */
-function isCalendarDay(value: string): boolean {
-  const day = new Date(`${value.slice(0, 10)}T00:00:00Z`);
-  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === value.slice(0, 10);
-}
-
-/**
- * PostgreSQL has no year 0 (ISO 0000 is 1 BC, which it writes "0001 BC") and our ISO text has four
- * year digits, so instants and dates are kept to the years 1 to 9999 in UTC. An offset can push a
- * valid-looking local time out of range ("0001-01-01T00:00:00+01:00" is in year 0).
- */
-const inStorableYears = (date: Date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999;
-const YEARS_HINT = "between the years 0001 and 9999";
-
-export function parseInstant(value: unknown): Date {
-  const valid = typeof value === "string" && ISO_INSTANT.test(value) && isCalendarDay(value);
-  const date = valid ? new Date(value as string) : undefined;
-  if (!date || Number.isNaN(date.getTime()) || !inStorableYears(date)) {
-    throw invalidRequest(`expected an ISO 8601 instant with time zone ${YEARS_HINT}, e.g. 2026-03-14T09:30:00Z; got ${JSON.stringify(value)}`);
-  }
-  return date;
-}
-
-export function parseDate(value: unknown): Date {
-  const date = typeof value === "string" && ISO_DATE.test(value) && isCalendarDay(value) ? new Date(`${value}T00:00:00Z`) : undefined;
-  if (!date || !inStorableYears(date)) {
-    throw invalidRequest(`expected a date YYYY-MM-DD ${YEARS_HINT}, e.g. 2026-03-14; got ${JSON.stringify(value)}`);
-  }
-  return date;
 }
 
 function parseUuid(value: unknown): string {
@@ -48,18 +16,18 @@ function parseUuid(value: unknown): string {
   return value.toLowerCase();
 }
 
-// Rows read in SQL carry instants and dates already rendered as the API's ISO text
-// (db/scoped-sql.ts): those pass through as they are.
+// Every row data/ hands out carries instants and dates as the API's ISO text already (data/sql.ts
+// renders them in SQL, data/prisma-rows.ts converts Prisma's), so output passes through as it is.
 export const DateTime = new GraphQLScalarType<Date, string>({
   name: "DateTime",
-  serialize: (value) => (typeof value === "string" ? value : (value as Date).toISOString()),
+  serialize: (value) => value as string,
   parseValue: parseInstant,
   parseLiteral: (ast) => parseInstant(stringLiteral(ast)),
 });
 
 export const DateScalar = new GraphQLScalarType<Date, string>({
   name: "Date",
-  serialize: (value) => (typeof value === "string" ? value : (value as Date).toISOString().slice(0, 10)),
+  serialize: (value) => value as string,
   parseValue: parseDate,
   parseLiteral: (ast) => parseDate(stringLiteral(ast)),
 });

@@ -3,8 +3,8 @@
 import { defaultFieldResolver, type GraphQLSchema } from "graphql";
 import { makeExecutableSchema } from "@graphql-tools/schema";
 import { MapperKind, getDirective, mapSchema } from "@graphql-tools/utils";
-import type { GraphQLContext } from "../context";
-import { missingScope } from "./errors";
+import type { RequestContext } from "../context";
+import { missingScope } from "../errors";
 import { resolvers } from "./resolvers";
 import { SCHEMA_PATH, loadTypeDefs } from "./schema-source";
 
@@ -17,7 +17,7 @@ export function buildSchema(): GraphQLSchema {
       const required = getDirective(schema, field, "requiresScope")?.[0]?.scope as string | undefined;
       if (!required) return field;
       const resolve = field.resolve ?? defaultFieldResolver;
-      field.resolve = (source, args, ctx: GraphQLContext, info) => {
+      field.resolve = (source, args, ctx: RequestContext, info) => {
         if (!ctx.credential.scopes.has(required)) throw missingScope(required);
         return resolve(source, args, ctx, info);
       };

@@ -1,9 +1,10 @@
-// The columns a GraphQL selection reads, so the SQL read paths fetch only those: a nested page of
-// 100 guests asks for 8 of the 25 reservation columns, and parsing, rendering and copying the rest
-// was about a third of what such a request allocated. Worked out once per field node of a document
-// (Apollo and the REST facade hand back the same parsed document each time) and kept in a WeakMap.
+// The columns a GraphQL selection reads, so the SQL read paths fetch only those: a nested page
+// usually asks for a few of a model's columns, and parsing, rendering and copying the rest would
+// be much of what the request allocates. Worked out once per field node of a document (Apollo and
+// the REST facade hand back the same parsed document each time) and kept in a WeakMap; the data
+// layer gets the result as a plain RowShape.
 import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
-import type { RowShape } from "../db/scoped-sql";
+import type { RowShape } from "../data/schema";
 
 /** A row read in SQL and the GraphQL type it feeds. */
 export interface RowType {
@@ -65,7 +66,7 @@ function fieldNames(sets: (SelectionSetNode | undefined)[], fragments: Record<st
   return { names, nodes };
 }
 
-// One object per column set, so the select lists built from shapes (scoped-sql.ts) are reused.
+// One object per column set, so the select lists built from shapes (data/sql.ts) are reused.
 // Bounded: arbitrary /graphql documents could otherwise grow it without end.
 const interned = new Map<RowShape, Map<string, RowShape>>();
 function intern(full: RowShape, columns: string[]): RowShape {

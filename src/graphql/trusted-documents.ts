@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { ApolloServerPlugin } from "@apollo/server";
-import { untrustedDocument, withHttpStatus } from "./errors";
+import { untrustedDocument, withHttpStatus } from "../errors";
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 

@@ -3,7 +3,7 @@
 // pooled connection from the others. A request over the cap waits up to `queueMs` for a slot, then
 // gets 429 rate_limited with Retry-After: 1. The cap is per instance: n instances admit up to n × max.
 import type { ServerResponse } from "node:http";
-import { rateLimited } from "../graphql/errors";
+import { rateLimited } from "../errors";
 
 interface Slots {
   active: number;

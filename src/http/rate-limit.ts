@@ -2,8 +2,8 @@
 // `RateLimit` headers on every response, and 429 `rate_limited` with `Retry-After` past the limit.
 // The middleware is a few synchronous lines over the store below, in the header format of
 // express-rate-limit (whose IPv6 subnet keys it reuses): the library's generic per-request path (a
-// chain of awaits, a promisified store, validations) cost about 7% of the guests page's throughput
-// at one connection, measured with the service built both ways.
+// chain of awaits, a promisified store, validations) was a measurable share of the guests page's
+// cost (bench/results).
 //
 // The key is the SHA-256 of the bearer token (the hash the credential lookup uses), so a request is
 // counted before, and without, authenticating it; requests without a bearer token are counted per
@@ -27,7 +27,7 @@ import type { PrismaClient } from "../generated/prisma/client";
 import type { Logger } from "../logger";
 import { BEARER } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
-import { rateLimited } from "../graphql/errors";
+import { rateLimited } from "../errors";
 import { sendError } from "../rest/respond";
 
 /** The shared table: adds this instance's new hits and answers the cluster totals. */

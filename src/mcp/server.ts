@@ -8,7 +8,7 @@ import type { GraphQLSchema } from "graphql";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { createContext, type GraphQLContext } from "../context";
+import { createContext, type RequestContext } from "../context";
 import { prepareOperations, type PreparedOperations } from "../rest/execute";
 import { sendError } from "../rest/respond";
 import { toHttpError } from "../rest/http-errors";
@@ -33,7 +33,7 @@ function instructions(tasks: readonly TaskTool[]): string {
   );
 }
 
-function buildMcpServer(tools: McpTool[], guide: string, context: GraphQLContext, faults: DatabaseFaults): McpServer {
+function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext, faults: DatabaseFaults): McpServer {
   const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide });
   for (const tool of tools) {
     // Not listed at all without the scope: a model is not offered what it may not do (write:tables).

@@ -6,8 +6,8 @@
 import type { DocumentNode, GraphQLSchema } from "graphql";
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import type { GraphQLContext } from "../context";
-import { invalidRequest } from "../graphql/errors";
+import type { RequestContext } from "../context";
+import { invalidRequest } from "../errors";
 import { routeArguments, routeKey, type ArgumentDoc } from "../openapi/generate";
 import { ENVELOPE_MEMBERS, ROUTES } from "../openapi/descriptions";
 import { MAX_LIMIT } from "../pagination/keyset";
@@ -200,7 +200,7 @@ export interface McpTool {
   inputSchema: z.ZodType;
   outputSchema: z.ZodType | z.ZodRawShape;
   annotations: ToolAnnotations;
-  run(args: Record<string, unknown>, context: GraphQLContext): Promise<Record<string, unknown>>;
+  run(args: Record<string, unknown>, context: RequestContext): Promise<Record<string, unknown>>;
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };

@@ -10,7 +10,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { Request, Response } from "express";
 import { GraphQLError } from "graphql";
-import { ERROR_STATUS, errorCodeOf } from "../graphql/errors";
+import { ERROR_STATUS, errorCodeOf } from "../errors";
 import { authenticate, type AuthDeps } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
 import { serviceSecret } from "../db/service-secrets";

@@ -1,6 +1,6 @@
-// Error responses of the document, derived from ERROR_STATUS (src/graphql/errors.ts): each status
+// Error responses of the document, derived from ERROR_STATUS (src/errors.ts): each status
 // lists exactly the codes that map to it, so a new code shows up here by itself.
-import { ERROR_STATUS, GRAPHQL_ONLY_CODES, type ErrorCode } from "../graphql/errors";
+import { ERROR_STATUS, GRAPHQL_ONLY_CODES, type ErrorCode } from "../errors";
 import { ROLLUP_DEPRECATION } from "../rest/routes";
 import type { JsonSchema } from "./selection-schema";
 

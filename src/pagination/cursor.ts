@@ -2,7 +2,7 @@
 // HMAC also covers the list family, the caller's property group and the query's filters, so a
 // cursor replayed by another group, on another list or with other filters is `invalid_cursor`.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { invalidCursor } from "../graphql/errors";
+import { invalidCursor } from "../errors";
 
 export type CursorKey = readonly (string | number)[];
 

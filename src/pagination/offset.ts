@@ -1,7 +1,7 @@
 // Offset pages (spec section 8: table list, member and preview routes). limit as for keyset pages;
 // offset defaults to 0 and is clamped to 50,000. A walk ends there: has_more turns false at the
 // clamp, so a client following next_offset can never loop on the same page.
-import { invalidRequest } from "../graphql/errors";
+import { invalidRequest } from "../errors";
 import { pageSize } from "./keyset";
 
 export const MAX_OFFSET = 50_000;

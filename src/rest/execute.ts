@@ -15,8 +15,8 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from "graphql";
-import type { GraphQLContext } from "../context";
-import { invalidRequest } from "../graphql/errors";
+import type { RequestContext } from "../context";
+import { invalidRequest } from "../errors";
 import { parseBody, parsePath, parseQuery } from "./params";
 import type { RouteSpec } from "./routes";
 
@@ -76,7 +76,7 @@ export async function runOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Record<string, unknown>,
-  context: GraphQLContext,
+  context: RequestContext,
 ): Promise<Record<string, unknown>> {
   const result = await compile(schema, document).query(undefined, context, variables);
   const first = result.errors?.[0];
@@ -94,7 +94,7 @@ export async function runRoute(
   schema: GraphQLSchema,
   operations: PreparedOperations,
   route: RouteSpec,
-  context: GraphQLContext,
+  context: RequestContext,
   raw: { path: Record<string, string>; query: Record<string, unknown>; body?: unknown },
 ): Promise<unknown> {
   const variables = {

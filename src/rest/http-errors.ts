@@ -1,7 +1,7 @@
 // Error → HTTP status and the spec's body `{ error, scope?, detail? }`. Anything that is not one of
 // our coded errors is a 500 `internal_error` with no internals in the body; the caller logs it.
 import { GraphQLError } from "graphql";
-import { ERROR_STATUS, errorCodeOf, type ErrorCode } from "../graphql/errors";
+import { ERROR_STATUS, errorCodeOf, type ErrorCode } from "../errors";
 
 export interface ErrorBody {
   error: string;

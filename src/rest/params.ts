@@ -2,10 +2,9 @@
 // names the parameter and shows a valid example. Range rules (limit bounds, clamping) are business
 // rules and live in the resolvers; here only the type is checked.
 import { buildASTSchema, isEnumType, parse } from "graphql";
-import { isUuid } from "../auth/scope";
+import { isUuid, parseDate, parseInstant } from "../validate";
 import { loadTypeDefs } from "../graphql/schema-source";
-import { invalidRequest } from "../graphql/errors";
-import { parseDate, parseInstant } from "../graphql/scalars";
+import { invalidRequest } from "../errors";
 import { isStorableText, unstorableDetail, unstorablePath } from "../graphql/text";
 
 export interface ParamSpec {

@@ -8,25 +8,26 @@
 // decided by the same precedence as everywhere else. Validation errors name the offending part by
 // its path, e.g. `filter_doc.and[1].op`.
 //
-// A document renders to one SQL condition over the member table (alias `t`, db/scoped-sql.ts adds
-// the caller's tenant predicate). Consent leaves are EXISTS subqueries on consent_observations for
-// the member's e-mail, so the statement has the same few bind parameters whatever the group size
-// (it used to inline every observed contact, one parameter each: a 500 past about 65,000).
-import { invalidRequest } from "../graphql/errors";
-import { parseDate, parseInstant } from "../graphql/scalars";
-import { isUuid, type Scope } from "../auth/scope";
-import { tenantSql } from "../auth/tenant-scope";
-import { Prisma } from "../generated/prisma/client";
-import { col, join, sql, type Sql } from "../db/scoped-sql";
+// A document renders to one SQL condition over the member table (alias `t`; data/sql.ts adds the
+// caller's tenant predicate, data/tables.ts runs it). Consent leaves are EXISTS subqueries on
+// consent_observations for the member's e-mail, so the statement has the same few bind parameters
+// whatever the group size (inlining every observed contact would pass PostgreSQL's parameter limit).
+import { invalidRequest } from "../errors";
+import type { Scope } from "../auth/scope";
+import { isUuid, parseDate, parseInstant } from "../validate";
+import { masterAtProperty, tenantSql } from "../data/tenant";
+import { columns, empty, join, sql, type Sql } from "../data/sql";
 import { escapeLike } from "../db/like";
 
 export type MemberType = "guest_profile" | "master_profile";
+/** The table each member type is read from (data/schema.ts). */
+export const MEMBER_MODEL = { guest_profile: "GuestProfile", master_profile: "MasterProfile" } as const;
 type FieldType = "string" | "uuid" | "date" | "instant" | "boolean" | "consent";
 
 interface Field {
   type: FieldType;
-  /** Prisma field of the member table, or a function building the SQL for relation-backed fields. */
-  column: string | ((op: string, value: unknown) => Sql);
+  /** Field of the member table (data/schema.ts maps it to its column), or the SQL of a relation-backed field. */
+  column: string | ((scope: Scope, op: string, value: unknown) => Sql);
 }
 
 const common: Record<string, Field> = {
@@ -54,12 +55,12 @@ export const FIELDS: Record<MemberType, Record<string, Field>> = {
   master_profile: {
     ...common,
     vip: { type: "boolean", column: "vip" },
-    // A master profile is "at" a property when one of its guest profiles is there.
+    // A master profile is "at" a property when one of its guest profiles is there: the tenant rule's own condition.
     property_id: {
       type: "uuid",
-      column: (op, value) => {
+      column: (scope, op, value) => {
         const ids = Array.isArray(value) ? value : [value];
-        const some = sql`EXISTS (SELECT 1 FROM guest_profiles gp WHERE gp.master_profile_id = ${col("id")} AND gp.property_id = ANY(${ids}::uuid[]))`;
+        const some = masterAtProperty("t", sql`${scope.propertyGroupId}::uuid`, sql`= ANY(${ids}::uuid[])`);
         return op === "neq" || op === "not_in" ? sql`NOT ${some}` : some;
       },
     },
@@ -94,6 +95,7 @@ export function filterSql(scope: Scope, memberType: MemberType, doc: unknown, pa
   const fields = own(FIELDS, memberType);
   if (!fields) throw invalidRequest(`member_type must be one of ${Object.keys(FIELDS).join(", ")}`);
   const group: Scope = { ...scope, propertyId: null };
+  const col = columns(MEMBER_MODEL[memberType]);
   let leaves = 0;
 
   function node(value: unknown, at: string, depth: number): Sql {
@@ -133,10 +135,10 @@ export function filterSql(scope: Scope, memberType: MemberType, doc: unknown, pa
     if (field.type === "consent") {
       const values = (Array.isArray(value) ? value : [value]) as ConsentValue[];
       const negate = op === "neq" || op === "not_in";
-      return consentSql(group, name.slice("consent.".length), CONSENT_VALUES.filter((s) => values.includes(s) !== negate));
+      return consentSql(group, col("email"), name.slice("consent.".length), CONSENT_VALUES.filter((s) => values.includes(s) !== negate));
     }
-    if (typeof field.column === "function") return field.column(op, value);
-    return columnSql(field.column, field.type, op, value);
+    if (typeof field.column === "function") return field.column(scope, op, value);
+    return columnSql(col(field.column), field.type, op, value);
   }
 
   return node(doc, path, 1);
@@ -197,8 +199,7 @@ const COMPARE: Record<string, Sql> = { eq: sql`=`, gt: sql`>`, gte: sql`>=`, lt:
 const param = (value: unknown): unknown =>
   value instanceof Date ? value.toISOString() : Array.isArray(value) ? value.map(param) : value;
 
-function columnSql(column: string, type: Exclude<FieldType, "consent">, op: string, value: unknown): Sql {
-  const c = col(column);
+function columnSql(c: Sql, type: Exclude<FieldType, "consent">, op: string, value: unknown): Sql {
   if (op === "exists") return value ? sql`${c} IS NOT NULL` : sql`${c} IS NULL`;
   // NOT keeps SQL's three-valued logic: a NULL column matches neither eq nor neq (as before, in Prisma).
   const not = (condition: Sql) => sql`NOT (${condition})`;
@@ -243,12 +244,13 @@ function columnSql(column: string, type: Exclude<FieldType, "consent">, op: stri
  * two subqueries. They follow the (property_group_id, contact_value, purpose) index per member, or
  * PostgreSQL hashes them once per statement when it expects many members.
  */
-function consentSql(group: Scope, purpose: string, statuses: ConsentValue[]): Sql {
+function consentSql(group: Scope, email: Sql, purpose: string, statuses: ConsentValue[]): Sql {
   if (statuses.length === 0) return sql`FALSE`;
   if (statuses.length === CONSENT_VALUES.length) return sql`TRUE`;
-  if (statuses.length === 3) return sql`(NOT ${consentSql(group, purpose, CONSENT_VALUES.filter((s) => !statuses.includes(s)))})`;
-  // Observations are stored normalised (lower-case e-mail), so lower(t.email) finds them.
-  const mine = sql`${tenantSql("ConsentObservation", group, "co")} AND co.contact_type = 'email' AND co.purpose = ${purpose} AND co.contact_value = lower(${col("email")})`;
+  if (statuses.length === 3) return sql`(NOT ${consentSql(group, email, purpose, CONSENT_VALUES.filter((s) => !statuses.includes(s)))})`;
+  // Observations store the contact normalised (consent/precedence.ts normaliseContact: e-mail
+  // trimmed, lower-case), so the member's e-mail is normalised the same way here.
+  const mine = sql`${tenantSql("ConsentObservation", group, "co")} AND co.contact_type = 'email' AND co.purpose = ${purpose} AND co.contact_value = lower(btrim(${email}))`;
   const observed = (status: Sql) => sql`EXISTS (SELECT 1 FROM consent_observations co WHERE ${mine}${status})`;
   const restrictive = observed(sql` AND co.status <> 'granted'`);
   const one: Record<ConsentValue, () => Sql> = {
@@ -256,7 +258,7 @@ function consentSql(group: Scope, purpose: string, statuses: ConsentValue[]): Sq
     // The latest restrictive observation has this status.
     withdrawn: () => latestRestrictiveIs("withdrawn"),
     denied: () => latestRestrictiveIs("denied"),
-    unknown: () => sql`(${col("email")} IS NULL OR NOT ${observed(Prisma.empty)})`,
+    unknown: () => sql`(${email} IS NULL OR NOT ${observed(empty)})`,
   };
   const latestRestrictiveIs = (status: ConsentValue) =>
     sql`EXISTS (SELECT 1 FROM (SELECT co.status FROM consent_observations co WHERE ${mine} AND co.status <> 'granted'

@@ -3,7 +3,7 @@
 // group A's connections are re-sealed under the test key, group B's stay sealed under the fixture's
 // generated key, which the engine here does not hold.
 import { randomUUID } from "node:crypto";
-import { scopedPrisma } from "../../src/auth/tenant-scope";
+import { scopedPrisma } from "../../src/data/tenant";
 import { createPrismaClient } from "../../src/db/database";
 import { bindingView, pauseBinding, resumeBinding } from "../../src/delivery/bindings";
 import { flushDue, startDeliveryWorker, type FlushOptions, type FlushReport } from "../../src/delivery/engine";

@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from "../helpers/app";
 import { routes, type RouteSpec } from "../../src/rest/routes";
 import { ROUTE_TOOLS } from "../../src/mcp/tools";
 import { routeKey } from "../../src/openapi/generate";
-import { ERROR_STATUS } from "../../src/graphql/errors";
+import { ERROR_STATUS } from "../../src/errors";
 import { buildSchema } from "../../src/graphql/schema";
 import { prepareOperations } from "../../src/rest/execute";
 import { issueSessionToken } from "../../src/auth/session";

@@ -8,8 +8,8 @@ import fc from "fast-check";
 import { z } from "zod";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { taskTools } from "../../src/mcp/task-tools";
-import { searchStatement } from "../../src/graphql/resolvers/guest-search";
-import { tenantSql } from "../../src/auth/tenant-scope";
+import { searchStatement } from "../../src/data/search";
+import { tenantSql } from "../../src/data/tenant";
 
 const TASKS = readFileSync(path.resolve(__dirname, "../../src/mcp/operations/tasks.graphql"), "utf8");
 

@@ -1,7 +1,7 @@
 // The scoped client every resolver uses, and the scoped SQL of the hot read paths: tenant rules hold
 // even for a query that forgets them, and both renderings of the rules select the same rows.
-import { scopedPrisma } from "../../src/auth/tenant-scope";
-import { scopedSql } from "../../src/db/scoped-sql";
+import { scopedPrisma } from "../../src/data/tenant";
+import { scopedSql } from "../../src/data/sql";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 let t: TestApp;

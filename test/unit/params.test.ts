@@ -1,6 +1,6 @@
 import { GraphQLError } from "graphql";
 import { bodyParam, bool, closest, date, instant, int, jsonValue, parseBody, parsePath, parseQuery, str, uuid } from "../../src/rest/params";
-import { parseDate, parseInstant } from "../../src/graphql/scalars";
+import { parseDate, parseInstant } from "../../src/validate";
 import { unstorablePath } from "../../src/graphql/text";
 
 const specs = { limit: int("limit"), cursor: str("cursor"), source_id: str("filter.sourceId"), updated_since: instant("filter.updatedSince"), include_total: bool("includeTotal") };

@@ -1,6 +1,6 @@
 // ScopedSql.query: statements written whole still carry the caller's tenant predicate.
 import type { Pool } from "pg";
-import { scopedSql, sql } from "../../src/db/scoped-sql";
+import { scopedSql, sql } from "../../src/data/sql";
 
 const GROUP = "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f";
 

@@ -1,6 +1,7 @@
 // graphql/selection.ts: the columns a selection reads, fragments followed, whole shape when unsure.
 import { Kind, parse, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode } from "graphql";
-import { GUEST, RESERVATION, RESERVATION_ROW } from "../../src/db/rows";
+import { GUEST, RESERVATION } from "../../src/graphql/row-types";
+import { RESERVATION_ROW } from "../../src/data/stays";
 import { selectedShape, type RowType } from "../../src/graphql/selection";
 
 /** The resolve info of the operation's first root field, as far as selection.ts reads it. */

@@ -1,20 +1,9 @@
-// Consent: the stored observations, and the effective status per contact point and purpose.
-import type { GraphQLContext } from "../../context";
-import type { Prisma } from "../../generated/prisma/client";
-import { effectiveConsent } from "../../consent/precedence";
-import { keysetPage } from "../../pagination/keyset";
-import { given, guestIdsOfMaster, insensitive, keysetList, range, type PageArgs } from "./lists";
-
-interface ConsentFilter {
-  guestProfileId?: string | null;
-  masterProfileId?: string | null;
-  contactValue?: string | null;
-  purpose?: string | null;
-  status?: string | null;
-  propertyId?: string | null;
-  observedFrom?: Date | null;
-  observedTo?: Date | null;
-}
+// Consent: the stored observations, and the effective status per contact point and purpose
+// (data/consents.ts decides it, group-wide, spec 1.5).
+import type { RequestContext } from "../../context";
+import { consentKeyKeyOf, consentKeyOf, type ConsentFilter } from "../../data/consents";
+import { normaliseContact } from "../../consent/precedence";
+import { boundPage, keysetList, type PageArgs } from "./lists";
 
 interface EffectiveConsentFilter {
   contactValue?: string | null;
@@ -22,27 +11,13 @@ interface EffectiveConsentFilter {
   guestProfileId?: string | null;
 }
 
-type Observation = Prisma.ConsentObservationGetPayload<object>;
-
-async function consentWhere(f: ConsentFilter, ctx: GraphQLContext): Promise<Prisma.ConsentObservationWhereInput> {
-  const ofMaster = await guestIdsOfMaster(ctx, f.masterProfileId);
-  return {
-    ...given({
-      contactValue: insensitive(f.contactValue?.trim()),
-      purpose: f.purpose,
-      status: f.status,
-      propertyId: f.propertyId,
-      observedAt: range(f.observedFrom, f.observedTo, true),
-    }),
-    AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })],
-  };
-}
-
-/** Contact points of a guest profile in scope; none when the guest is not in scope. */
-async function contactsOfGuest(ctx: GraphQLContext, guestProfileId: string): Promise<string[]> {
+/** Contact points of a guest profile in scope, normalised; none when the guest is not in scope. */
+async function contactsOfGuest(ctx: RequestContext, guestProfileId: string): Promise<string[]> {
   const guest = await ctx.loaders.guest.load(guestProfileId);
   if (!guest) return [];
-  return [guest.email?.toLowerCase(), guest.phone].filter((v): v is string => Boolean(v));
+  return [guest.email && normaliseContact("email", guest.email), guest.phone && normaliseContact("phone", guest.phone)].filter(
+    (v): v is string => Boolean(v),
+  );
 }
 
 /**
@@ -51,63 +26,30 @@ async function contactsOfGuest(ctx: GraphQLContext, guestProfileId: string): Pro
  * status of each is decided by every observation of that contact and purpose in the whole group
  * (spec 1.5), so a withdrawal recorded at another property still wins.
  */
-async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilter>, ctx: GraphQLContext) {
+async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilter>, ctx: RequestContext) {
   const f = args.filter ?? {};
-  const contacts = f.guestProfileId == null ? undefined : await contactsOfGuest(ctx, f.guestProfileId);
-  const where: Prisma.ConsentObservationWhereInput = given({
-    contactValue:
-      contacts !== undefined
-        ? { in: f.contactValue == null ? contacts : contacts.filter((c) => c === f.contactValue!.trim().toLowerCase()) }
-        : f.contactValue == null
-          ? undefined
-          : f.contactValue.trim().toLowerCase(),
-    purpose: f.purpose,
-  });
-  type Row = { contactValue: string; purpose: string; contactType: string };
-  return keysetPage<Row & ReturnType<typeof effectiveConsent>>({
-    limit: args.limit,
-    cursor: args.cursor,
-    secret: ctx.cursorSecret,
-    binding: { family: "effective_consents", propertyGroupId: ctx.scope.propertyGroupId, query: { f, propertyId: ctx.scope.propertyId } },
-    keyOf: (row) => [row.contactValue, row.purpose, row.contactType],
-    fetch: async (after, take) => {
-      const keys = await ctx.db.consentObservation.groupBy({
-        by: ["contactValue", "purpose", "contactType"],
-        where: { AND: [where, afterContactKey(after)] },
-        orderBy: [{ contactValue: "asc" }, { purpose: "asc" }, { contactType: "asc" }],
-        take,
-      });
+  const asked = f.contactValue == null ? undefined : f.contactValue.trim().toLowerCase();
+  const ofGuest = f.guestProfileId == null ? undefined : await contactsOfGuest(ctx, f.guestProfileId);
+  const values = ofGuest !== undefined ? (asked === undefined ? ofGuest : ofGuest.filter((c) => c === asked)) : asked === undefined ? undefined : [asked];
+  return boundPage(
+    "effective_consents",
+    args,
+    ctx,
+    consentKeyKeyOf,
+    async (_filter, after, take) => {
+      const keys = await ctx.data.consents.keys(values, f.purpose, after, take);
       if (keys.length === 0) return [];
-      const observations = await ctx.dbGroup.consentObservation.findMany({
-        where: { OR: keys.map((k) => ({ contactValue: k.contactValue, purpose: k.purpose, contactType: k.contactType })) },
-      });
-      return keys.map((k) => {
-        const mine = observations.filter(
-          (o) => o.contactValue === k.contactValue && o.purpose === k.purpose && o.contactType === k.contactType,
-        );
-        const effective = effectiveConsent(mine);
-        return { ...k, ...effective, decidedBy: effective.decidedBy as Observation | null };
-      });
+      const decisions = await ctx.data.consents.decide([...new Set(keys.map((k) => k.contactValue))], f.purpose == null ? {} : { purpose: f.purpose });
+      const byKey = new Map(decisions.map((d) => [`${d.contactValue}\u0000${d.purpose}\u0000${d.contactType}`, d.effective]));
+      return keys.map((k) => ({ ...k, ...byKey.get(`${k.contactValue}\u0000${k.purpose}\u0000${k.contactType}`)! }));
     },
-  });
-}
-
-function afterContactKey(after: readonly (string | number)[] | null): Prisma.ConsentObservationWhereInput {
-  if (!after) return {};
-  const [value, purpose, type] = after.map(String);
-  return {
-    OR: [
-      { contactValue: { gt: value } },
-      { contactValue: value, purpose: { gt: purpose } },
-      // contact_type has two values: after "email" only "phone" can follow.
-      ...(type === "email" ? [{ contactValue: value, purpose, contactType: "phone" as const }] : []),
-    ],
-  };
+    () => ({ f, propertyId: ctx.scope.propertyId }),
+  );
 }
 
 export const consentResolvers = {
   Query: {
-    consents: keysetList<ConsentFilter, Observation>("consents", (db, args) => db.consentObservation.findMany(args), consentWhere),
+    consents: keysetList<ConsentFilter, { createdAt: string; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page),
     effectiveConsents,
   },
 };

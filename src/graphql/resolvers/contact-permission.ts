@@ -1,9 +1,9 @@
 // contactPermission (the check_contact_permission MCP tool): may we contact this e-mail or phone
 // for this purpose? The answer is spec 1.5 applied by consent/precedence.ts to every observation of
 // the contact and purpose in the caller's property group, with the rule in words and the evidence.
-import type { GraphQLContext } from "../../context";
-import { effectiveConsent, normaliseContact, toE164, type EffectiveStatus } from "../../consent/precedence";
-import { invalidRequest, notFound } from "../errors";
+import type { RequestContext } from "../../context";
+import { effectiveConsent, normaliseContact, type EffectiveStatus } from "../../consent/precedence";
+import { invalidRequest, notFound } from "../../errors";
 import { isStorableText, unstorableDetail } from "../text";
 import { evidence } from "./guest-context";
 
@@ -23,15 +23,15 @@ const ANSWER: Record<EffectiveStatus, "allowed" | "not_allowed" | "unknown"> = {
   unknown: "unknown",
 };
 
-/** The contact point as observations store it: lower-case e-mail or E.164 phone. */
+/** The contact point as observations store it (normaliseContact): lower-case e-mail or E.164 phone. */
 function contactOf(args: ContactPermissionArgs): { type: "email" | "phone"; value: string } {
   if ((args.email == null) === (args.phone == null)) throw invalidRequest("give exactly one of email or phone");
   if (args.email != null) {
     const value = normaliseContact("email", args.email);
-    if (!/^[^\s@]+@[^\s@]+$/.test(value)) throw invalidRequest("email must be an e-mail address, e.g. olivia.smith@example.com");
+    if (!value || !/^[^\s@]+@[^\s@]+$/.test(value)) throw invalidRequest("email must be an e-mail address, e.g. olivia.smith@example.com");
     return { type: "email", value };
   }
-  const value = toE164(args.phone!);
+  const value = normaliseContact("phone", args.phone!);
   if (!value) throw invalidRequest("phone must be an international number with its country code, e.g. +44 7700 900123");
   return { type: "phone", value };
 }
@@ -47,7 +47,7 @@ function ruleText(status: EffectiveStatus, count: number, restrictive: number): 
   }
 }
 
-async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: GraphQLContext) {
+async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: RequestContext) {
   for (const name of ["email", "phone", "purpose"] as const) {
     const value = args[name];
     if (value != null && !isStorableText(value)) throw invalidRequest(unstorableDetail(name));
@@ -58,12 +58,10 @@ async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: G
   if (args.propertyId != null && !(await ctx.loaders.property.load(args.propertyId))) throw notFound("property", args.propertyId);
 
   // Precedence is group-wide: a withdrawal at any property of the group decides, even for a request
-  // narrowed to one property (ctx.dbGroup, as effectiveConsents reads it).
-  const observations = await ctx.dbGroup.consentObservation.findMany({
-    where: { contactType: contact.type, contactValue: contact.value, purpose },
-    orderBy: [{ observedAt: "desc" }, { id: "asc" }],
-  });
-  const effective = effectiveConsent(observations);
+  // narrowed to one property.
+  const [decision] = await ctx.data.consents.decide([contact.value], { purpose, contactType: contact.type });
+  const observations = decision?.observations ?? [];
+  const effective = decision?.effective ?? effectiveConsent([]);
   const shown = observations.slice(0, OBSERVATIONS_SHOWN);
   const ids = [...new Set(shown.map((o) => o.propertyId).filter((id): id is string => id !== null))];
   const properties = await ctx.loaders.property.loadMany(ids);

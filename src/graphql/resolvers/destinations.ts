@@ -1,8 +1,8 @@
 // Destination bindings of tables: the pause/resume mutations and Table.bindings. The state machine
 // itself lives in src/delivery/bindings.ts; this maps it onto the schema.
-import type { GraphQLContext } from "../../context";
-import { bindingView, pauseBinding, resumeBinding, type BindingView } from "../../delivery/bindings";
-import { notFound } from "../errors";
+import type { RequestContext } from "../../context";
+import type { BindingView } from "../../delivery/bindings";
+import { notFound } from "../../errors";
 
 type BindingArgs = { tableId: string; provider: string };
 
@@ -38,9 +38,9 @@ function toGraphQL(v: BindingView) {
   };
 }
 
-function mutation(apply: typeof pauseBinding) {
-  return async (_: unknown, args: BindingArgs, ctx: GraphQLContext) => {
-    const view = await apply(ctx.dbPrimary, { tableId: args.tableId, provider: args.provider });
+function mutation(transition: "pause" | "resume") {
+  return async (_: unknown, args: BindingArgs, ctx: RequestContext) => {
+    const view = await ctx.data.destinations[transition]({ tableId: args.tableId, provider: args.provider });
     if (!view) throw notFound("destination binding", `${args.provider} of table ${args.tableId}`);
     return toGraphQL(view);
   };
@@ -48,13 +48,10 @@ function mutation(apply: typeof pauseBinding) {
 
 export const destinationResolvers = {
   Mutation: {
-    pauseDestination: mutation(pauseBinding),
-    resumeDestination: mutation(resumeBinding),
+    pauseDestination: mutation("pause"),
+    resumeDestination: mutation("resume"),
   },
   Table: {
-    bindings: async (t: { id: string }, _: unknown, ctx: GraphQLContext) => {
-      const rows = await ctx.loaders.bindingsByTable.load(t.id);
-      return Promise.all(rows.map(async (b) => toGraphQL(await bindingView(ctx.db, b))));
-    },
+    bindings: async (t: { id: string }, _: unknown, ctx: RequestContext) => (await ctx.loaders.bindingsByTable.load(t.id)).map(toGraphQL),
   },
 };

@@ -3,11 +3,11 @@
 // scope, or one unclustered guest profile); each section is its own field with its own scope, read
 // in one or two batched statements over all the person's guest profiles, and says where its rows
 // are (`more`: the list tool and its arguments) and whether it shows only some (`truncated`).
-import type { GraphQLContext } from "../../context";
-import { effectiveConsent, type ConsentStatus } from "../../consent/precedence";
-import { GUEST_ROW, MASTER_PROFILE_ROW, type GuestRow } from "../../db/rows";
-import { sql } from "../../db/scoped-sql";
-import { invalidRequest } from "../errors";
+import type { RequestContext } from "../../context";
+import { normaliseContact, type ConsentStatus } from "../../consent/precedence";
+import { GUEST_ROW, type GuestRow } from "../../data/guests";
+import type { MasterProfileRow } from "../../data/master-profiles";
+import { invalidRequest } from "../../errors";
 import { isStorableText, unstorableDetail } from "../text";
 
 const PROFILES_SHOWN = 10;
@@ -15,33 +15,22 @@ const CONSENTS_SHOWN = 12;
 const EVENTS_SHOWN = 5;
 const EXCERPT_CHARS = 160;
 
-interface MasterRow {
-  id: string;
-  givenName: string | null;
-  familyName: string | null;
-  email: string | null;
-  phone: string | null;
-  language: string | null;
-  countryCode: string | null;
-  vip: boolean;
-}
-
 /** The person a guestContext is about; the parent of every section. */
 export interface Person {
   masterProfileId: string | null;
-  master: MasterRow | null;
+  master: MasterProfileRow | null;
   guests: GuestRow[];
 }
 
-async function masterPerson(ctx: GraphQLContext, masterProfileId: string): Promise<Person | null> {
-  const [[master], guests] = await Promise.all([
-    ctx.sql.rows<MasterRow>({ from: "MasterProfile", shape: MASTER_PROFILE_ROW, where: [sql`t.id = ${masterProfileId}::uuid`], limit: 1 }),
+async function masterPerson(ctx: RequestContext, masterProfileId: string): Promise<Person | null> {
+  const [master, guests] = await Promise.all([
+    ctx.data.masterProfiles.byId(masterProfileId),
     ctx.loaders.guestsByMasterProfile(GUEST_ROW).load(masterProfileId),
   ]);
   return master ? { masterProfileId, master, guests } : null;
 }
 
-async function findPerson(ctx: GraphQLContext, args: GuestContextArgs): Promise<Person | null> {
+async function findPerson(ctx: RequestContext, args: GuestContextArgs): Promise<Person | null> {
   const given = [args.masterProfileId, args.guestProfileId, args.email].filter((v) => v != null);
   if (given.length !== 1) throw invalidRequest("give exactly one of masterProfileId, guestProfileId or email");
   if (args.masterProfileId != null) return masterPerson(ctx, args.masterProfileId);
@@ -53,23 +42,10 @@ async function findPerson(ctx: GraphQLContext, args: GuestContextArgs): Promise<
     if (!isStorableText(args.email!)) throw invalidRequest(unstorableDetail("email"));
     const email = args.email!.trim();
     if (!email) throw invalidRequest("email must not be empty");
-    // Profiles with a master profile first: the address then names the person, not one source record.
-    [guest] = await ctx.sql.rows<GuestRow>({
-      from: "GuestProfile",
-      shape: GUEST_ROW,
-      where: [sql`lower(t.email) = lower(${email})`],
-      orderBy: sql`t.master_profile_id IS NULL, t.created_at, t.id`,
-      limit: 1,
-    });
+    guest = await ctx.data.guests.firstByEmail(email);
     if (!guest) {
-      const [master] = await ctx.sql.rows<{ id: string }>({
-        from: "MasterProfile",
-        shape: { id: "value" },
-        where: [sql`lower(t.email) = lower(${email})`],
-        orderBy: sql`t.created_at, t.id`,
-        limit: 1,
-      });
-      return master ? masterPerson(ctx, master.id) : null;
+      const masterId = await ctx.data.masterProfiles.idByEmail(email);
+      return masterId ? masterPerson(ctx, masterId) : null;
     }
   }
   if (!guest) return null;
@@ -92,23 +68,22 @@ function more(p: Person, tool: string, extra: Record<string, unknown> = {}) {
   return { tool, arguments: { ...who, ...extra } };
 }
 
-/** Contact points of the person: lower-case e-mails and phones (stored as E.164). */
+/** Contact points of the person, normalised as consent observations store them. */
 function contactPoints(p: Person): string[] {
+  const people = [p.master, ...p.guests];
   return distinct([
-    p.master?.email?.toLowerCase(),
-    ...p.guests.map((g) => g.email?.toLowerCase()),
-    p.master?.phone,
-    ...p.guests.map((g) => g.phone),
+    ...people.map((x) => x?.email && normaliseContact("email", x.email)),
+    ...people.map((x) => x?.phone && normaliseContact("phone", x.phone)),
   ]);
 }
 
-async function propertyNames(ctx: GraphQLContext, ids: (string | null)[]): Promise<Map<string, string>> {
+async function propertyNames(ctx: RequestContext, ids: (string | null)[]): Promise<Map<string, string>> {
   const wanted = distinct(ids);
   const rows = await ctx.loaders.property.loadMany(wanted);
   return new Map(rows.flatMap((r) => (r && !(r instanceof Error) ? [[r.id, r.name] as [string, string]] : [])));
 }
 
-async function identity(p: Person, _: unknown, ctx: GraphQLContext) {
+async function identity(p: Person, _: unknown, ctx: RequestContext) {
   const shown = p.guests.slice(0, PROFILES_SHOWN);
   const [names, integrations] = await Promise.all([
     propertyNames(ctx, shown.map((g) => g.propertyId)),
@@ -136,56 +111,15 @@ async function identity(p: Person, _: unknown, ctx: GraphQLContext) {
   };
 }
 
-interface StayRow {
-  count: number;
-  nights: number;
-  firstStay: string | null;
-  lastStay: string | null;
-  nextStay: string | null;
-  upcoming: number;
-  cancelled: number;
-  otherBookings: number;
-  properties: string[] | null;
-}
-
 /** One aggregate over the person's reservations. */
-async function stays(p: Person, _: unknown, ctx: GraphQLContext) {
-  const [row] = await ctx.sql.query<StayRow>(
-    (scoped) => sql`SELECT
-        count(*) FILTER (WHERE s.begun)::int AS count,
-        coalesce(sum(r.departure_date - r.arrival_date) FILTER (WHERE s.begun), 0)::int AS nights,
-        to_char(min(r.arrival_date) FILTER (WHERE s.begun), 'YYYY-MM-DD') AS "firstStay",
-        to_char(max(r.arrival_date) FILTER (WHERE s.begun), 'YYYY-MM-DD') AS "lastStay",
-        to_char(min(r.arrival_date) FILTER (WHERE s.upcoming), 'YYYY-MM-DD') AS "nextStay",
-        count(*) FILTER (WHERE s.upcoming)::int AS upcoming,
-        count(*) FILTER (WHERE r.kind = 'stay' AND r.status IN ('cancelled', 'no_show'))::int AS cancelled,
-        count(*) FILTER (WHERE r.kind <> 'stay')::int AS "otherBookings",
-        array_agg(DISTINCT p.name) FILTER (WHERE s.begun) AS properties
-      FROM reservations r
-      JOIN properties p ON p.id = r.property_id AND ${scoped("Property", "p")}
-      CROSS JOIN LATERAL (SELECT
-          r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date AS begun,
-          r.kind = 'stay' AND r.status IN ('tentative', 'confirmed') AND r.arrival_date > current_date AS upcoming) s
-      WHERE ${scoped("Reservation", "r")} AND r.guest_profile_id = ANY(${guestIds(p)}::uuid[])`,
-  );
+async function stays(p: Person, _: unknown, ctx: RequestContext) {
+  const row = await ctx.data.stays.summaryOfGuests(guestIds(p));
   return { ...row, properties: row.properties ?? [], more: more(p, "list_reservations") };
 }
 
-/**
- * Spend per currency and category: charges and adjustments less refunds; payments settle the bill
- * and are not spend. A refund always reduces spend, whatever sign its source stored it with (the
- * contract says negative; some sources and the fixtures store it positive).
- */
-async function spend(p: Person, _: unknown, ctx: GraphQLContext) {
-  const groups = await ctx.sql.query<{ currency: string; category: string; amountMinor: string; transactions: number }>(
-    (scoped) => sql`SELECT x.currency, x.category,
-        sum(CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END)::text AS "amountMinor",
-        count(*)::int AS transactions
-      FROM transactions x
-      WHERE ${scoped("Transaction", "x")} AND x.guest_profile_id = ANY(${guestIds(p)}::uuid[])
-        AND x.kind IN ('charge', 'adjustment', 'refund')
-      GROUP BY x.currency, x.category`,
-  );
+/** Spend per currency and category (data/stays.ts says what counts as spend). */
+async function spend(p: Person, _: unknown, ctx: RequestContext) {
+  const groups = await ctx.data.stays.spendOfGuests(guestIds(p));
   type Category = { category: string; amountMinor: bigint; transactions: number };
   const byCurrency = new Map<string, { currency: string; totalMinor: bigint; byCategory: Category[] }>();
   for (const g of groups) {
@@ -211,7 +145,7 @@ interface ObservationRow {
   channel: string;
   status: ConsentStatus;
   source: string;
-  observedAt: Date;
+  observedAt: string;
 }
 
 /** An observation as evidence: what decided, where and when. */
@@ -229,35 +163,25 @@ export function evidence(o: ObservationRow, names: Map<string, string>) {
 
 /**
  * Effective consent of each of the person's contact points per purpose. Precedence is group-wide
- * (spec 1.5): a withdrawal at a property outside a narrowed request still decides, so the
- * observations are read across the group (ctx.dbGroup), as effectiveConsents does.
+ * (spec 1.5): a withdrawal at a property outside a narrowed request still decides.
  */
-async function consent(p: Person, _: unknown, ctx: GraphQLContext) {
-  const contacts = contactPoints(p);
-  const observations: ObservationRow[] =
-    contacts.length === 0 ? [] : await ctx.dbGroup.consentObservation.findMany({ where: { contactValue: { in: contacts } } });
-  const keyed = new Map<string, ObservationRow[]>();
-  for (const o of observations) {
-    const key = `${o.purpose}\u0000${o.contactValue}`;
-    keyed.set(key, [...(keyed.get(key) ?? []), o]);
-  }
-  const keys = [...keyed.keys()].sort();
-  const shownKeys = keys.slice(0, CONSENTS_SHOWN);
-  const decided = shownKeys.map((k) => {
-    const mine = keyed.get(k)!;
-    return { first: mine[0], effective: effectiveConsent(mine) };
-  });
-  const names = await propertyNames(ctx, decided.map((d) => (d.effective.decidedBy as ObservationRow | null)?.propertyId ?? null));
+async function consent(p: Person, _: unknown, ctx: RequestContext) {
+  const decisions = await ctx.data.consents.decide(contactPoints(p));
+  // By purpose, then contact.
+  const order = (d: { purpose: string; contactValue: string }) => `${d.purpose}\u0000${d.contactValue}`;
+  decisions.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
+  const shown = decisions.slice(0, CONSENTS_SHOWN);
+  const names = await propertyNames(ctx, shown.map((d) => d.effective.decidedBy?.propertyId ?? null));
   return {
-    effective: decided.map(({ first, effective }) => ({
-      contactType: first.contactType,
-      contactValue: first.contactValue,
-      purpose: first.purpose,
-      status: effective.status,
-      decidedBy: effective.decidedBy ? evidence(effective.decidedBy as ObservationRow, names) : null,
-      observationCount: effective.observationCount,
+    effective: shown.map((d) => ({
+      contactType: d.contactType,
+      contactValue: d.contactValue,
+      purpose: d.purpose,
+      status: d.effective.status,
+      decidedBy: d.effective.decidedBy ? evidence(d.effective.decidedBy, names) : null,
+      observationCount: d.effective.observationCount,
     })),
-    truncated: keys.length > shownKeys.length,
+    truncated: decisions.length > shown.length,
     more: more(p, "list_consent_observations"),
   };
 }
@@ -267,16 +191,8 @@ interface Tier {
   name: string;
 }
 
-async function loyalty(p: Person, _: unknown, ctx: GraphQLContext) {
-  const members = await ctx.db.loyaltyMember.findMany({
-    where: {
-      OR: [{ guestProfileId: { in: guestIds(p) } }, ...(p.masterProfileId ? [{ masterProfileId: p.masterProfileId }] : [])],
-    },
-    orderBy: [{ lifetimePoints: "desc" }, { id: "asc" }],
-  });
-  // Programs in a second statement, not a nested include: one statement per Prisma query (db/sql-count.ts).
-  const programs =
-    members.length === 0 ? [] : await ctx.db.loyaltyProgram.findMany({ where: { id: { in: [...new Set(members.map((m) => m.programId))] } } });
+async function loyalty(p: Person, _: unknown, ctx: RequestContext) {
+  const { members, programs } = await ctx.data.loyalty.membershipsOfPerson(guestIds(p), p.masterProfileId);
   const programById = new Map(programs.map((pr) => [pr.id, pr]));
   return {
     memberships: members.map((m) => {
@@ -295,17 +211,13 @@ async function loyalty(p: Person, _: unknown, ctx: GraphQLContext) {
   };
 }
 
-async function reviews(p: Person, _: unknown, ctx: GraphQLContext) {
-  const where = { guestProfileId: { in: guestIds(p) } };
-  const [summary, latest] = await Promise.all([
-    ctx.db.review.aggregate({ where, _count: { _all: true }, _avg: { rating: true } }),
-    ctx.db.review.findFirst({ where, orderBy: [{ publishedAt: "desc" }, { id: "asc" }] }),
-  ]);
+async function reviews(p: Person, _: unknown, ctx: RequestContext) {
+  const { count, averageRating, latest } = await ctx.data.engagement.reviewsOfPerson(guestIds(p));
   const names = await propertyNames(ctx, [latest?.propertyId ?? null]);
   const body = latest?.body ?? null;
   return {
-    count: summary._count._all,
-    averageRating: summary._avg.rating == null ? null : Math.round(summary._avg.rating * 100) / 100,
+    count,
+    averageRating,
     latest: latest && {
       rating: latest.rating,
       source: latest.source,
@@ -325,12 +237,8 @@ function changedFields(delta: unknown): string[] {
   return names.length <= CHANGED_SHOWN ? names : [...names.slice(0, CHANGED_SHOWN - 1), `+${names.length - CHANGED_SHOWN + 1} more`];
 }
 
-async function recentEvents(p: Person, _: unknown, ctx: GraphQLContext) {
-  const rows = await ctx.db.event.findMany({
-    where: { guestProfileId: { in: guestIds(p) } },
-    orderBy: { seq: "desc" },
-    take: EVENTS_SHOWN + 1,
-  });
+async function recentEvents(p: Person, _: unknown, ctx: RequestContext) {
+  const rows = await ctx.data.events.ofGuests(guestIds(p), EVENTS_SHOWN + 1);
   return {
     events: rows.slice(0, EVENTS_SHOWN).map((e) => ({
       seq: e.seq.toString(),
@@ -346,7 +254,7 @@ async function recentEvents(p: Person, _: unknown, ctx: GraphQLContext) {
 
 export const guestContextResolvers = {
   Query: {
-    guestContext: (_: unknown, args: GuestContextArgs, ctx: GraphQLContext) => findPerson(ctx, args),
+    guestContext: (_: unknown, args: GuestContextArgs, ctx: RequestContext) => findPerson(ctx, args),
   },
   GuestContext: {
     guestProfileIds: (p: Person) => guestIds(p),

@@ -1,4 +1,4 @@
-import type { GraphQLContext } from "../../context";
+import type { RequestContext } from "../../context";
 import { DateScalar, DateTime, JSONScalar, Long, UUID } from "../scalars";
 import { consentResolvers } from "./consents";
 import { destinationResolvers } from "./destinations";
@@ -16,7 +16,7 @@ import { tableResolvers } from "./tables";
 
 const viewerResolvers = {
   Query: {
-    viewer: (_: unknown, __: unknown, ctx: GraphQLContext) => ({
+    viewer: (_: unknown, __: unknown, ctx: RequestContext) => ({
       kind: ctx.credential.kind,
       propertyGroupId: ctx.scope.propertyGroupId,
       propertyId: ctx.scope.propertyId,

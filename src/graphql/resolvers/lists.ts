@@ -1,16 +1,12 @@
-// Building blocks shared by the list families: keyset lists over (created_at, id), get-by-id with
-// not_found, and small filter helpers. Every query goes through ctx.db, the request's scoped client.
-import type { GraphQLContext } from "../../context";
-import type { PrismaClient } from "../../generated/prisma/client";
-import { byCreatedAt, keysetPage } from "../../pagination/keyset";
-import type { CursorKey } from "../../pagination/cursor";
-import { apiError, notFound } from "../errors";
-import { escapeLike } from "../../db/like";
+// Building blocks shared by the list families: keyset pages bound to the caller, get-by-id with
+// not_found, and argument checks. The rows come from the request's data handle (src/data).
 import type { GraphQLResolveInfo } from "graphql";
-import type { Sql, SqlModel } from "../../db/scoped-sql";
+import type { RequestContext } from "../../context";
+import type { RowShape } from "../../data/schema";
+import { apiError, notFound } from "../../errors";
+import type { CursorKey } from "../../pagination/cursor";
+import { keysetPage } from "../../pagination/keyset";
 import { selectedShape, type RowType } from "../selection";
-import { GUEST_KEYS } from "../../db/rows";
-import { col, sql } from "../../db/scoped-sql";
 
 export interface PageArgs<F> {
   filter?: F | null;
@@ -18,92 +14,62 @@ export interface PageArgs<F> {
   cursor?: string | null;
 }
 
-type Where = Record<string, unknown>;
-type FindArgs = { where: Where; orderBy: typeof byCreatedAt.orderBy; take: number };
-
-/** A keyset list resolver: `where` turns the filter into a Prisma where (ANDed with the scope). */
-export function keysetList<F extends object, Row extends { createdAt: Date; id: string }>(
+/** A keyset page whose cursor is bound to the family, the caller's group, the filter and the property. */
+export function boundPage<F, Row>(
   family: string,
-  findMany: (db: PrismaClient, args: FindArgs) => Promise<Row[]>,
-  where: (filter: F, ctx: GraphQLContext) => Where | Promise<Where>,
-) {
-  return async (_: unknown, args: PageArgs<F>, ctx: GraphQLContext) => {
-    const filter = args.filter ?? ({} as F);
-    const base = await where(filter, ctx);
-    return createdAtPage(family, filter, args, ctx, (after, take) =>
-      findMany(ctx.db, { where: { AND: [base, byCreatedAt.after(after)] }, orderBy: byCreatedAt.orderBy, take }),
-    );
-  };
-}
-
-/** A (created_at, id) keyset page whose cursor is bound to the family, group, filter and property. */
-function createdAtPage<F, Row extends { createdAt: Date | string; id: string }>(
-  family: string,
-  filter: F,
   args: PageArgs<F>,
-  ctx: GraphQLContext,
-  fetch: (after: CursorKey | null, take: number) => Promise<Row[]>,
+  ctx: RequestContext,
+  keyOf: (row: Row) => CursorKey,
+  fetch: (filter: F, after: CursorKey | null, take: number) => Promise<Row[]>,
+  query: (filter: F) => unknown = (filter) => ({ filter, propertyId: ctx.scope.propertyId }),
 ) {
+  const filter = args.filter ?? ({} as F);
   return keysetPage({
     limit: args.limit,
     cursor: args.cursor,
     secret: ctx.cursorSecret,
-    binding: { family, propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } },
-    keyOf: byCreatedAt.keyOf,
-    fetch,
+    binding: { family, propertyGroupId: ctx.scope.propertyGroupId, query: query(filter) },
+    keyOf,
+    fetch: (after, take) => fetch(filter, after, take),
   });
 }
 
-/** A keyset list read in SQL (db/scoped-sql.ts): `where` turns the filter into SQL conditions. */
-export function sqlKeysetList<F extends object>(
+/** A keyset list resolver over a data/ page function. */
+export function keysetList<F extends object, Row>(
   family: string,
-  from: SqlModel,
-  type: RowType,
-  where: (filter: F, ctx: GraphQLContext) => (Sql | undefined)[] | Promise<(Sql | undefined)[]>,
+  keyOf: (row: Row) => CursorKey,
+  page: (ctx: RequestContext) => (filter: F, after: CursorKey | null, take: number) => Promise<Row[]>,
+  check?: (filter: F) => void,
 ) {
-  return async (_: unknown, args: PageArgs<F>, ctx: GraphQLContext, info: GraphQLResolveInfo) => {
-    const shape = selectedShape(info, type, "nodes");
-    const filter = args.filter ?? ({} as F);
-    const conditions = await where(filter, ctx);
-    return createdAtPage(family, filter, args, ctx, (after, take) =>
-      ctx.sql.rows<{ createdAt: string; id: string }>({
-        from,
-        shape,
-        where: [...conditions, byCreatedAt.afterSql(after)],
-        orderBy: byCreatedAt.orderBySql,
-        limit: take,
-      }),
-    );
+  return (_: unknown, args: PageArgs<F>, ctx: RequestContext) => {
+    if (check) check(args.filter ?? ({} as F));
+    return boundPage(family, args, ctx, keyOf, page(ctx));
   };
 }
 
-/** A get-by-id resolver read in SQL: the row in scope, or `not_found`. */
-export function sqlGetById(what: string, from: SqlModel, type: RowType) {
-  return async (_: unknown, args: { id: string }, ctx: GraphQLContext, info: GraphQLResolveInfo) => {
-    const [row] = await ctx.sql.rows({ from, shape: selectedShape(info, type), where: [sql`${col("id")} = ${args.id}::uuid`], limit: 1 });
-    if (!row) throw notFound(what, args.id);
-    return row;
+/** The same for a data/ page read in SQL with only the columns the selection's `nodes` need. */
+export function selectedKeysetList<F extends object, Row>(
+  family: string,
+  type: RowType,
+  keyOf: (row: Row) => CursorKey,
+  page: (ctx: RequestContext) => (filter: F, after: CursorKey | null, take: number, shape: RowShape) => Promise<Row[]>,
+  check?: (filter: F) => void,
+) {
+  return (_: unknown, args: PageArgs<F>, ctx: RequestContext, info: GraphQLResolveInfo) => {
+    const shape = selectedShape(info, type, "nodes");
+    if (check) check(args.filter ?? ({} as F));
+    const fetch = page(ctx);
+    return boundPage(family, args, ctx, keyOf, (filter: F, after, take) => fetch(filter, after, take, shape));
   };
 }
 
 /** A get-by-id resolver: the row in scope, or `not_found`. */
-export function getById<Row>(what: string, findUnique: (db: PrismaClient, id: string) => Promise<Row | null>) {
-  return async (_: unknown, args: { id: string }, ctx: GraphQLContext) => {
-    const row = await findUnique(ctx.db, args.id);
+export function getById<Row>(what: string, find: (ctx: RequestContext, id: string, info: GraphQLResolveInfo) => Promise<Row | null | undefined>) {
+  return async (_: unknown, args: { id: string }, ctx: RequestContext, info: GraphQLResolveInfo) => {
+    const row = await find(ctx, args.id, info);
     if (!row) throw notFound(what, args.id);
     return row;
   };
-}
-
-/** Keeps only the filter members that were given: `{ a: x, b: undefined }` → `{ a: x }`. */
-export function given(where: Where): Where {
-  return Object.fromEntries(Object.entries(where).filter(([, v]) => v !== undefined && v !== null));
-}
-
-/** `from ≤ x` and `x ≤ to` (dates) or `x < to` (instants, so adjacent windows do not overlap). */
-export function range(from: Date | null | undefined, to: Date | null | undefined, toExclusive: boolean) {
-  if (from == null && to == null) return undefined;
-  return given({ gte: from, ...(toExclusive ? { lt: to } : { lte: to }) });
 }
 
 /** source_id is unique only within one integration. */
@@ -112,14 +78,3 @@ export function requireIntegrationForSourceId(filter: { sourceId?: string | null
     throw apiError("source_id requires integration_id", "a source_id is only unique within one integration: send integration_id too");
   }
 }
-
-/** Ids of the guest profiles (in scope) clustered into a master profile; `undefined` if no filter. */
-export async function guestIdsOfMaster(ctx: GraphQLContext, masterProfileId: string | null | undefined) {
-  if (masterProfileId == null) return undefined;
-  const guests = await ctx.loaders.guestsByMasterProfile(GUEST_KEYS).load(masterProfileId);
-  return { in: guests.map((g) => g.id) };
-}
-
-/** Case-insensitive equality, for e-mail addresses and other natural keys typed by people. */
-export const insensitive = (value: string | null | undefined) =>
-  value == null ? undefined : { equals: escapeLike(value), mode: "insensitive" as const };

@@ -1,30 +1,8 @@
-// Loyalty programs and members; channels and spaces (the "resources").
-import type { Prisma } from "../../generated/prisma/client";
-import { getById, given, keysetList } from "./lists";
-
-interface LoyaltyProgramFilter {
-  active?: boolean | null;
-}
-
-interface LoyaltyMemberFilter {
-  programId?: string | null;
-  guestProfileId?: string | null;
-  masterProfileId?: string | null;
-  memberNumber?: string | null;
-  tier?: string | null;
-  status?: string | null;
-  updatedSince?: Date | null;
-}
-
-interface ChannelFilter {
-  propertyId?: string | null;
-  kind?: string | null;
-  active?: boolean | null;
-}
-
-interface SpaceFilter extends ChannelFilter {
-  minCapacity?: number | null;
-}
+// Loyalty programs and members; channels and spaces (the "resources"): data/loyalty.ts and
+// data/properties.ts.
+import { loyaltyKeyOf, type LoyaltyMemberFilter, type LoyaltyProgramFilter } from "../../data/loyalty";
+import { resourceKeyOf, type ChannelFilter, type SpaceFilter } from "../../data/properties";
+import { getById, keysetList } from "./lists";
 
 interface Tier {
   code: string;
@@ -32,39 +10,15 @@ interface Tier {
   threshold_points: number;
 }
 
+type Keyed = { createdAt: string; id: string };
+
 export const loyaltyResourceResolvers = {
   Query: {
-    loyaltyPrograms: keysetList<LoyaltyProgramFilter, Prisma.LoyaltyProgramGetPayload<object>>(
-      "loyalty_programs",
-      (db, args) => db.loyaltyProgram.findMany(args),
-      (f) => given({ active: f.active }),
-    ),
-    loyaltyMembers: keysetList<LoyaltyMemberFilter, Prisma.LoyaltyMemberGetPayload<object>>(
-      "loyalty_members",
-      (db, args) => db.loyaltyMember.findMany(args),
-      (f) =>
-        given({
-          programId: f.programId,
-          guestProfileId: f.guestProfileId,
-          masterProfileId: f.masterProfileId,
-          memberNumber: f.memberNumber,
-          tier: f.tier,
-          status: f.status,
-          updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
-        }),
-    ),
-    loyaltyMember: getById("loyalty member", (db, id) => db.loyaltyMember.findUnique({ where: { id } })),
-    channels: keysetList<ChannelFilter, Prisma.ChannelGetPayload<object>>(
-      "channels",
-      (db, args) => db.channel.findMany(args),
-      (f) => given({ propertyId: f.propertyId, kind: f.kind, active: f.active }),
-    ),
-    spaces: keysetList<SpaceFilter, Prisma.SpaceGetPayload<object>>(
-      "spaces",
-      (db, args) => db.space.findMany(args),
-      (f) =>
-        given({ propertyId: f.propertyId, kind: f.kind, active: f.active, capacity: f.minCapacity == null ? undefined : { gte: f.minCapacity } }),
-    ),
+    loyaltyPrograms: keysetList<LoyaltyProgramFilter, Keyed>("loyalty_programs", loyaltyKeyOf, (ctx) => ctx.data.loyalty.programPage),
+    loyaltyMembers: keysetList<LoyaltyMemberFilter, Keyed>("loyalty_members", loyaltyKeyOf, (ctx) => ctx.data.loyalty.memberPage),
+    loyaltyMember: getById("loyalty member", (ctx, id) => ctx.data.loyalty.memberById(id)),
+    channels: keysetList<ChannelFilter, Keyed>("channels", resourceKeyOf, (ctx) => ctx.data.properties.channelPage),
+    spaces: keysetList<SpaceFilter, Keyed>("spaces", resourceKeyOf, (ctx) => ctx.data.properties.spacePage),
   },
   LoyaltyProgram: {
     tiers: (p: { tiers: unknown }) =>

@@ -1,42 +1,25 @@
-// The hot read paths in SQL on the reader's pool: guests and master profiles (lists, get-by-id,
-// totals) and the guests, reservations and transactions a nested GraphQL page loads. Prisma costs
-// about 1.3 ms of CPU per 100-row page (it compiles every query in WebAssembly and maps every
-// value), more than the rest of the request together; one parameterised statement with timestamps
-// rendered by PostgreSQL as the API's ISO strings costs a fraction (bench/results). Every statement
-// is built here, and every one is ANDed with the caller's tenant predicate from
-// auth/tenant-scope.ts, the same rules the scoped Prisma client applies: a resolver cannot leave
-// the scope out.
+// Scoped SQL on the reader's pool, for the read paths where Prisma's per-query and per-value cost
+// would dominate the request (the guests page, nested pages, search, table filters): one
+// parameterised statement, timestamps rendered by PostgreSQL as the API's ISO text. Every statement
+// is ANDed with the caller's tenant predicate from data/tenant.ts, the same rules the scoped Prisma
+// client applies, and column names come from data/schema.ts.
 import type { Pool } from "pg";
 import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
 import type { Scope } from "../auth/scope";
-import { snakeCase, tenantSql, type TenantModel } from "../auth/tenant-scope";
-import { countStatement } from "./sql-count";
+import { tenantSql, type TenantModel } from "./tenant";
+import { columnOf, SQL_TABLES, type ColumnKind, type RowShape, type SqlModel } from "./schema";
+import { countStatement } from "../db/sql-count";
 
-export type { Sql };
+export type { ColumnKind, RowShape, Sql, SqlModel };
 export const sql = Prisma.sql;
 export const join = Prisma.join;
+export const empty = Prisma.empty;
 
-/** How a column reaches the API: as stored, or an instant or date rendered as its ISO string. */
-export type ColumnKind = "value" | "instant" | "date";
-/** A row's fields (Prisma names) and how each is rendered; the select list is derived from it. */
-export type RowShape = Readonly<Record<string, ColumnKind>>;
-
-/** Tables read in SQL, by model (the @@map of schema.prisma). */
-const TABLES = {
-  GuestProfile: "guest_profiles",
-  MasterProfile: "master_profiles",
-  MasterProfileCount: "master_profile_counts",
-  Event: "events",
-  Reservation: "reservations",
-  Transaction: "transactions",
-  TableMember: "table_members",
-} as const;
-export type SqlModel = keyof typeof TABLES;
 
 const ALIAS = "t";
-/** A column of the selected table: `t.<column>`. */
-export const col = (field: string) => Prisma.raw(`${ALIAS}.${snakeCase(field)}`);
+/** The columns of `model`'s table aliased `t`: `columns("GuestProfile")("email")` is `t.email`. */
+export const columns = (model: SqlModel) => (field: string) => Prisma.raw(`${ALIAS}.${columnOf(model, field)}`);
 
 // PostgreSQL stores microseconds; every API timestamp column is timestamptz(3), so .MS is exact and
 // the text equals what Date#toISOString gives for the same value.
@@ -47,13 +30,15 @@ const render: Record<ColumnKind, (column: string) => string> = {
 };
 
 // Weak: shapes made per selection (graphql/selection.ts) come and go.
-const selectLists = new WeakMap<RowShape, Sql>();
-function selectList(shape: RowShape): Sql {
-  let list = selectLists.get(shape);
+const selectLists = new WeakMap<RowShape, Map<SqlModel, Sql>>();
+function selectList(model: SqlModel, shape: RowShape): Sql {
+  let byModel = selectLists.get(shape);
+  if (!byModel) selectLists.set(shape, (byModel = new Map()));
+  let list = byModel.get(model);
   if (!list) {
-    const columns = Object.entries(shape).map(([field, kind]) => `${render[kind](`${ALIAS}.${snakeCase(field)}`)} AS "${field}"`);
-    list = Prisma.raw(columns.join(", "));
-    selectLists.set(shape, list);
+    const fields = Object.entries(shape).map(([field, kind]) => `${render[kind](`${ALIAS}.${columnOf(model, field)}`)} AS "${field}"`);
+    list = Prisma.raw(fields.join(", "));
+    byModel.set(model, list);
   }
   return list;
 }
@@ -82,6 +67,8 @@ export interface ScopedSql {
   query<Row>(build: (scoped: TenantPredicate) => Sql): Promise<Row[]>;
 }
 
+const tableOf = (model: SqlModel) => Prisma.raw(`${SQL_TABLES[model].table} ${ALIAS}`);
+
 export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
   const whereClause = (select: Pick<Select, "from" | "where">) => {
     const conditions = [tenantSql(select.from, scope, ALIAS), ...(select.where ?? []).filter((c): c is Sql => c !== undefined)];
@@ -94,7 +81,7 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
   return {
     rows: async <Row>(s: Select) =>
       run<Row>(
-        Prisma.sql`SELECT ${selectList(s.shape)} FROM ${Prisma.raw(TABLES[s.from])} ${Prisma.raw(ALIAS)} WHERE ${whereClause(s)}${
+        Prisma.sql`SELECT ${selectList(s.from, s.shape)} FROM ${tableOf(s.from)} WHERE ${whereClause(s)}${
           s.orderBy ? Prisma.sql` ORDER BY ${s.orderBy}` : Prisma.empty
         }${s.limit !== undefined ? Prisma.sql` LIMIT ${s.limit}` : Prisma.empty}${s.offset ? Prisma.sql` OFFSET ${s.offset}` : Prisma.empty}`,
       ),
@@ -108,20 +95,25 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
       return run<Row>(statement);
     },
     count: async (s) => {
-      const [row] = await run<{ n: string }>(
-        Prisma.sql`SELECT count(*) AS n FROM ${Prisma.raw(TABLES[s.from])} ${Prisma.raw(ALIAS)} WHERE ${whereClause(s)}`,
-      );
+      const [row] = await run<{ n: string }>(Prisma.sql`SELECT count(*) AS n FROM ${tableOf(s.from)} WHERE ${whereClause(s)}`);
       return Number(row.n);
     },
   };
 }
 
 /**
+ * `column = ANY($ids)`: one parameter, whatever the batch size. The ids are uuids (rows' keys or
+ * UUID-scalar arguments), so the array literal needs no quoting, and pg's array encoder (which
+ * quotes and escapes each element) is skipped on the nested pages' batches.
+ */
+export const anyOf = (column: Sql, ids: readonly string[]) => sql`${column} = ANY(${`{${ids.join(",")}}`}::uuid[])`;
+
+/**
  * Case-insensitive equality as `lower(column) = lower(value)`: no LIKE pattern to escape, and an
  * index on `lower(column)` serves it (ILIKE cannot use a btree).
  */
-export const equalsInsensitive = (field: string, value: string | null | undefined) =>
-  value == null ? undefined : Prisma.sql`lower(${col(field)}) = lower(${value})`;
+export const equalsInsensitive = (column: Sql, value: string | null | undefined) =>
+  value == null ? undefined : sql`lower(${column}) = lower(${value})`;
 
 /** `column = value` when the value is given. */
-export const equals = (field: string, value: unknown) => (value == null ? undefined : Prisma.sql`${col(field)} = ${value}`);
+export const equals = (column: Sql, value: unknown) => (value == null ? undefined : sql`${column} = ${value}`);

@@ -1,6 +1,6 @@
-// Every error the API can return, as GraphQLErrors with a stable `extensions.code`. The code is the
-// spec's `error` value; REST maps it to the HTTP status below and the `{error, scope?, detail?}`
-// body, and /graphql carries the same code and status.
+// Every error the API can return, through any door (REST, /graphql, MCP), as GraphQLErrors with a
+// stable `extensions.code`. The code is the spec's `error` value; REST maps it to the HTTP status
+// below and the `{error, scope?, detail?}` body, and /graphql carries the same code and status.
 import { GraphQLError } from "graphql";
 
 export const ERROR_STATUS = {
@@ -66,10 +66,10 @@ export const responseTooLarge = (maxBytes: number) =>
     `the response would be larger than ${maxBytes} bytes; ask for fewer rows or fields (a smaller limit, fewer aliases)`,
   );
 
+/** Codes only /graphql answers: the /v1 document does not list them. */
 export const untrustedDocument = () =>
   apiError("untrusted_document", "this service runs only trusted documents (GCS_GRAPHQL_TRUSTED_DOCUMENTS); this document's sha256 is not one of them");
 
-/** Codes only /graphql answers: the /v1 document does not list them. */
 export const GRAPHQL_ONLY_CODES: ReadonlySet<ErrorCode> = new Set(["query_too_complex", "unsupported_operation", "response_too_large", "untrusted_document"]);
 
 /** The same error with an HTTP status for Apollo: failures before execution (auth) and the response cap. */

@@ -1,0 +1,161 @@
+// Consent observations, and the one way an effective status is decided: `decideConsent` reads
+// every observation of the given contact points (and purpose) in the property group and applies
+// consent/precedence.ts per contact and purpose. The consent resolvers, the guest context and the
+// delivery engine all call it; table filters decide the same rule in SQL (tables/filter.ts) over
+// the same normalised contact values (consent/precedence.ts normaliseContact).
+import type { Prisma, PrismaClient } from "../generated/prisma/client";
+import { effectiveConsent, type ContactType, type EffectiveConsent } from "../consent/precedence";
+import type { CursorKey } from "../pagination/cursor";
+import { createdAtKey, createdAtPrisma } from "./keyset";
+import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
+import type { Readers } from "./readers";
+import { tenantWhere } from "./tenant";
+import { given, guestFilter, insensitive, range } from "./where";
+
+export interface ConsentFilter {
+  guestProfileId?: string | null;
+  masterProfileId?: string | null;
+  contactValue?: string | null;
+  purpose?: string | null;
+  status?: string | null;
+  propertyId?: string | null;
+  observedFrom?: Date | null;
+  observedTo?: Date | null;
+}
+
+/** An observation as the database holds it (decideConsent's input, the delivery engine's rows). */
+type StoredObservation = Prisma.ConsentObservationGetPayload<object>;
+/** An observation as data/ hands it out: instants as ISO text. */
+export type ObservationRow = AsText<StoredObservation>;
+
+/** The consent of one contact point for one purpose, with every observation behind it (latest first). */
+export interface ConsentDecision<O = StoredObservation> {
+  contactType: ContactType;
+  contactValue: string;
+  purpose: string;
+  observations: O[];
+  effective: Omit<EffectiveConsent, "decidedBy"> & { decidedBy: O | null };
+}
+
+/** A decision as requests get it: observations and instants as ISO text. */
+export type ConsentDecisionRow = Omit<ConsentDecision<ObservationRow>, "effective"> & {
+  effective: Omit<EffectiveConsent, "decidedBy" | "lastObservedAt"> & { decidedBy: ObservationRow | null; lastObservedAt: string | null };
+};
+
+function asText(d: ConsentDecision): ConsentDecisionRow {
+  const { effective } = d;
+  return {
+    ...d,
+    observations: allInstantsAsText(d.observations),
+    effective: {
+      ...effective,
+      decidedBy: effective.decidedBy && instantsAsText(effective.decidedBy),
+      lastObservedAt: effective.lastObservedAt?.toISOString() ?? null,
+    },
+  };
+}
+
+/** What decideConsent reads through: a request's group-wide client or the delivery engine's transaction. */
+type ObservationReader = Pick<PrismaClient, "consentObservation">;
+
+/**
+ * Effective consent of these contact points in the group, per contact and purpose: spec 1.5 over
+ * every observation in the group, from any property or source. `values` must be normalised
+ * (normaliseContact); `purpose` and `contactType` narrow what is read. Decisions come in
+ * (contact value, purpose, contact type) order; contacts with no observation have none.
+ */
+export async function decideConsent(
+  reader: ObservationReader,
+  propertyGroupId: string,
+  values: readonly string[],
+  narrow: { purpose?: string; contactType?: ContactType } = {},
+): Promise<ConsentDecision[]> {
+  if (values.length === 0) return [];
+  const observations = await reader.consentObservation.findMany({
+    // Group-wide by rule (spec 1.5): the tenant rule of the whole group, also on an unscoped client.
+    where: { AND: [tenantWhere("ConsentObservation", { propertyGroupId, propertyId: null })!, { contactValue: { in: [...values] }, ...given(narrow) }] },
+    orderBy: [{ observedAt: "desc" }, { id: "asc" }],
+  });
+  const byKey = new Map<string, StoredObservation[]>();
+  for (const o of observations) {
+    const key = `${o.contactValue}\u0000${o.purpose}\u0000${o.contactType}`;
+    const list = byKey.get(key);
+    if (list) list.push(o);
+    else byKey.set(key, [o]);
+  }
+  return [...byKey.keys()].sort().map((key) => {
+    const mine = byKey.get(key)!;
+    const { contactType, contactValue, purpose } = mine[0];
+    const effective = effectiveConsent(mine);
+    return { contactType, contactValue, purpose, observations: mine, effective: { ...effective, decidedBy: effective.decidedBy as StoredObservation | null } };
+  });
+}
+
+export const consentKeyOf = createdAtKey;
+
+/** An effective-consent key: contact value, purpose and contact type. */
+export interface ConsentKey {
+  contactValue: string;
+  purpose: string;
+  contactType: ContactType;
+}
+
+/** The effective-consent keyset's position. */
+export const consentKeyKeyOf = (k: ConsentKey): CursorKey => [k.contactValue, k.purpose, k.contactType];
+
+export function consents(r: Readers) {
+  async function consentWhere(f: ConsentFilter): Promise<Prisma.ConsentObservationWhereInput> {
+    return {
+      ...given({
+        contactValue: insensitive(f.contactValue?.trim()),
+        purpose: f.purpose,
+        status: f.status,
+        propertyId: f.propertyId,
+        observedAt: range(f.observedFrom, f.observedTo, true),
+      }),
+      ...(await guestFilter(r, f)),
+    };
+  }
+
+  return {
+    async page(filter: ConsentFilter, after: CursorKey | null, take: number): Promise<ObservationRow[]> {
+      const where = await consentWhere(filter);
+      return allInstantsAsText(await r.prisma.consentObservation.findMany(createdAtPrisma.page(where, after, take)));
+    },
+
+    ofGuests: async (ids: readonly string[]): Promise<ObservationRow[]> =>
+      allInstantsAsText(await r.prisma.consentObservation.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
+
+    /**
+     * The (contact, purpose, type) keys observed in the caller's scope after `after`, in key order.
+     * `values` (normalised contact values) narrows to those contacts; none given: all.
+     */
+    async keys(values: readonly string[] | undefined, purpose: string | null | undefined, after: CursorKey | null, take: number): Promise<ConsentKey[]> {
+      const where: Prisma.ConsentObservationWhereInput = given({ contactValue: values === undefined ? undefined : { in: [...values] }, purpose });
+      const keys = await r.prisma.consentObservation.groupBy({
+        by: ["contactValue", "purpose", "contactType"],
+        where: { AND: [where, afterContactKey(after)] },
+        orderBy: [{ contactValue: "asc" }, { purpose: "asc" }, { contactType: "asc" }],
+        take,
+      });
+      return keys;
+    },
+
+    /** decideConsent across the caller's whole group, even for a request narrowed to one property. */
+    decide: async (values: readonly string[], narrow?: { purpose?: string; contactType?: ContactType }) =>
+      (await decideConsent(r.group, r.scope.propertyGroupId, values, narrow)).map(asText),
+  };
+}
+
+function afterContactKey(after: CursorKey | null): Prisma.ConsentObservationWhereInput {
+  if (!after) return {};
+  const [value, purpose, type] = after.map(String);
+  return {
+    OR: [
+      { contactValue: { gt: value } },
+      { contactValue: value, purpose: { gt: purpose } },
+      // contact_type has two values: after "email" only "phone" can follow.
+      ...(type === "email" ? [{ contactValue: value, purpose, contactType: "phone" as const }] : []),
+    ],
+  };
+}

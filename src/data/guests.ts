@@ -1,0 +1,101 @@
+// Guest profiles: one guest as one source system knows them. Read in SQL: the guests page is the
+// hottest path of the API, and nested pages load hundreds of guests per request.
+import type { CursorKey } from "../pagination/cursor";
+import { createdAtKey, createdAtSql } from "./keyset";
+import type { Readers } from "./readers";
+import { anyOf, columns, equals, equalsInsensitive, sql, type RowShape } from "./sql";
+
+/** Every column of a guest, as the API renders it. */
+export const GUEST_ROW: RowShape = {
+  id: "value",
+  propertyId: "value",
+  integrationId: "value",
+  sourceId: "value",
+  masterProfileId: "value",
+  givenName: "value",
+  familyName: "value",
+  email: "value",
+  phone: "value",
+  language: "value",
+  countryCode: "value",
+  city: "value",
+  birthDate: "date",
+  vipCode: "value",
+  createdAt: "instant",
+  updatedAt: "instant",
+};
+
+/** A guest as data/ returns it: instants and dates as the API's ISO text. */
+export interface GuestRow {
+  id: string;
+  propertyId: string;
+  integrationId: string;
+  sourceId: string;
+  masterProfileId: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  email: string | null;
+  phone: string | null;
+  language: string | null;
+  countryCode: string | null;
+  city: string | null;
+  birthDate: string | null;
+  vipCode: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Just enough of a guest to list the ids under a master profile. */
+export const GUEST_KEYS: RowShape = { id: "value", masterProfileId: "value" };
+
+export interface GuestFilter {
+  sourceId?: string | null;
+  integrationId?: string | null;
+  propertyId?: string | null;
+  masterProfileId?: string | null;
+  email?: string | null;
+  updatedSince?: Date | null;
+}
+
+const c = columns("GuestProfile");
+const byCreatedAt = createdAtSql("GuestProfile");
+
+function conditions(f: GuestFilter) {
+  return [
+    equals(c("sourceId"), f.sourceId),
+    equals(c("integrationId"), f.integrationId),
+    equals(c("propertyId"), f.propertyId),
+    equals(c("masterProfileId"), f.masterProfileId),
+    equalsInsensitive(c("email"), f.email),
+    f.updatedSince == null ? undefined : sql`${c("updatedAt")} >= ${f.updatedSince}`,
+  ];
+}
+
+export const guestKeyOf = createdAtKey;
+
+export function guests(r: Readers) {
+  return {
+    /** Guests matching the filter after `after`, oldest first, with the columns of `shape`. */
+    page: <Row = GuestRow>(filter: GuestFilter, after: CursorKey | null, take: number, shape: RowShape) =>
+      byCreatedAt.page<Row>(r.sql, conditions(filter), after, take, shape),
+    byId: <Row = GuestRow>(id: string, shape: RowShape) => byCreatedAt.byId<Row>(r.sql, id, shape),
+
+    byIds: (ids: readonly string[]) => r.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf(c("id"), ids)] }),
+
+    /** The guests of these master profiles, oldest first. */
+    byMasterProfiles: <Row = GuestRow>(ids: readonly string[], shape: RowShape) =>
+      r.sql.rows<Row>({ from: "GuestProfile", shape, where: [anyOf(c("masterProfileId"), ids)], orderBy: byCreatedAt.orderBy }),
+
+    /** The guest an e-mail address names: profiles with a master profile first, then the oldest. */
+    async firstByEmail(email: string): Promise<GuestRow | undefined> {
+      const [row] = await r.sql.rows<GuestRow>({
+        from: "GuestProfile",
+        shape: GUEST_ROW,
+        where: [sql`lower(${c("email")}) = lower(${email})`],
+        orderBy: sql`${c("masterProfileId")} IS NULL, ${byCreatedAt.orderBy}`,
+        limit: 1,
+      });
+      return row;
+    },
+  };
+}

@@ -1,0 +1,198 @@
+// The guest search statement (find_guests): every branch is an equality or a prefix on an index
+// (migration 20261124060000_guest_search_indexes), so a lookup is a few index probes at any size;
+// names, accents and case are folded by gcs_fold() on both sides.
+import { toE164 } from "../consent/precedence";
+import { escapeLike } from "../db/like";
+import type { Readers } from "./readers";
+import { join, sql, type Sql, type TenantPredicate } from "./sql";
+
+/** Rows each branch may contribute before ranking: more than any page, few enough to stay fast. */
+const BRANCH_CAP = 200;
+/** Names of more words than this are searched by their first ones only. */
+const MAX_NAME_WORDS = 4;
+
+/** Why a candidate matched, best first; the score ranks candidates. */
+const SCORES = {
+  email: 100,
+  phone: 100,
+  confirmation_number: 100,
+  member_number: 100,
+  source_id: 100,
+  name: 90,
+  name_prefix: 60,
+} as const;
+export type MatchField = keyof typeof SCORES;
+
+export interface Hit {
+  masterProfileId: string | null;
+  guestProfileId: string | null;
+  score: number;
+  matchedOn: MatchField[];
+}
+
+
+const fold = (column: Sql) => sql`gcs_fold(${column})`;
+/** `column LIKE '<folded text>%'`: the folded, LIKE-escaped text is a constant when planned, so the index serves it. */
+const startsWith = (column: Sql, text: string) => sql`${fold(column)} LIKE gcs_fold(${escapeLike(text)}) || '%'`;
+const sameFolded = (column: Sql, text: string) => sql`${fold(column)} = gcs_fold(${text})`;
+
+const GIVEN = sql`gp.given_name`;
+const FAMILY = sql`gp.family_name`;
+
+/**
+ * Every way the words split into a given name and a family name, in both orders: "Olivia Smith" is
+ * (Olivia, Smith) or (Smith, Olivia); "Anna de Vries" also (Anna de, Vries) and so on.
+ */
+function nameSplits(words: string[]): { given: string; family: string }[] {
+  const splits: { given: string; family: string }[] = [];
+  for (let k = 1; k < words.length; k++) {
+    const a = words.slice(0, k).join(" ");
+    const b = words.slice(k).join(" ");
+    splits.push({ given: a, family: b }, { given: b, family: a });
+  }
+  return splits;
+}
+
+// Each name branch is read in its index's order (USING ~<~, the text_pattern_ops order), so the
+// planner walks the index and stops at the branch cap: a common name is at most BRANCH_CAP index
+// entries, never a scan of the group. With OR-ed conditions and no order, PostgreSQL chooses a
+// sequential scan for one-word names in a large group.
+const BY_FAMILY = sql`gcs_fold(gp.family_name) USING ~<~, gcs_fold(gp.given_name) USING ~<~`;
+const BY_GIVEN = sql`gcs_fold(gp.given_name) USING ~<~`;
+
+interface NameBranch {
+  field: "name" | "name_prefix";
+  condition: Sql;
+  orderBy: Sql;
+}
+
+/** The name branches: exact (every word equal) and prefix (each part starts with its words). */
+function nameBranches(words: string[]): NameBranch[] {
+  if (words.length === 1) {
+    const [w] = words;
+    return [
+      { field: "name", condition: sameFolded(FAMILY, w), orderBy: BY_FAMILY },
+      { field: "name", condition: sameFolded(GIVEN, w), orderBy: BY_GIVEN },
+      { field: "name_prefix", condition: startsWith(FAMILY, w), orderBy: BY_FAMILY },
+      { field: "name_prefix", condition: startsWith(GIVEN, w), orderBy: BY_GIVEN },
+    ];
+  }
+  return nameSplits(words).flatMap((s): NameBranch[] => [
+    { field: "name", condition: sql`${sameFolded(FAMILY, s.family)} AND ${sameFolded(GIVEN, s.given)}`, orderBy: BY_FAMILY },
+    { field: "name_prefix", condition: sql`${startsWith(FAMILY, s.family)} AND ${startsWith(GIVEN, s.given)}`, orderBy: BY_FAMILY },
+  ]);
+}
+
+/** The digits a stored phone must have: E.164 without "+", or the bare digits of an unformatted number. */
+function phoneDigits(query: string): string | null {
+  const e164 = toE164(query);
+  if (e164) return e164.slice(1);
+  if (!/^[\d\s().\-/]+$/.test(query)) return null;
+  const digits = query.replace(/\D/g, "");
+  return digits.length >= 7 && digits.length <= 15 ? digits : null;
+}
+
+/**
+ * The search statement: every branch the query's shape allows, each capped, grouped per candidate
+ * and ranked; `limit + 1` rows so the caller knows whether there were more. Exported for the EXPLAIN test.
+ */
+export function searchStatement(query: string, limit: number) {
+  return (scoped: TenantPredicate): Sql => {
+    const guestBranch = (field: MatchField, condition: Sql, orderBy?: Sql) =>
+      sql`(SELECT gp.master_profile_id, gp.id AS guest_profile_id, ${field}::text AS field
+           FROM guest_profiles gp WHERE ${scoped("GuestProfile", "gp")} AND ${condition}
+           ${orderBy ? sql`ORDER BY ${orderBy}` : sql``} LIMIT ${BRANCH_CAP})`;
+    const branches: Sql[] = [];
+    const oneWord = !query.includes(" ");
+    if (query.includes("@")) {
+      branches.push(guestBranch("email", sql`lower(gp.email) = lower(${query})`));
+    }
+    const digits = phoneDigits(query);
+    if (digits) branches.push(guestBranch("phone", sql`regexp_replace(gp.phone, '[^0-9]', '', 'g') = ${digits}`));
+    if (oneWord) {
+      branches.push(guestBranch("source_id", sql`gp.source_id = ${query}`));
+      // Identifiers people read out are usually upper case in the source system.
+      const ids = sql`(${query}, ${query.toUpperCase()})`;
+      branches.push(
+        sql`(SELECT gp.master_profile_id, gp.id AS guest_profile_id, 'confirmation_number'::text AS field
+             FROM reservations r JOIN guest_profiles gp ON gp.id = r.guest_profile_id AND ${scoped("GuestProfile", "gp")}
+             WHERE ${scoped("Reservation", "r")} AND r.confirmation_number IN ${ids} LIMIT ${BRANCH_CAP})`,
+        // A membership may name a master profile, a guest profile or both.
+        sql`(SELECT coalesce(lm.master_profile_id, gp.master_profile_id) AS master_profile_id, gp.id AS guest_profile_id,
+               'member_number'::text AS field
+             FROM loyalty_members lm LEFT JOIN guest_profiles gp ON gp.id = lm.guest_profile_id AND ${scoped("GuestProfile", "gp")}
+             WHERE ${scoped("LoyaltyMember", "lm")} AND lm.member_number IN ${ids}
+               AND (lm.master_profile_id IS NOT NULL OR gp.id IS NOT NULL) LIMIT ${BRANCH_CAP})`,
+      );
+    }
+    if (/\p{L}/u.test(query) && !query.includes("@")) {
+      const words = query.split(/[\s,]+/).filter(Boolean).slice(0, MAX_NAME_WORDS);
+      for (const b of nameBranches(words)) branches.push(guestBranch(b.field, b.condition, b.orderBy));
+    }
+    // Punctuation only ("?? !!"): nothing to look up, and still one scoped statement.
+    if (branches.length === 0) branches.push(guestBranch("name", sql`false`));
+    const scores = join(
+      Object.entries(SCORES).map(([field, score]) => sql`WHEN ${field} THEN ${score}::int`),
+      " ",
+    );
+    return sql`SELECT "masterProfileId", "guestProfileId", max(score)::int AS score,
+        array_agg(DISTINCT field ORDER BY field) AS "matchedOn"
+      FROM (
+        SELECT h.master_profile_id AS "masterProfileId",
+          CASE WHEN h.master_profile_id IS NULL THEN h.guest_profile_id END AS "guestProfileId",
+          h.field, CASE h.field ${scores} END AS score
+        FROM (${join(branches, " UNION ALL ")}) h
+      ) c
+      GROUP BY "masterProfileId", "guestProfileId"
+      ORDER BY score DESC, "masterProfileId", "guestProfileId"
+      LIMIT ${limit + 1}`;
+  };
+}
+
+export interface CandidateGuestRow {
+  id: string;
+  masterProfileId: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  email: string | null;
+  phone: string | null;
+  property: string;
+  lastStay: string | null;
+}
+
+/** The candidates' guest profiles (in scope) with their property's name and latest begun stay: one statement. */
+function candidateGuests(r: Readers, masterIds: string[], guestIds: string[]) {
+  return r.sql.query<CandidateGuestRow>(
+    (scoped) => sql`SELECT gp.id, gp.master_profile_id AS "masterProfileId", gp.given_name AS "givenName",
+        gp.family_name AS "familyName", gp.email, gp.phone, p.name AS property,
+        (SELECT to_char(max(r.arrival_date), 'YYYY-MM-DD') FROM reservations r
+          WHERE r.guest_profile_id = gp.id AND ${scoped("Reservation", "r")} AND r.kind = 'stay'
+            AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date) AS "lastStay"
+      FROM guest_profiles gp JOIN properties p ON p.id = gp.property_id AND ${scoped("Property", "p")}
+      WHERE ${scoped("GuestProfile", "gp")}
+        AND (gp.master_profile_id = ANY(${masterIds}::uuid[]) OR gp.id = ANY(${guestIds}::uuid[]))
+      ORDER BY gp.created_at, gp.id`,
+  );
+}
+
+export interface CandidateMasterRow {
+  id: string;
+  givenName: string | null;
+  familyName: string | null;
+  email: string | null;
+  phone: string | null;
+}
+const CANDIDATE_MASTER: Record<string, "value"> = { id: "value", givenName: "value", familyName: "value", email: "value", phone: "value" };
+
+export function search(r: Readers) {
+  return {
+    /** The ranked hits of a query: `limit + 1` at most, so the caller knows whether there were more. */
+    hits: (query: string, limit: number) => r.sql.query<Hit>(searchStatement(query, limit)),
+    /** The candidates' guest profiles, with their property's name and latest begun stay. */
+    guests: (masterIds: string[], guestIds: string[]) => candidateGuests(r, masterIds, guestIds),
+    masters: (ids: string[]) =>
+      ids.length === 0
+        ? Promise.resolve([])
+        : r.sql.rows<CandidateMasterRow>({ from: "MasterProfile", shape: CANDIDATE_MASTER, where: [sql`t.id = ANY(${ids}::uuid[])`] }),
+  };
+}

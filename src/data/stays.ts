@@ -1,0 +1,223 @@
+// Stays and spend: reservations and folio transactions. The filtered lists read through Prisma;
+// the nested pages (a guest's reservations and transactions) in SQL, because a nested page loads
+// hundreds of them. Both hand out one row form, dates as ISO text (data/prisma-rows.ts).
+import type { Prisma } from "../generated/prisma/client";
+import type { CursorKey } from "../pagination/cursor";
+import { createdAtKey, createdAtPrisma } from "./keyset";
+import { datesAsText } from "./prisma-rows";
+import type { Readers } from "./readers";
+import { anyOf, columns, sql, type RowShape } from "./sql";
+import { given, guestFilter, range } from "./where";
+
+export const RESERVATION_ROW: RowShape = {
+  id: "value",
+  propertyId: "value",
+  integrationId: "value",
+  sourceId: "value",
+  guestProfileId: "value",
+  confirmationNumber: "value",
+  kind: "value",
+  status: "value",
+  arrivalDate: "date",
+  departureDate: "date",
+  startsAt: "instant",
+  adults: "value",
+  children: "value",
+  roomType: "value",
+  roomNumber: "value",
+  rateCode: "value",
+  spaceId: "value",
+  bookingChannel: "value",
+  totalAmountMinor: "value",
+  currency: "value",
+  specialRequests: "value",
+  bookedAt: "instant",
+  cancelledAt: "instant",
+  createdAt: "instant",
+  updatedAt: "instant",
+};
+
+export const TRANSACTION_ROW: RowShape = {
+  id: "value",
+  propertyId: "value",
+  integrationId: "value",
+  sourceId: "value",
+  guestProfileId: "value",
+  reservationId: "value",
+  kind: "value",
+  category: "value",
+  description: "value",
+  amountMinor: "value",
+  currency: "value",
+  outlet: "value",
+  occurredAt: "instant",
+  createdAt: "instant",
+};
+
+/** The columns every reservation or transaction read has: the key and the grouping key. */
+export interface StayRow {
+  id: string;
+  guestProfileId: string | null;
+  createdAt: string;
+}
+/** Dates as YYYY-MM-DD text, like every row data/ hands out. */
+export interface ReservationRow extends StayRow {
+  propertyId: string;
+  arrivalDate: string;
+  departureDate: string;
+}
+
+export interface StaySummary {
+  count: number;
+  nights: number;
+  firstStay: string | null;
+  lastStay: string | null;
+  nextStay: string | null;
+  upcoming: number;
+  cancelled: number;
+  otherBookings: number;
+  properties: string[] | null;
+}
+
+export interface ReservationFilter {
+  guestProfileId?: string | null;
+  masterProfileId?: string | null;
+  propertyId?: string | null;
+  integrationId?: string | null;
+  sourceId?: string | null;
+  status?: string | null;
+  kind?: string | null;
+  confirmationNumber?: string | null;
+  arrivalFrom?: Date | null;
+  arrivalTo?: Date | null;
+  departureFrom?: Date | null;
+  departureTo?: Date | null;
+  updatedSince?: Date | null;
+}
+
+export interface TransactionFilter {
+  guestProfileId?: string | null;
+  masterProfileId?: string | null;
+  reservationId?: string | null;
+  propertyId?: string | null;
+  integrationId?: string | null;
+  kind?: string | null;
+  category?: string | null;
+  occurredFrom?: Date | null;
+  occurredTo?: Date | null;
+}
+
+const oldestFirst = (model: "Reservation" | "Transaction") => {
+  const c = columns(model);
+  return sql`${c("createdAt")}, ${c("id")}`;
+};
+const RESERVATIONS_OLDEST_FIRST = oldestFirst("Reservation");
+const TRANSACTIONS_OLDEST_FIRST = oldestFirst("Transaction");
+
+export const stayKeyOf = createdAtKey;
+
+export function stays(r: Readers) {
+  async function reservationWhere(f: ReservationFilter): Promise<Prisma.ReservationWhereInput> {
+    return {
+      ...given({
+        propertyId: f.propertyId,
+        integrationId: f.integrationId,
+        sourceId: f.sourceId,
+        status: f.status,
+        kind: f.kind,
+        confirmationNumber: f.confirmationNumber,
+        arrivalDate: range(f.arrivalFrom, f.arrivalTo, false),
+        departureDate: range(f.departureFrom, f.departureTo, false),
+        updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
+      }),
+      ...(await guestFilter(r, f)),
+    };
+  }
+
+  async function transactionWhere(f: TransactionFilter): Promise<Prisma.TransactionWhereInput> {
+    return {
+      ...given({
+        reservationId: f.reservationId,
+        propertyId: f.propertyId,
+        integrationId: f.integrationId,
+        kind: f.kind,
+        category: f.category,
+        occurredAt: range(f.occurredFrom, f.occurredTo, true),
+      }),
+      ...(await guestFilter(r, f)),
+    };
+  }
+
+  const reservation = (row: object) => datesAsText<ReservationRow>(RESERVATION_ROW, row);
+  const transaction = (row: object) => datesAsText<StayRow>(TRANSACTION_ROW, row);
+
+  return {
+    async reservationPage(filter: ReservationFilter, after: CursorKey | null, take: number) {
+      const where = await reservationWhere(filter);
+      const rows = await r.prisma.reservation.findMany(createdAtPrisma.page(where, after, take));
+      return rows.map(reservation);
+    },
+    async reservationById(id: string) {
+      const row = await r.prisma.reservation.findUnique({ where: { id } });
+      return row && reservation(row);
+    },
+    async transactionPage(filter: TransactionFilter, after: CursorKey | null, take: number) {
+      const where = await transactionWhere(filter);
+      const rows = await r.prisma.transaction.findMany(createdAtPrisma.page(where, after, take));
+      return rows.map(transaction);
+    },
+    async transactionById(id: string) {
+      const row = await r.prisma.transaction.findUnique({ where: { id } });
+      return row && transaction(row);
+    },
+
+    /** The reservations of these guests, oldest first, with the columns of `shape`. */
+    reservationsOfGuests: <Row = ReservationRow>(ids: readonly string[], shape: RowShape) =>
+      r.sql.rows<Row>({ from: "Reservation", shape, where: [anyOf(columns("Reservation")("guestProfileId"), ids)], orderBy: RESERVATIONS_OLDEST_FIRST }),
+    transactionsOfGuests: <Row = StayRow>(ids: readonly string[], shape: RowShape) =>
+      r.sql.rows<Row>({ from: "Transaction", shape, where: [anyOf(columns("Transaction")("guestProfileId"), ids)], orderBy: TRANSACTIONS_OLDEST_FIRST }),
+    /** One aggregate over these guests' reservations: stays begun, nights, first, last and next stay. */
+    async summaryOfGuests(guestIds: readonly string[]): Promise<StaySummary> {
+      const [row] = await r.sql.query<StaySummary>(
+        (scoped) => sql`SELECT
+            count(*) FILTER (WHERE s.begun)::int AS count,
+            coalesce(sum(r.departure_date - r.arrival_date) FILTER (WHERE s.begun), 0)::int AS nights,
+            to_char(min(r.arrival_date) FILTER (WHERE s.begun), 'YYYY-MM-DD') AS "firstStay",
+            to_char(max(r.arrival_date) FILTER (WHERE s.begun), 'YYYY-MM-DD') AS "lastStay",
+            to_char(min(r.arrival_date) FILTER (WHERE s.upcoming), 'YYYY-MM-DD') AS "nextStay",
+            count(*) FILTER (WHERE s.upcoming)::int AS upcoming,
+            count(*) FILTER (WHERE r.kind = 'stay' AND r.status IN ('cancelled', 'no_show'))::int AS cancelled,
+            count(*) FILTER (WHERE r.kind <> 'stay')::int AS "otherBookings",
+            array_agg(DISTINCT p.name) FILTER (WHERE s.begun) AS properties
+          FROM reservations r
+          JOIN properties p ON p.id = r.property_id AND ${scoped("Property", "p")}
+          CROSS JOIN LATERAL (SELECT
+              r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date AS begun,
+              r.kind = 'stay' AND r.status IN ('tentative', 'confirmed') AND r.arrival_date > current_date AS upcoming) s
+          WHERE ${scoped("Reservation", "r")} AND r.guest_profile_id = ANY(${[...guestIds]}::uuid[])`,
+      );
+      return row;
+    },
+
+    /**
+     * These guests' spend per currency and category: charges and adjustments less refunds; payments
+     * settle the bill and are not spend. A refund always reduces spend, whatever sign its source
+     * stored it with (the contract says negative; some sources and the fixtures store it positive).
+     */
+    spendOfGuests: (guestIds: readonly string[]) =>
+      r.sql.query<{ currency: string; category: string; amountMinor: string; transactions: number }>(
+        (scoped) => sql`SELECT x.currency, x.category,
+            sum(CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END)::text AS "amountMinor",
+            count(*)::int AS transactions
+          FROM transactions x
+          WHERE ${scoped("Transaction", "x")} AND x.guest_profile_id = ANY(${[...guestIds]}::uuid[])
+            AND x.kind IN ('charge', 'adjustment', 'refund')
+          GROUP BY x.currency, x.category`,
+      ),
+
+    async transactionsOfReservations(ids: readonly string[]) {
+      const rows = await r.prisma.transaction.findMany(createdAtPrisma.all({ reservationId: { in: [...ids] } }));
+      return rows.map((row) => datesAsText<StayRow & { reservationId: string | null }>(TRANSACTION_ROW, row));
+    },
+  };
+}

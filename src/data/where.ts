@@ -1,0 +1,40 @@
+// Small builders of Prisma where-fragments shared by the data/ modules that filter through Prisma.
+import { escapeLike } from "../db/like";
+import { GUEST_KEYS, guests } from "./guests";
+import type { Readers } from "./readers";
+
+type Where = Record<string, unknown>;
+
+/** Keeps only the filter members that were given: `{ a: x, b: undefined }` → `{ a: x }`. */
+export function given(where: Where): Where {
+  return Object.fromEntries(Object.entries(where).filter(([, v]) => v !== undefined && v !== null));
+}
+
+/** `from ≤ x` and `x ≤ to` (dates) or `x < to` (instants, so adjacent windows do not overlap). */
+export function range(from: Date | null | undefined, to: Date | null | undefined, toExclusive: boolean) {
+  if (from == null && to == null) return undefined;
+  return given({ gte: from, ...(toExclusive ? { lt: to } : { lte: to }) });
+}
+
+/** Case-insensitive equality, for e-mail addresses and other natural keys typed by people. */
+export const insensitive = (value: string | null | undefined) =>
+  value == null ? undefined : { equals: escapeLike(value), mode: "insensitive" as const };
+
+/**
+ * The guest_profile_id and master_profile_id filters of a family with a guest_profile_id column:
+ * both may be given, and a row must match both. Unclustered guests never match a master profile.
+ */
+export async function guestFilter(r: Readers, f: { guestProfileId?: string | null; masterProfileId?: string | null }) {
+  const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
+  return { AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })] };
+}
+
+/**
+ * Ids of the guest profiles (in scope) clustered into a master profile, as a Prisma `in`;
+ * `undefined` when there is no such filter.
+ */
+export async function guestIdsOfMaster(r: Readers, masterProfileId: string | null | undefined) {
+  if (masterProfileId == null) return undefined;
+  const rows = await guests(r).byMasterProfiles<{ id: string }>([masterProfileId], GUEST_KEYS);
+  return { in: rows.map((g) => g.id) };
+}
