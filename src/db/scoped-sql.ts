@@ -11,7 +11,7 @@ import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
 import type { Scope } from "../auth/scope";
 import { snakeCase, tenantSql, type TenantModel } from "../auth/tenant-scope";
-import { countStatement } from "./sql-count";
+import { runStatement } from "./sql-count";
 
 export type { Sql };
 export const sql = Prisma.sql;
@@ -88,8 +88,7 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
     return Prisma.join(conditions, " AND ");
   };
   const run = async <Row>(query: Sql): Promise<Row[]> => {
-    countStatement();
-    return (await pool.query({ text: query.text, values: query.values as unknown[] })).rows as Row[];
+    return (await runStatement(pool, query.text, query.values as unknown[])).rows as Row[];
   };
   return {
     rows: async <Row>(s: Select) =>
