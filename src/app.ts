@@ -13,6 +13,7 @@ import { startRecord, serverTiming } from "./observability/request";
 import { observeDatabase, recordRequest } from "./observability/metrics";
 import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
+import { mountGraphqlIde } from "./graphql/ide";
 import { buildSchema } from "./graphql/schema";
 import { apiError, errorCodeOf, withHttpStatus } from "./graphql/errors";
 import { prepareOperations } from "./rest/execute";
@@ -109,6 +110,9 @@ export async function createApp(services: Services): Promise<App> {
   app.use(securityHeaders);
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
+
+  // Before the rate limit: loading the IDE's page and files is no API request.
+  if (services.config.graphqlIde) mountGraphqlIde(app);
 
   // Counted before body parsing and authentication: a refused request costs no work.
   const limiter = createRateLimiter(services.config, services.db, services.logger);
