@@ -1,6 +1,8 @@
 // OpenTelemetry spans (src/observability/tracing.ts) through the in-memory exporter: the HTTP
 // server span continuing the caller's traceparent, the GraphQL operation under it, and every SQL
 // statement (the SQL read paths' and Prisma's) under those, with its text and never its values.
+import { execFileSync } from "node:child_process";
+import path from "node:path";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { hashToken } from "../../src/auth/secrets";
@@ -106,6 +108,19 @@ describe("tracing", () => {
     const failing = failed.spans.find((s) => s.name === "query TraceMissing")!;
     expect(failing.status.code).toBe(SpanStatusCode.ERROR);
     expect(failing.events.map((e) => e.attributes?.["exception.type"])).toEqual(["not_found"]);
+  });
+
+  it("costs no SDK when off: loading the server loads no OpenTelemetry SDK, exporter or ruru", () => {
+    const root = path.resolve(__dirname, "../..");
+    const loaded = execFileSync(
+      path.join(root, "node_modules/.bin/node"),
+      ["--require", "tsx/cjs", "-e", 'require("./src/server"); process.stdout.write(JSON.stringify(Object.keys(require.cache)))'],
+      { cwd: root, encoding: "utf8" },
+    );
+    const modules = JSON.parse(loaded) as string[];
+    expect(modules.some((m) => m.includes("src/observability/tracing.ts"))).toBe(true);
+    // prom-client alone loads @opentelemetry/api (the no-op API, for exemplars).
+    expect(modules.filter((m) => /@opentelemetry\/(?!api\/)|tracing-sdk|\/ruru\//.test(m))).toEqual([]);
   });
 
   it("names a statement by its first keyword and table", () => {
