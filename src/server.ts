@@ -39,7 +39,7 @@ const BAD_REQUEST = { status: "400 Bad Request", error: "invalid_request", detai
 export async function startServer(config: Config, onReady?: (s: RunningServer) => Promise<void>): Promise<RunningServer> {
   const logger = createLogger(config.logLevel, chooseLogFormat(config.logFormat, process.stdout.isTTY));
   // Before anything runs a query: SQL spans need the tracer in place.
-  const tracing = config.tracing.endpoint ? startTracing() : undefined;
+  const tracing = config.tracing.endpoint ? startTracing({ endpoint: config.tracing.endpoint }) : undefined;
   if (tracing) logger.info({ endpoint: redactUrl(config.tracing.endpoint!) }, "tracing: exporting spans over OTLP/HTTP");
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,

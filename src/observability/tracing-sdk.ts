@@ -1,6 +1,7 @@
 // The OpenTelemetry SDK, loaded by tracing.ts only when tracing is on: a Node tracer provider
 // (AsyncLocalStorage context, W3C trace context and baggage propagation) exporting OTLP over HTTP.
-// The exporter reads the standard OTEL_EXPORTER_OTLP_* variables itself (endpoint, headers).
+// Spans go to OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, as the OTLP spec has it; the exporter reads
+// the other standard variables (OTEL_EXPORTER_OTLP_HEADERS, timeouts) itself.
 import * as api from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -12,9 +13,11 @@ const { version } = require("../../package.json") as { version: string };
 
 export const SERVICE_NAME = "guest-context-service";
 
-export function startSdk(exporter?: SpanExporter) {
+export function startSdk(exporter?: SpanExporter, endpoint?: string) {
   // A given exporter (tests) gets every span as it ends; OTLP gets batches.
-  const processor = exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(new OTLPTraceExporter());
+  const processor = exporter
+    ? new SimpleSpanProcessor(exporter)
+    : new BatchSpanProcessor(new OTLPTraceExporter(endpoint ? { url: `${endpoint.replace(/\/+$/, "")}/v1/traces` } : {}));
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: SERVICE_NAME, [ATTR_SERVICE_VERSION]: version }),
     spanProcessors: [processor],

@@ -17,7 +17,9 @@ interface Active {
 let active: Active | undefined;
 
 export interface TracingOptions {
-  /** Tests pass an InMemorySpanExporter (spans exported as each ends); else OTLP over HTTP. */
+  /** The OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT); spans go to its /v1/traces. */
+  endpoint?: string;
+  /** Tests pass an InMemorySpanExporter (spans exported as each ends) in place of OTLP. */
   exporter?: SpanExporter;
 }
 
@@ -31,7 +33,7 @@ export function startTracing(options: TracingOptions = {}): Tracing {
   if (active) throw new Error("tracing is already started");
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const sdk = require("./tracing-sdk") as typeof import("./tracing-sdk");
-  const started = sdk.startSdk(options.exporter);
+  const started = sdk.startSdk(options.exporter, options.endpoint);
   active = started;
   setPrismaHelper(prismaTracingHelper());
   return {
