@@ -1,8 +1,7 @@
 // npx tsx bench/observability-overhead.ts: what metrics, Server-Timing and the (off) tracing hooks
-// cost on the request path. The service built from OBS_BASE (a git ref, default where this branch
-// left main: before) and
-// from this tree with GCS_METRICS_PORT set and tracing off (after) run side by side on one database
-// and take turns under autocannon on GET /v1/guests?limit=10 with one key, as
+// cost on the request path. The service built from OBS_BASE (a git ref; default: where this branch
+// left main) and from this tree with GCS_METRICS_PORT set and tracing off run side by side on one
+// database and take turns under autocannon on GET /v1/guests?limit=10 with one key, as
 // bench/limits-overhead.ts does: the figure to read is the server's CPU time per request.
 //
 // Environment: OBS_BASE (git ref), OBS_GUESTS (default 5000), OBS_ROUNDS (default 3), OBS_DURATION
@@ -27,7 +26,10 @@ const DURATION = env("OBS_DURATION", 6);
 const CONNECTIONS = env("OBS_CONNECTIONS", 32);
 const log = (line: string) => process.stderr.write(`[observability] ${line}\n`);
 
-type Variant = "before" | "after";
+// "after" with GCS_METRICS_PORT set, "no-port" without it: the process metrics (GC observer, event
+// loop monitor) run only with the port.
+type Variant = "before" | "after" | "no-port";
+const VARIANTS: Variant[] = ["before", "after", "no-port"];
 
 async function main() {
   const pg = await startTestPostgres();
@@ -54,10 +56,10 @@ async function main() {
     for (const dir of [src, ROOT]) execFileSync("npm", ["run", "build", "--silent"], { cwd: dir, stdio: "inherit" });
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest;
 
-    const roots: Record<Variant, string> = { before: src, after: ROOT };
-    const ports: Record<Variant, number> = { before: await freePort(), after: await freePort() };
+    const roots: Record<Variant, string> = { before: src, after: ROOT, "no-port": ROOT };
+    const ports: Record<Variant, number> = { before: await freePort(), after: await freePort(), "no-port": await freePort() };
     const pids = {} as Record<Variant, number>;
-    for (const v of ["before", "after"] as Variant[]) {
+    for (const v of VARIANTS) {
       const profile = process.env.OBS_PROFILE_DIR ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(process.env.OBS_PROFILE_DIR, v)}`] : [];
       const child = spawn(NODE, [...profile, "--max-semi-space-size=32", "--heap-growing-percent=50", path.join(roots[v], "dist/cli/main.js"), "serve"], {
         cwd: roots[v],
@@ -74,10 +76,10 @@ async function main() {
     }
     const headers = { authorization: `Bearer ${manifest.groups.A.credentials.api_key}` };
     const url = (v: Variant) => `http://127.0.0.1:${ports[v]}/v1/guests?limit=10`;
-    for (const v of ["before", "after"] as Variant[]) await waitFor(url(v), headers);
-    const results: Record<Variant, Sample[]> = { before: [], after: [] };
+    for (const v of VARIANTS) await waitFor(url(v), headers);
+    const results: Record<Variant, Sample[]> = { before: [], after: [], "no-port": [] };
     for (let round = 1; round <= ROUNDS; round++) {
-      const order: Variant[] = round % 2 ? ["before", "after"] : ["after", "before"]; // each goes first in turn
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]); // each goes first in turn
       for (const v of order) {
         await autocannon({ url: url(v), headers, connections: CONNECTIONS, duration: 2 }); // warm-up
         const cpuBefore = cpuMs(pids[v]);
@@ -97,10 +99,10 @@ async function main() {
     });
     const before = summary("before");
     process.stdout.write(`GET /v1/guests?limit=10, ${CONNECTIONS} connections, one key, median of ${ROUNDS} rounds of ${DURATION} s\n`);
-    for (const v of ["before", "after"] as Variant[]) {
+    for (const v of VARIANTS) {
       const m = summary(v);
       process.stdout.write(
-        `${v.padEnd(6)} ${m.cpuUs.toFixed(0)} µs CPU/request (${(m.cpuUs - before.cpuUs).toFixed(0)} over before), ` +
+        `${v.padEnd(7)} ${m.cpuUs.toFixed(0)} µs CPU/request (${(m.cpuUs - before.cpuUs).toFixed(0)} over before), ` +
           `${m.rps.toFixed(0)} req/s (${(m.rps / before.rps).toFixed(2)} of before), p50 ${m.p50} ms, p99 ${m.p99} ms\n`,
       );
     }
