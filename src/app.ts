@@ -9,7 +9,11 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
-import { startCounting } from "./db/sql-count";
+import { startRecord, serverTiming } from "./observability/request";
+import { observeDatabase, recordRequest } from "./observability/metrics";
+import { traceRequest } from "./observability/tracing";
+import { routeTemplate } from "./observability/route";
+import { mountGraphqlIde } from "./graphql/ide";
 import { buildSchema } from "./graphql/schema";
 import { apiError, errorCodeOf, withHttpStatus } from "./errors";
 import { prepareOperations } from "./rest/execute";
@@ -59,6 +63,7 @@ export async function createApp(services: Services): Promise<App> {
   app.set("etag", false);
   app.set("query parser", "simple");
   const faults = new DatabaseFaults(services.logger, services.config.statementTimeoutMs);
+  const unobserve = observeDatabase(services.db, services.logger); // pool and delivery gauges of /metrics
   let draining = false;
 
   app.use((req, res, next) => {
@@ -69,20 +74,22 @@ export async function createApp(services: Services): Promise<App> {
     res.set("X-Request-Id", req.id);
     const startedAt = Date.now();
     const started = process.hrtime.bigint();
-    const sql = startCounting();
-    // The statement count goes out as a header, so it is taken just before the headers are written.
+    const record = startRecord();
+    // The statement count and timings go out as headers, so they are taken just before the headers are written.
     const writeHead = res.writeHead;
     res.writeHead = function (this: Response, ...args: unknown[]) {
       if (!res.headersSent) {
-        res.setHeader("X-Sql-Statements", String(sql.statements()));
+        res.setHeader("X-Sql-Statements", String(record.statements));
+        res.setHeader("Server-Timing", serverTiming(record));
         // While draining, a kept-alive connection would only be cut later: close it after this response.
         if (draining) res.setHeader("Connection", "close");
       }
       return (writeHead as (...a: unknown[]) => Response).apply(this, args);
     } as typeof res.writeHead;
     res.on("finish", () => {
-      if (res.statusCode < 500 && sql.statements() > 0) faults.succeeded(startedAt);
+      if (res.statusCode < 500 && record.statements > 0) faults.succeeded(startedAt);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      recordRequest(req.method, routeTemplate(req), res.statusCode, ms / 1000, record.statements);
       // The path only: query strings can carry personal data (an e-mail filter).
       // Who read what: the credential's id and kind and its group (never the token), so an auditor
       // can answer "who read this guest's data" from the access log alone.
@@ -93,17 +100,21 @@ export async function createApp(services: Services): Promise<App> {
           path: req.path,
           status: res.statusCode,
           ms: Math.round(ms * 10) / 10,
-          sql: sql.statements(),
+          sql: record.statements,
+          ...(res.locals.traceId ? { traceId: res.locals.traceId } : {}),
           ...(who ? { credential: { kind: who.kind, id: who.id }, propertyGroupId: who.propertyGroupId } : {}),
         },
         "request",
       );
     });
-    next();
+    traceRequest(req, res, next);
   });
   app.use(securityHeaders);
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
+
+  // Before the rate limit: loading the IDE's page and files is no API request.
+  if (services.config.graphqlIde) mountGraphqlIde(app);
 
   // Counted before body parsing and authentication: a refused request costs no work.
   const limiter = createRateLimiter(services.config, services.db, services.logger);
@@ -220,6 +231,7 @@ export async function createApp(services: Services): Promise<App> {
       draining = true;
     },
     stop: async () => {
+      unobserve();
       await apollo.stop();
       await limiter?.stop();
     },

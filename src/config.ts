@@ -18,6 +18,16 @@ const envSchema = z.object({
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   GCS_DATA_DIR: z.string().default(".data/pglite"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // Unset: pretty at a terminal, JSON otherwise (logger.ts).
+  LOG_FORMAT: z.enum(["json", "pretty"]).optional(),
+  // Observability (src/observability): /metrics on a port of its own, off unless set; an optional
+  // bearer token there; OpenTelemetry tracing, off unless the OTLP endpoint is set.
+  GCS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  GCS_METRICS_HOST: z.string().optional(),
+  GCS_METRICS_TOKEN: z.string().min(32).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  // The GraphQL IDE (ruru) at GET /graphql in a browser; unset: on, off in production.
+  GCS_GRAPHQL_IDE: z.enum(["true", "false"]).optional(),
   // Secrets: when unset, the service generates them once and keeps them in the database.
   GCS_CURSOR_SECRET: z.string().min(32).optional(),
   GCS_SESSION_JWT_SECRET: z.string().min(32).optional(),
@@ -102,6 +112,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     poolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.GCS_DATA_DIR,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    metrics: {
+      port: e.GCS_METRICS_PORT,
+      host: e.GCS_METRICS_HOST ?? e.HOST,
+      token: e.GCS_METRICS_TOKEN,
+    },
+    tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT },
+    graphqlIde: e.GCS_GRAPHQL_IDE ? e.GCS_GRAPHQL_IDE === "true" : e.NODE_ENV !== "production",
     cursorSecret: e.GCS_CURSOR_SECRET,
     session: {
       secret: e.GCS_SESSION_JWT_SECRET,

@@ -1,8 +1,16 @@
 // Structured logs (pino). Credentials never reach a log line: authorization headers and any field
-// named like a secret are redacted.
+// named like a secret are redacted. JSON lines for machines; at a terminal, pino-pretty's coloured
+// lines (loaded only then, in pino's transport worker).
 import pino from "pino";
 
-export function createLogger(level: string) {
+export type LogFormat = "json" | "pretty";
+
+/** LOG_FORMAT when set, else pretty at a terminal and JSON anywhere else (files, pipes, collectors). */
+export function chooseLogFormat(override: LogFormat | undefined, isTTY: boolean | undefined): LogFormat {
+  return override ?? (isTTY ? "pretty" : "json");
+}
+
+export function createLogger(level: string, format: LogFormat = "json") {
   return pino({
     level,
     redact: {
@@ -16,6 +24,9 @@ export function createLogger(level: string) {
       ],
       censor: "[redacted]",
     },
+    ...(format === "pretty"
+      ? { transport: { target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" } } }
+      : {}),
   });
 }
 

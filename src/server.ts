@@ -1,11 +1,13 @@
 // Runs the service: opens the database (embedded PGlite when no DATABASE_URL), builds the app,
 // listens, and drains on stop() (SIGINT/SIGTERM in cli/main.ts).
-import type { Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Config } from "./config";
 import { createApp } from "./app";
 import { openDatabase, redactUrl } from "./db/database";
-import { createLogger } from "./logger";
+import { chooseLogFormat, createLogger } from "./logger";
+import { metricsApp } from "./observability/metrics";
+import { startTracing } from "./observability/tracing";
 import { createServices, type Services } from "./services";
 import { runDelivery } from "./delivery/run";
 
@@ -13,6 +15,8 @@ export interface RunningServer {
   services: Services;
   http: Server;
   port: number;
+  /** The port of GET /metrics, when GCS_METRICS_PORT is set. */
+  metricsPort?: number;
   /** Drains and closes everything; resolves once it is safe to exit (at most the shutdown timeout). */
   stop(): Promise<void>;
 }
@@ -33,7 +37,10 @@ const CLIENT_ERRORS: Record<string, { status: string; error: string; detail: str
 const BAD_REQUEST = { status: "400 Bad Request", error: "invalid_request", detail: "malformed HTTP request" };
 
 export async function startServer(config: Config, onReady?: (s: RunningServer) => Promise<void>): Promise<RunningServer> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, chooseLogFormat(config.logFormat, process.stdout.isTTY));
+  // Before anything runs a query: SQL spans need the tracer in place.
+  const tracing = config.tracing.endpoint ? startTracing({ endpoint: config.tracing.endpoint }) : undefined;
+  if (tracing) logger.info({ endpoint: redactUrl(config.tracing.endpoint!) }, "tracing: exporting spans over OTLP/HTTP");
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     replicaUrl: config.replicaUrl,
@@ -46,6 +53,9 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const services = await createServices(config, db, logger);
   const app = await createApp(services);
   const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
+  const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token), config.metrics.port, config.metrics.host);
+  const metricsPort = metrics && (metrics.address() as { port: number }).port;
+  if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, token: Boolean(config.metrics.token) }, "metrics listening");
   const http = await new Promise<Server>((resolve) => {
     const s = app.app.listen(config.port, config.host, () => resolve(s));
   });
@@ -78,11 +88,24 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     if (!workerStopped) logger.warn("shutdown timeout: the delivery batch in flight is abandoned and will be retried");
     await within(app.stop(), 2000);
     await within(db.close(), 2000);
+    // Scrapes are answered until the end; then the spans still buffered are exported.
+    if (metrics) {
+      metrics.closeAllConnections();
+      await within(new Promise((resolve) => metrics.close(resolve)), 2000);
+    }
+    if (tracing) await within(tracing.shutdown(), 2000);
     logger.info({ drained, workerStopped }, "stopped");
   };
-  const running: RunningServer = { services, http, port, stop: () => (stopping ??= stop()) };
+  const running: RunningServer = { services, http, port, metricsPort, stop: () => (stopping ??= stop()) };
   if (onReady) await onReady(running);
   return running;
+}
+
+function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = createServer(handler).listen(port, host, () => resolve(server));
+    server.once("error", reject);
+  });
 }
 
 /** A request's headers must arrive within this from its first byte, the whole request within REQUEST_TIMEOUT_MS. */

@@ -2,7 +2,8 @@
 // (REST, GraphQL, MCP) decides which kinds it accepts (spec section 5).
 import type { Pool } from "pg";
 import type { PrismaClient } from "../generated/prisma/client";
-import { countStatement } from "../db/sql-count";
+import { runStatement } from "../db/sql-count";
+import { timed } from "../observability/request";
 import { forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
 import { ROLE_SCOPES } from "./scopes";
 import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, hashToken } from "./secrets";
@@ -48,7 +49,7 @@ export async function authenticate(
   deps: AuthDeps,
   requiredScope?: string,
 ): Promise<Credential> {
-  const credential = await resolveToken(token, surface, deps);
+  const credential = await timed("authMs", () => resolveToken(token, surface, deps));
   if (credential.kind === "mcp" && surface !== "mcp") {
     throw forbidden("MCP connector tokens authenticate the MCP server only", requiredScope);
   }
@@ -81,8 +82,7 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
       : token.startsWith(MCP_TOKEN_PREFIX)
         ? "mcp"
         : "static";
-  countStatement();
-  const { rows } = await deps.pool.query<TokenRow>(TOKEN_LOOKUPS[kind], [hashToken(token)]);
+  const { rows } = await runStatement<TokenRow>(deps.pool, TOKEN_LOOKUPS[kind], [hashToken(token)]);
   const row = rows[0];
   if (!row || row.revoked) throw unknownToken();
   if (row.expired) throw unauthorized(`${EXPIRING[kind]} has expired`);

@@ -9,7 +9,7 @@ import type { Sql } from "../generated/prisma/internal/prismaNamespace";
 import type { Scope } from "../auth/scope";
 import { tenantSql, type TenantModel } from "./tenant";
 import { columnOf, SQL_TABLES, type ColumnKind, type RowShape, type SqlModel } from "./schema";
-import { countStatement } from "../db/sql-count";
+import { runStatement } from "../db/sql-count";
 
 export type { ColumnKind, RowShape, Sql, SqlModel };
 export const sql = Prisma.sql;
@@ -75,8 +75,7 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
     return Prisma.join(conditions, " AND ");
   };
   const run = async <Row>(query: Sql): Promise<Row[]> => {
-    countStatement();
-    return (await pool.query({ text: query.text, values: query.values as unknown[] })).rows as Row[];
+    return (await runStatement(pool, query.text, query.values as unknown[])).rows as Row[];
   };
   return {
     rows: async <Row>(s: Select) =>

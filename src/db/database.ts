@@ -14,6 +14,8 @@ export interface Database {
   primary: PrismaClient;
   /** Reads: the replica when one is configured, else the primary. */
   reader: PrismaClient;
+  /** The connection pool under `primary` (metrics read its counts). */
+  primaryPool: Pool;
   /** The connection pool under `reader`, for the hot read paths written in SQL (data/sql.ts). */
   readerPool: Pool;
   embedded: boolean;
@@ -72,6 +74,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   return {
     primary,
     reader,
+    primaryPool,
     readerPool,
     embedded: Boolean(embedded),
     url,

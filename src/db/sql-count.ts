@@ -1,33 +1,41 @@
-// Counts the database queries each request issues, through AsyncLocalStorage: a Prisma query
-// extension bumps the counter of the request whose async context made the call. (Counting at the pg
+// Counts and times the SQL statements each request issues, in the request's record
+// (observability/request.ts, kept through AsyncLocalStorage): a Prisma query extension for Prisma's,
+// runStatement() for the SQL read paths (data/sql.ts, the credential lookup). (Counting at the pg
 // pool is not reliable: Prisma's engine runs some queries from async contexts it created earlier.)
-// Every read path issues one SQL statement per Prisma query (no nested includes), and the SQL read
-// paths (data/sql.ts) count each of theirs, so this is the statement count reported in the
-// request log and the X-Sql-Statements header.
-import { AsyncLocalStorage } from "node:async_hooks";
+// Every read path issues one SQL statement per Prisma query (no nested includes), so this is the
+// statement count reported in the request log, the X-Sql-Statements and Server-Timing headers and
+// gcs_sql_statements_per_request. Statement spans: runStatement's here, Prisma's through its tracing
+// helper (observability/tracing.ts), both only when tracing is on.
+import type { Pool, QueryResult, QueryResultRow } from "pg";
 import type { PrismaClient } from "../generated/prisma/client";
+import { currentRecord } from "../observability/request";
+import { traceStatement } from "../observability/tracing";
 
-const counter = new AsyncLocalStorage<{ statements: number }>();
-
-/** Starts counting for the rest of the current async context (an Express request). */
-export function startCounting(): { statements: () => number } {
-  const store = { statements: 0 };
-  counter.enterWith(store);
-  return { statements: () => store.statements };
-}
-
-/** Counts one statement for the current request (the SQL read paths call it per statement). */
-export function countStatement(): void {
-  const store = counter.getStore();
-  if (store) store.statements++;
+/** Runs one statement of a SQL read path on `pool`: counted, timed and traced for the current request. */
+export async function runStatement<Row extends QueryResultRow>(pool: Pool, text: string, values: unknown[]): Promise<QueryResult<Row>> {
+  const record = currentRecord();
+  if (record) record.statements++;
+  const started = performance.now();
+  try {
+    return await traceStatement(text, () => pool.query<Row>(text, values));
+  } finally {
+    if (record) record.sqlMs += performance.now() - started;
+  }
 }
 
 export function countQueries(prisma: PrismaClient): PrismaClient {
   return prisma.$extends({
     query: {
-      $allOperations({ args, query }) {
-        countStatement();
-        return query(args);
+      async $allOperations({ args, query }) {
+        const record = currentRecord();
+        if (!record) return query(args);
+        record.statements++;
+        const started = performance.now();
+        try {
+          return await query(args);
+        } finally {
+          record.sqlMs += performance.now() - started;
+        }
       },
     },
   }) as unknown as PrismaClient;

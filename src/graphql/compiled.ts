@@ -3,12 +3,17 @@
 // its fixed operations at start-up; /graphql compiles each distinct document on first use, and Apollo's
 // document cache hands back the same parsed document for the same query text, so the compiled
 // function lives as long as Apollo keeps the document (a WeakMap: nothing here grows unbounded).
+// Each compiled function is observed where both doors run it: an operation span, the
+// gcs_graphql_operations_total count and the request's `exec` time (observability/).
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { getVariableValues } from "graphql/execution/values";
-import { GraphQLError, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
+import { GraphQLError, getOperationAST, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { GatewayExecutor, GatewayInterface } from "@apollo/server-gateway-interface";
 import { responseTooLarge, withHttpStatus } from "../errors";
 import { jsonSize } from "./limits";
+import { operationLabel, recordOperation, type Outcome } from "../observability/metrics";
+import { timed } from "../observability/request";
+import { traceOperation } from "../observability/tracing";
 
 const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();
 
@@ -21,10 +26,30 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
   if (!query) {
     const result = compileQuery(schema, document, operationName ?? undefined);
     if (!isCompiledQuery(result)) return result;
-    query = result;
+    query = observed(result, document, operationName);
     byName.set(key, query);
   }
   return query;
+}
+
+/** The compiled operation, its `query` counted, timed and traced on every run. */
+function observed(compiledQuery: CompiledQuery, document: DocumentNode, operationName?: string | null): CompiledQuery {
+  const operation = getOperationAST(document, operationName);
+  const type = operation?.operation ?? "query";
+  const name = operation?.name?.value;
+  const label = operationLabel(name);
+  const run = compiledQuery.query;
+  const query: CompiledQuery["query"] = async (root, context, variables) => {
+    let outcome: Outcome = "error";
+    try {
+      const result = await timed("execMs", () => traceOperation(type, name, async () => run(root, context, variables)));
+      outcome = !result.errors?.length ? "ok" : result.data ? "partial" : "error";
+      return result;
+    } finally {
+      recordOperation(label, type, outcome);
+    }
+  };
+  return Object.assign(compiledQuery, { query });
 }
 
 /**

@@ -26,7 +26,7 @@ export function corsFor(origins: readonly string[]): RequestHandler | undefined 
     origin: (origin, done) => done(null, origin !== undefined && allowed.has(origin)),
     methods: ["GET", "POST"],
     allowedHeaders: ["Authorization", "Content-Type", "X-Property-Id", "X-Request-Id", "Mcp-Protocol-Version", "Accept"],
-    exposedHeaders: ["X-Request-Id", "X-Sql-Statements", "RateLimit", "RateLimit-Policy", "Retry-After", "WWW-Authenticate", "Deprecation", "Sunset"],
+    exposedHeaders: ["X-Request-Id", "X-Sql-Statements", "Server-Timing", "RateLimit", "RateLimit-Policy", "Retry-After", "WWW-Authenticate", "Deprecation", "Sunset"],
     maxAge: 600,
   });
 }

@@ -1,0 +1,56 @@
+// A GraphQL IDE (ruru, a GraphiQL distribution) at GET /graphql for a browser, entirely from this
+// service: the page and ruru's static assets from node_modules/ruru/static, nothing from a CDN. The
+// credential is typed into the page's headers editor (prefilled `Authorization: Bearer `), kept in
+// the tab only, and sent by the browser with each query like any API client's; the server holds no
+// token for it. On unless NODE_ENV=production (GCS_GRAPHQL_IDE overrides).
+import { createHash } from "node:crypto";
+import path from "node:path";
+import express, { type Express } from "express";
+import type { RuruClientConfig } from "ruru/server";
+
+/** Outside /graphql: the API paths answer `Cache-Control: no-store`, and these files never change. */
+export const IDE_STATIC_PATH = "/graphql-ide/";
+
+const INITIAL_HEADERS = JSON.stringify({ Authorization: "Bearer " }, null, 2);
+
+const INLINE_SCRIPT = /<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g;
+
+export function mountGraphqlIde(app: Express): void {
+  // Required here: an instance with the IDE off never loads it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { ruruHTML } = require("ruru/server") as typeof import("ruru/server");
+  const page = ruruHTML({
+    endpoint: "/graphql",
+    staticPath: IDE_STATIC_PATH,
+    // ruru-types marks every prop required; the page needs these three.
+    clientConfig: { initialHeaders: INITIAL_HEADERS, defaultHeaders: INITIAL_HEADERS, showPersistHeadersSettings: false } as RuruClientConfig,
+    htmlParts: { titleTag: "<title>Guest Context Service · GraphQL</title>" },
+  });
+  // Own origin only. The page's few inline scripts are allowed by hash; Monaco and ruru's components
+  // set styles inline, which cannot run code.
+  const scriptHashes = [...page.matchAll(INLINE_SCRIPT)].map((m) => `'sha256-${createHash("sha256").update(m[1]).digest("base64")}'`);
+  const policy = [
+    "default-src 'self'",
+    `script-src 'self' ${scriptHashes.join(" ")}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+
+  // Mounted like the endpoint itself (app.use): GET /graphql is the endpoint's too, for API clients.
+  app.use("/graphql", (req, res, next) => {
+    if (req.method !== "GET" || req.path !== "/") return next();
+    // Browsers ask for text/html first; API clients (Accept: application/json, */* or none) go on to
+    // the GraphQL endpoint.
+    if (req.accepts(["application/json", "application/graphql-response+json", "text/html"]) !== "text/html") return next();
+    res.set("Content-Security-Policy", policy).type("html").send(page);
+  });
+  const staticDir = path.join(path.dirname(require.resolve("ruru")), "..", "static");
+  app.use(IDE_STATIC_PATH, express.static(staticDir, { index: false, maxAge: "1d" }));
+}

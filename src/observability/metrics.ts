@@ -1,0 +1,242 @@
+// Prometheus metrics (prom-client), one registry per process. The request path only bumps counters
+// and histograms in memory; the pool and delivery gauges are read when Prometheus scrapes. Names and
+// label sets are part of the operator's contract (README "Metrics and tracing"): rename nothing.
+//
+// Served by metricsApp() on its own listener (GCS_METRICS_PORT, server.ts), never on the API port:
+// the API's credentials are tenants' and mean nothing here, and a port Prometheus reaches need not be
+// one the internet reaches. GCS_METRICS_TOKEN adds a bearer token on top.
+import { timingSafeEqual, createHash } from "node:crypto";
+import express from "express";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Pool } from "pg";
+import type { Database } from "../db/database";
+import type { Logger } from "../logger";
+
+export const registry = new Registry();
+
+const httpDuration = new Histogram({
+  name: "gcs_http_request_duration_seconds",
+  help: "HTTP requests by method, route template and status, from the first byte read to the last byte written.",
+  labelNames: ["method", "route", "status"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+const sqlPerRequest = new Histogram({
+  name: "gcs_sql_statements_per_request",
+  help: "SQL statements one request issued, by route template (the X-Sql-Statements header).",
+  labelNames: ["route"] as const,
+  buckets: [0, 1, 2, 3, 4, 6, 8, 12, 16, 32, 64],
+  registers: [registry],
+});
+
+const graphqlOperations = new Counter({
+  name: "gcs_graphql_operations_total",
+  help: "GraphQL operations executed, REST routes' and /graphql's, by operation name, type and outcome (ok, partial, error).",
+  labelNames: ["operation", "type", "outcome"] as const,
+  registers: [registry],
+});
+
+const rateLimitRefusals = new Counter({
+  name: "gcs_rate_limit_refusals_total",
+  help: "Requests answered 429 rate_limited (GCS_RATE_LIMIT or GCS_CREDENTIAL_MAX_CONCURRENCY), by route template.",
+  labelNames: ["route"] as const,
+  registers: [registry],
+});
+
+/** Observes one finished request. */
+export function recordRequest(method: string, route: string, status: number, seconds: number, statements: number): void {
+  const code = String(status);
+  httpDuration.observe({ method, route, status: code }, seconds);
+  sqlPerRequest.observe({ route }, statements);
+  if (status === 429) rateLimitRefusals.inc({ route });
+}
+
+// /graphql operation names are the client's choice: past this many distinct names, new ones count
+// as "other", so no client can grow the label set without bound. REST's operations are compiled at
+// start-up and always have their own.
+const MAX_OPERATION_NAMES = 200;
+const operationNames = new Set<string>();
+
+/** The label of an operation name, fixed when the operation is compiled. */
+export function operationLabel(name: string | undefined): string {
+  if (!name) return "anonymous";
+  if (operationNames.has(name)) return name;
+  if (operationNames.size >= MAX_OPERATION_NAMES || name.length > 100) return "other";
+  operationNames.add(name);
+  return name;
+}
+
+export type Outcome = "ok" | "partial" | "error";
+
+export function recordOperation(operation: string, type: string, outcome: Outcome): void {
+  graphqlOperations.inc({ operation, type, outcome });
+}
+
+// Read at scrape time from whichever database the running app uses (one per process; tests that
+// build several apps get the latest).
+let observed: { db: Database; logger: Logger } | undefined;
+
+/** Pool and delivery gauges read from `db` until the returned function is called. */
+export function observeDatabase(db: Database, logger: Logger): () => void {
+  const entry = { db, logger };
+  observed = entry;
+  return () => {
+    if (observed === entry) observed = undefined;
+  };
+}
+
+const poolConnections = new Gauge({
+  name: "gcs_db_pool_connections",
+  help: "Connections of a pg pool (primary, replica) by state: in_use, idle.",
+  labelNames: ["pool", "state"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const [name, pool] of pools()) {
+      this.set({ pool: name, state: "in_use" }, pool.totalCount - pool.idleCount);
+      this.set({ pool: name, state: "idle" }, pool.idleCount);
+    }
+  },
+});
+
+const poolWaiting = new Gauge({
+  name: "gcs_db_pool_waiting",
+  help: "Queries waiting for a connection of a pg pool (primary, replica).",
+  labelNames: ["pool"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const [name, pool] of pools()) this.set({ pool: name }, pool.waitingCount);
+  },
+});
+
+const poolMax = new Gauge({
+  name: "gcs_db_pool_max",
+  help: "Size limit of a pg pool (primary, replica).",
+  labelNames: ["pool"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const [name, pool] of pools()) this.set({ pool: name }, pool.options.max ?? 10);
+  },
+});
+
+function pools(): [string, Pool][] {
+  if (!observed) return [];
+  const { primaryPool, readerPool } = observed.db;
+  return readerPool === primaryPool ? [["primary", primaryPool]] : [["primary", primaryPool], ["replica", readerPool]];
+}
+
+const deliveryLag = new Gauge({
+  name: "gcs_delivery_lag_seconds",
+  help: "Age of the oldest membership change a destination binding has not delivered yet (0: caught up). Paused bindings are left out.",
+  labelNames: ["binding_id", "destination"] as const,
+  registers: [registry],
+  async collect() {
+    const rows = await deliveryRows();
+    this.reset();
+    for (const r of rows) this.set({ binding_id: r.id, destination: r.provider }, r.lag_s ?? 0);
+  },
+});
+
+const deliveryLastFlush = new Gauge({
+  name: "gcs_delivery_last_flush_timestamp_seconds",
+  help: "When a destination binding last delivered a batch (Unix time); absent until its first. Paused bindings are left out.",
+  labelNames: ["binding_id", "destination"] as const,
+  registers: [registry],
+  async collect() {
+    const rows = await deliveryRows();
+    this.reset();
+    for (const r of rows) if (r.last_flush_s !== null) this.set({ binding_id: r.id, destination: r.provider }, r.last_flush_s);
+  },
+});
+
+interface DeliveryRow {
+  id: string;
+  provider: string;
+  lag_s: number | null;
+  last_flush_s: number | null;
+}
+
+/** Bounded, so a scrape stays cheap with any number of bindings; an operator with more has other tools. */
+const MAX_BINDINGS = 1000;
+const DELIVERY_QUERY_TIMEOUT_MS = 2000;
+let deliveryScrape: Promise<DeliveryRow[]> | undefined;
+let deliveryFailing = false;
+
+/** One query per scrape for both delivery gauges (prom-client collects them concurrently). */
+function deliveryRows(): Promise<DeliveryRow[]> {
+  if (!observed) return Promise.resolve([]);
+  deliveryScrape ??= queryDelivery(observed).finally(() => setImmediate(() => (deliveryScrape = undefined)));
+  return deliveryScrape;
+}
+
+async function queryDelivery({ db, logger }: { db: Database; logger: Logger }): Promise<DeliveryRow[]> {
+  // The oldest pending change is one index probe per binding (table_id, seq is the primary key).
+  const query = db.primary.$queryRaw<DeliveryRow[]>`
+    SELECT b.id::text AS id, b.provider,
+      EXTRACT(EPOCH FROM now() - (SELECT c.created_at FROM table_membership_changes c
+        WHERE c.table_id = b.table_id AND c.seq > b.confirmed_seq ORDER BY c.seq LIMIT 1))::float8 AS lag_s,
+      EXTRACT(EPOCH FROM b.last_flush_at)::float8 AS last_flush_s
+    FROM destination_bindings b WHERE b.state <> 'paused' ORDER BY b.id LIMIT ${MAX_BINDINGS}`;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${DELIVERY_QUERY_TIMEOUT_MS} ms`)), DELIVERY_QUERY_TIMEOUT_MS);
+  });
+  try {
+    const rows = await Promise.race([query, timeout]);
+    if (deliveryFailing) logger.info("delivery metrics readable again");
+    deliveryFailing = false;
+    return rows;
+  } catch (err) {
+    // The scrape goes on without these gauges; one warning per outage.
+    if (!deliveryFailing) logger.warn({ err: (err as Error).message }, "delivery metrics not readable; left out of /metrics");
+    deliveryFailing = true;
+    return [];
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+let processMetrics = false;
+
+/**
+ * GET /metrics in the Prometheus text format, alone on an Express app of its own (server.ts gives it
+ * its own port). With `token`, only `Authorization: Bearer <token>` is answered.
+ */
+export function metricsApp(token?: string): express.Express {
+  if (!processMetrics) {
+    // CPU, memory, event loop lag, GC, handles: the standard names (process_*, nodejs_*).
+    collectDefaultMetrics({ register: registry });
+    processMetrics = true;
+  }
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.get("/metrics", async (req, res) => {
+    res.setHeader("Cache-Control", "no-store");
+    if (token && !bearerMatches(req.get("authorization"), token)) {
+      res.setHeader("WWW-Authenticate", 'Bearer realm="metrics"');
+      res.status(401).json({ error: "unauthorized", detail: "send Authorization: Bearer <GCS_METRICS_TOKEN>" });
+      return;
+    }
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+  app.use((req: express.Request, res: express.Response) => {
+    res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}; this port serves GET /metrics only` });
+  });
+  // Express's own handler would answer with a stack trace outside production.
+  app.use((_err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    res.status(500).json({ error: "internal_error", detail: "metrics could not be collected; retry later" });
+  });
+  return app;
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** Constant-time comparison: hashing first makes both sides the same length. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return match !== null && timingSafeEqual(digest(match[1]), digest(token));
+}
