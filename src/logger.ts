@@ -10,24 +10,20 @@ export function chooseLogFormat(override: LogFormat | undefined, isTTY: boolean 
   return override ?? (isTTY ? "pretty" : "json");
 }
 
-export function createLogger(level: string, format: LogFormat = "json") {
+/** Fields named like a secret, at the top level of a log call and one level down. */
+const SECRET_FIELDS = ["token", "secret", "password", "connectionString", "authorization"];
+
+export function createLogger(level: string, format: LogFormat = "json", destination?: pino.DestinationStream) {
   return pino({
     level,
     redact: {
-      paths: [
-        "req.headers.authorization",
-        "headers.authorization",
-        "*.token",
-        "*.secret",
-        "*.password",
-        "*.connectionString",
-      ],
+      paths: ["req.headers.authorization", ...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`)],
       censor: "[redacted]",
     },
     ...(format === "pretty"
       ? { transport: { target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" } } }
       : {}),
-  });
+  }, destination);
 }
 
 export type Logger = ReturnType<typeof createLogger>;

@@ -22,7 +22,7 @@ export interface EffectiveConsent {
 /**
  * Later observation first; at the same instant the smaller id, so the outcome never depends on the
  * order rows arrive in (a withdrawal and a denial can share an instant). Table filters decide the
- * same way in SQL (tables/filter.ts: ORDER BY observed_at DESC, id).
+ * same way in SQL (data/filter-document.ts: ORDER BY observed_at DESC, id).
  */
 const supersedes = (o: Observation, than: Observation | null) =>
   !than || o.observedAt > than.observedAt || (o.observedAt.getTime() === than.observedAt.getTime() && o.id < than.id);

@@ -1,7 +1,7 @@
 // Consent observations, and the one way an effective status is decided: `decideConsent` reads
 // every observation of the given contact points (and purpose) in the property group and applies
 // consent/precedence.ts per contact and purpose. The consent resolvers, the guest context and the
-// delivery engine all call it; table filters decide the same rule in SQL (tables/filter.ts) over
+// delivery engine all call it; table filters decide the same rule in SQL (data/filter-document.ts) over
 // the same normalised contact values (consent/precedence.ts normaliseContact).
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
 import { effectiveConsent, type ContactType, type EffectiveConsent } from "../consent/precedence";

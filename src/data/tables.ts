@@ -1,7 +1,7 @@
 // Tables: curated or filter-defined working lists, their stored members, and the members a filter
-// document selects (evaluated in one SQL statement, tables/filter.ts).
+// document selects (evaluated in one SQL statement, data/filter-document.ts).
 import type { Prisma } from "../generated/prisma/client";
-import { filterSql, MEMBER_MODEL, type MemberType } from "../tables/filter";
+import { filterSql, MEMBER_MODEL, type MemberType } from "./filter-document";
 import type { Readers } from "./readers";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import { columns, sql, type RowShape } from "./sql";

@@ -122,7 +122,7 @@ export interface BodySpec {
   schema: () => Record<string, unknown>;
 }
 
-/** Any JSON; its meaning is checked where it is used (a filter document: tables/filter.ts). */
+/** Any JSON; its meaning is checked where it is used (a filter document: data/filter-document.ts). */
 export const jsonValue = (variable: string, required = false): BodySpec => ({
   variable,
   required,

@@ -13,7 +13,7 @@ import { ERROR_STATUS } from "../../src/errors";
 import { buildSchema } from "../../src/graphql/schema";
 import { prepareOperations } from "../../src/rest/execute";
 import { issueSessionToken } from "../../src/auth/session";
-import { FIELDS } from "../../src/tables/filter";
+import { FIELDS } from "../../src/data/filter-document";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
@@ -155,7 +155,7 @@ function routePath(route: RouteSpec): fc.Arbitrary<string> {
 
 const J = (value: unknown) => JSON.stringify(value);
 
-/** Filter documents (tables/filter.ts) as JSON text: real and inherited field names, odd values, nesting. */
+/** Filter documents (data/filter-document.ts) as JSON text: real and inherited field names, odd values, nesting. */
 const FILTER_FIELDS = [...new Set(Object.values(FIELDS).flatMap((fields) => Object.keys(fields))), "consent.marketing_email", "consent.", ...PROTO_NAMES];
 const FILTER_OPS = ["eq", "neq", "in", "not_in", "contains", "starts_with", "exists", "gt", "gte", "lt", "lte", ...PROTO_NAMES];
 const filterDoc: fc.Arbitrary<string> = fc.letrec<{ node: string }>((tie) => ({
@@ -207,7 +207,7 @@ function objectText(route: RouteSpec): fc.Arbitrary<string> {
   const member = key.chain((k) => memberValue(route, k).map((v) => `${J(k)}:${v}`));
   const free = fc.array(member, { maxLength: 6 });
   // The required members and some optional ones, mostly well typed: such bodies reach the resolver
-  // (tables/filter.ts) rather than stopping at the parsers.
+  // (data/filter-document.ts) rather than stopping at the parsers.
   const required = names.filter((n) => route.body![n].required);
   const shaped = fc
     .tuple(...names.map((n) => fc.option(memberValue(route, n).map((v) => `${J(n)}:${v}`), { freq: required.includes(n) ? 20 : 2, nil: undefined })))

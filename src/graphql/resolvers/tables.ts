@@ -4,7 +4,7 @@
 import type { RequestContext } from "../../context";
 import type { TableFilter } from "../../data/tables";
 import { offsetPage } from "../../pagination/offset";
-import type { MemberType } from "../../tables/filter";
+import type { MemberType } from "../../data/filter-document";
 import { invalidRequest, notFound } from "../../errors";
 
 interface OffsetArgs {

@@ -15,8 +15,8 @@
 import { invalidRequest } from "../errors";
 import type { Scope } from "../auth/scope";
 import { isUuid, parseDate, parseInstant } from "../validate";
-import { masterAtProperty, tenantSql } from "../data/tenant";
-import { columns, empty, join, sql, type Sql } from "../data/sql";
+import { masterAtProperty, tenantSql } from "./tenant";
+import { columns, empty, join, sql, type Sql } from "./sql";
 import { escapeLike } from "../db/like";
 
 export type MemberType = "guest_profile" | "master_profile";
