@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import createClient from "openapi-fetch";
 import { createApp, type App } from "../../src/app";
-import type { paths } from "../generated/openapi";
+import type { paths } from "../../client/openapi";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { contract } from "../helpers/openapi-validate";
 
