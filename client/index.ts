@@ -71,13 +71,13 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
 type GetOperation<P extends keyof paths> = paths[P] extends { get: infer Op } ? Op : never;
 type OkBody<P extends keyof paths> = GetOperation<P> extends { responses: { 200: { content: { "application/json": infer B } } } } ? B : never;
 
-interface KeysetBody {
-  data: unknown[];
+interface KeysetBody<R = unknown> {
+  data: R[];
   next_cursor: string | null;
   has_more: boolean;
 }
-interface OffsetBody {
-  data: unknown[];
+interface OffsetBody<R = unknown> {
+  data: R[];
   next_offset: number;
   has_more: boolean;
 }
@@ -90,7 +90,7 @@ export type ListPath = KeysetPath | OffsetPath;
 /** A list's query parameters; a `cursor` or `offset` given here is where the walk starts. */
 export type ListQuery<P extends ListPath> = NonNullable<GetOperation<P> extends { parameters: { query?: infer Q } } ? Q : never>;
 /** One page of a list, as the document types it. */
-export type Page<P extends ListPath> = OkBody<P> & (KeysetBody | OffsetBody);
+export type Page<P extends ListPath> = OkBody<P> & (KeysetBody<Row<P>> | OffsetBody<Row<P>>);
 /** One row of a list. */
 export type Row<P extends ListPath> = OkBody<P> extends { data: (infer R)[] } ? R : never;
 
@@ -120,5 +120,5 @@ export async function* pages<P extends ListPath>(client: GuestContextClient, pat
 
 /** Every row of a list, across its pages: `for await (const guest of walk(client, "/v1/guests", { email }))`. */
 export async function* walk<P extends ListPath>(client: GuestContextClient, path: P, query?: ListQuery<P>): AsyncGenerator<Row<P>, void, undefined> {
-  for await (const page of pages(client, path, query)) yield* page.data as Row<P>[];
+  for await (const page of pages(client, path, query)) yield* page.data;
 }
