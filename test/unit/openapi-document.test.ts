@@ -1,5 +1,5 @@
 // The OpenAPI document: generated from the code, committed as openapi.yaml (with the client types
-// in test/generated/openapi.d.ts), complete, and saying per route what the route table says.
+// in client/openapi.d.ts), complete, and saying per route what the route table says.
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { generateOpenApi, openApiPath, routeKey } from "../../src/openapi";
@@ -19,7 +19,7 @@ describe("openapi.yaml", () => {
     expect(readFileSync(YAML_PATH, "utf8")).toBe(renderYaml().text);
   });
 
-  it("and test/generated/openapi.d.ts is openapi-typescript's output for it", () => {
+  it("and client/openapi.d.ts is openapi-typescript's output for it", () => {
     expect(readFileSync(TYPES_PATH, "utf8")).toBe(renderTypes());
   });
 
