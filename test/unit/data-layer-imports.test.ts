@@ -14,9 +14,6 @@ const NOT_YET_MOVED = new Set<string>([
   "delivery/rotate.ts",
   "delivery/run.ts",
   "http/rate-limit.ts",
-  "oauth/connectors.ts",
-  "oauth/consent.ts",
-  "oauth/provider.ts",
 ]);
 const DATA_ACCESS = /^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]*(?:\/generated\/prisma\/[^"]*|\/db\/sql-count|@prisma\/[^"]*))"/gm;
 
