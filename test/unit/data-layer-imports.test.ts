@@ -13,7 +13,6 @@ const NOT_YET_MOVED = new Set<string>([
   "delivery/membership.ts",
   "delivery/rotate.ts",
   "delivery/run.ts",
-  "http/rate-limit.ts",
 ]);
 const DATA_ACCESS = /^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]*(?:\/generated\/prisma\/[^"]*|\/db\/sql-count|@prisma\/[^"]*))"/gm;
 
