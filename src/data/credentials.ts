@@ -78,6 +78,20 @@ export function listApiKeys(prisma: PrismaClient, propertyGroupId?: string) {
   });
 }
 
+/** Revokes every unrevoked key with this name (the embedded demo's key of the previous start). */
+export async function revokeApiKeysNamed(prisma: PrismaClient, name: string): Promise<void> {
+  await prisma.apiKey.updateMany({ where: { name, revokedAt: null }, data: { revokedAt: new Date() } });
+}
+
+export async function hasPropertyGroups(prisma: PrismaClient): Promise<boolean> {
+  return (await prisma.propertyGroup.count()) > 0;
+}
+
+/** The oldest property group (the embedded demo's). */
+export function firstPropertyGroup(prisma: PrismaClient) {
+  return prisma.propertyGroup.findFirstOrThrow({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+}
+
 /** @returns false when no unrevoked key has that id. */
 export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<boolean> {
   const { count } = await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });

@@ -187,6 +187,29 @@ export async function bindingTableState(db: PrismaClient, tableId: string): Prom
 }
 
 // ---------------------------------------------------------------------------------------------
+// Metrics: the delivery gauges of /metrics.
+// ---------------------------------------------------------------------------------------------
+
+export interface DeliveryGaugeRow {
+  id: string;
+  provider: string;
+  /** Age of the oldest change the destination has not confirmed, in seconds; null when caught up. */
+  lag_s: number | null;
+  last_flush_s: number | null;
+}
+
+/** Every binding that is not paused (at most `limit`), with its lag and last flush time. */
+export function deliveryGaugeRows(prisma: PrismaClient, limit: number): Promise<DeliveryGaugeRow[]> {
+  // The oldest pending change is one index probe per binding (table_id, seq is the primary key).
+  return prisma.$queryRaw<DeliveryGaugeRow[]>`
+    SELECT b.id::text AS id, b.provider,
+      EXTRACT(EPOCH FROM now() - (SELECT c.created_at FROM table_membership_changes c
+        WHERE c.table_id = b.table_id AND c.seq > b.confirmed_seq ORDER BY c.seq LIMIT 1))::float8 AS lag_s,
+      EXTRACT(EPOCH FROM b.last_flush_at)::float8 AS last_flush_s
+    FROM destination_bindings b WHERE b.state <> 'paused' ORDER BY b.id LIMIT ${limit}`;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Connection secrets.
 // ---------------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 // Issue 15: src/data (over src/db, the connection layer) is the only code that imports the Prisma
-// client, its generated types or the SQL statement runner. The fixture loader (src/fixtures) is a
-// writer of its own and stays outside the rule.
+// client, its generated types or the SQL statement runner, and the only code that runs a query. The
+// fixture loader (src/fixtures) is a writer of its own and stays outside the rule.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
@@ -18,6 +18,10 @@ const outside = sourceFiles(SRC)
   .map((file) => path.relative(SRC, file).split(path.sep).join("/"))
   .filter((file) => !ALLOWED.includes(file.split("/")[0]));
 
+// Statements and Prisma-only query methods (create, update and count are too common a name to tell).
+const DATA_CALL = /\.\$(?:queryRaw|executeRaw|queryRawUnsafe|executeRawUnsafe|transaction)\b|\.(?:findMany|findUnique|findUniqueOrThrow|findFirst|findFirstOrThrow|createMany|createManyAndReturn|updateMany|deleteMany|upsert|aggregate|groupBy)\(/g;
+
+const callsOf = (file: string) => [...readFileSync(path.join(SRC, file), "utf8").matchAll(DATA_CALL)].map((m) => m[0]);
 const importsOf = (file: string) => [...readFileSync(path.join(SRC, file), "utf8").matchAll(DATA_ACCESS)].map((m) => m[1]);
 
 describe("the data layer is the only door to the database", () => {
@@ -26,7 +30,13 @@ describe("the data layer is the only door to the database", () => {
     expect(offenders).toEqual([]);
   });
 
-  it("sees an import where there is one", () => {
+  it("has no raw statement, transaction or Prisma query outside src/data and src/db", () => {
+    const offenders = outside.flatMap((file) => callsOf(file).map((call) => `${file}: ${call}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it("sees an import and a query where there are some", () => {
     expect(importsOf("data/sql.ts")).toContain("../generated/prisma/client");
+    expect(callsOf("data/oauth.ts")).toEqual(expect.arrayContaining([".$transaction", ".updateMany("]));
   });
 });
