@@ -27,6 +27,7 @@ import { loadTrustedDocuments, trustedDocumentsPlugin } from "./graphql/trusted-
 import { sendError } from "./rest/respond";
 import { corsFor, securityHeaders } from "./http/headers";
 import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
+import { databaseAnswers } from "./data/client";
 import { createRateLimiter } from "./http/rate-limit";
 import { oauthRoutes } from "./oauth/router";
 import type { Logger } from "./logger";
@@ -130,7 +131,7 @@ export async function createApp(services: Services): Promise<App> {
       return;
     }
     try {
-      await services.db.primary.$queryRaw`SELECT 1`;
+      await databaseAnswers(services.db.primary);
       res.json({ status: "ready" });
     } catch (err) {
       if (!faults.errorFor(err, "/readyz")) req.log.warn({ err }, "database not reachable");

@@ -1,8 +1,8 @@
 // Bearer token → Credential. All token kinds resolve to the same credential shape; the surface
 // (REST, GraphQL, MCP) decides which kinds it accepts (spec section 5).
 import type { Pool } from "pg";
-import type { PrismaClient } from "../generated/prisma/client";
-import { runStatement } from "../db/sql-count";
+import type { DataClient as PrismaClient } from "../data/client";
+import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind } from "../data/credentials";
 import { timed } from "../observability/request";
 import { forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
 import { ROLE_SCOPES } from "./scopes";
@@ -67,12 +67,9 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
     // An own member only: a role named "__proto__" or "constructor" is as unknown as any other.
     const scopes = Object.hasOwn(ROLE_SCOPES, claims.role) ? ROLE_SCOPES[claims.role] : undefined;
     if (!scopes) throw unauthorized(`session role ${JSON.stringify(claims.role)} is not known`);
-    const group = await prisma.propertyGroup.findUnique({
-      where: { organisationId: claims.organisationId },
-      select: { id: true },
-    });
-    if (!group) throw tenantNotProvisioned();
-    return { kind: "session", id: claims.userId, propertyGroupId: group.id, pinnedPropertyId: null, scopes: new Set(scopes) };
+    const groupId = await groupIdOfOrganisation(prisma, claims.organisationId);
+    if (!groupId) throw tenantNotProvisioned();
+    return { kind: "session", id: claims.userId, propertyGroupId: groupId, pinnedPropertyId: null, scopes: new Set(scopes) };
   }
 
   const kind: OpaqueKind = token.startsWith(API_KEY_PREFIX)
@@ -82,36 +79,13 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
       : token.startsWith(MCP_TOKEN_PREFIX)
         ? "mcp"
         : "static";
-  const { rows } = await runStatement<TokenRow>(deps.pool, TOKEN_LOOKUPS[kind], [hashToken(token)]);
-  const row = rows[0];
+  const row = await findTokenByHash(deps.pool, kind, hashToken(token));
   if (!row || row.revoked) throw unknownToken();
   if (row.expired) throw unauthorized(`${EXPIRING[kind]} has expired`);
   return { kind, id: row.id, propertyGroupId: row.property_group_id, pinnedPropertyId: row.property_id, scopes: new Set(row.scopes) };
 }
 
-type OpaqueKind = Exclude<CredentialKind, "session">;
-interface TokenRow {
-  id: string;
-  property_group_id: string;
-  property_id: string | null;
-  scopes: string[];
-  revoked: boolean;
-  expired: boolean;
-}
-
-// One statement per request, in plain SQL: it runs before anything else on every call, and Prisma's
-// per-query cost would be a fixed tax on all of them. Credentials are looked up by hash only.
-const TOKEN_LOOKUPS: Record<OpaqueKind, string> = {
-  api_key: `SELECT id, property_group_id, property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
-    FROM api_keys WHERE token_hash = $1`,
-  partner: `SELECT a.id, p.property_group_id, NULL AS property_id, p.scopes,
-      (a.revoked_at IS NOT NULL OR p.revoked_at IS NOT NULL) AS revoked, a.expires_at <= now() AS expired
-    FROM partner_access_tokens a JOIN partner_credentials p ON p.id = a.partner_credential_id WHERE a.token_hash = $1`,
-  mcp: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
-    FROM mcp_tokens WHERE token_hash = $1`,
-  static: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
-    FROM static_tokens WHERE token_hash = $1`,
-};
+type OpaqueKind = OpaqueTokenKind;
 const EXPIRING: Record<OpaqueKind, string> = {
   api_key: "API key",
   partner: "partner access token",

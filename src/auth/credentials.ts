@@ -2,7 +2,8 @@
 // static tokens at start-up, and by `gcs fixtures`. Secrets are returned once, here, and stored only
 // as hashes.
 import { randomUUID, timingSafeEqual } from "node:crypto";
-import type { PrismaClient } from "../generated/prisma/client";
+import * as store from "../data/credentials";
+import type { DataClient as PrismaClient } from "../data/client";
 import { validateScopes } from "./scopes";
 import {
   API_KEY_PREFIX,
@@ -27,43 +28,19 @@ export async function createApiKey(prisma: PrismaClient, input: NewApiKey) {
   const scopes = validateScopes(input.scopes);
   await assertGroupAndProperty(prisma, input.propertyGroupId, input.propertyId ?? null);
   const token = newSecret(API_KEY_PREFIX);
-  const row = await prisma.apiKey.create({
-    data: {
-      id: input.id ?? randomUUID(),
-      propertyGroupId: input.propertyGroupId,
-      propertyId: input.propertyId ?? null,
-      name: input.name,
-      displayPrefix: displayPrefix(token),
-      tokenHash: hashToken(token),
-      scopes,
-    },
+  const row = await store.insertApiKey(prisma, {
+    id: input.id ?? randomUUID(),
+    propertyGroupId: input.propertyGroupId,
+    propertyId: input.propertyId ?? null,
+    name: input.name,
+    displayPrefix: displayPrefix(token),
+    tokenHash: hashToken(token),
+    scopes,
   });
   return { id: row.id, token, propertyGroupId: row.propertyGroupId, propertyId: row.propertyId, scopes };
 }
 
-/** Listing never includes secrets or their hashes. */
-export function listApiKeys(prisma: PrismaClient, propertyGroupId?: string) {
-  return prisma.apiKey.findMany({
-    where: propertyGroupId ? { propertyGroupId } : {},
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: {
-      id: true,
-      propertyGroupId: true,
-      propertyId: true,
-      name: true,
-      displayPrefix: true,
-      scopes: true,
-      createdAt: true,
-      revokedAt: true,
-    },
-  });
-}
-
-/** @returns false when no unrevoked key has that id. */
-export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<boolean> {
-  const { count } = await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
-  return count === 1;
-}
+export { listApiKeys, revokeApiKey } from "../data/credentials";
 
 export async function createPartnerCredential(
   prisma: PrismaClient,
@@ -72,15 +49,13 @@ export async function createPartnerCredential(
   const scopes = validateScopes(input.scopes);
   await assertGroupAndProperty(prisma, input.propertyGroupId, null);
   const clientSecret = newSecret(PARTNER_SECRET_PREFIX);
-  const row = await prisma.partnerCredential.create({
-    data: {
-      id: input.id ?? randomUUID(),
-      propertyGroupId: input.propertyGroupId,
-      name: input.name,
-      clientId: `partner_${randomUUID().replace(/-/g, "")}`,
-      clientSecretHash: hashToken(clientSecret),
-      scopes,
-    },
+  const row = await store.insertPartnerCredential(prisma, {
+    id: input.id ?? randomUUID(),
+    propertyGroupId: input.propertyGroupId,
+    name: input.name,
+    clientId: `partner_${randomUUID().replace(/-/g, "")}`,
+    clientSecretHash: hashToken(clientSecret),
+    scopes,
   });
   return { id: row.id, clientId: row.clientId, clientSecret };
 }
@@ -90,16 +65,14 @@ export async function issuePartnerAccessToken(
   prisma: PrismaClient,
   input: { clientId: string; clientSecret: string; ttlSeconds?: number },
 ) {
-  const partner = await prisma.partnerCredential.findUnique({ where: { clientId: input.clientId } });
+  const partner = await store.findPartnerCredential(prisma, input.clientId);
   const given = Buffer.from(hashToken(input.clientSecret));
   if (!partner || partner.revokedAt || !timingSafeEqual(given, Buffer.from(partner.clientSecretHash))) {
     throw new Error("unknown partner client or wrong secret");
   }
   const token = newSecret(PARTNER_TOKEN_PREFIX);
   const expiresAt = new Date(Date.now() + (input.ttlSeconds ?? 3600) * 1000);
-  await prisma.partnerAccessToken.create({
-    data: { id: randomUUID(), partnerCredentialId: partner.id, tokenHash: hashToken(token), expiresAt },
-  });
+  await store.insertPartnerAccessToken(prisma, { id: randomUUID(), partnerCredentialId: partner.id, tokenHash: hashToken(token), expiresAt });
   return { token, expiresAt };
 }
 
@@ -112,10 +85,12 @@ export async function registerStaticToken(
   await assertGroupAndProperty(prisma, input.propertyGroupId, null);
   const token = input.token ?? newSecret(STATIC_TOKEN_PREFIX);
   const tokenHash = hashToken(token);
-  const row = await prisma.staticToken.upsert({
-    where: { tokenHash },
-    create: { id: input.id ?? randomUUID(), propertyGroupId: input.propertyGroupId, name: input.name, tokenHash, scopes },
-    update: { propertyGroupId: input.propertyGroupId, name: input.name, scopes, revokedAt: null },
+  const row = await store.upsertStaticToken(prisma, {
+    id: input.id ?? randomUUID(),
+    propertyGroupId: input.propertyGroupId,
+    name: input.name,
+    tokenHash,
+    scopes,
   });
   return { id: row.id, token };
 }
@@ -127,24 +102,20 @@ export async function issueMcpToken(
   const scopes = validateScopes(input.scopes);
   const token = newSecret(MCP_TOKEN_PREFIX);
   const expiresAt = new Date(Date.now() + (input.ttlSeconds ?? 30 * 24 * 3600) * 1000);
-  await prisma.mcpToken.create({
-    data: {
-      id: input.id ?? randomUUID(),
-      propertyGroupId: input.propertyGroupId,
-      clientName: input.clientName,
-      tokenHash: hashToken(token),
-      scopes,
-      expiresAt,
-    },
+  await store.insertMcpToken(prisma, {
+    id: input.id ?? randomUUID(),
+    propertyGroupId: input.propertyGroupId,
+    clientName: input.clientName,
+    tokenHash: hashToken(token),
+    scopes,
+    expiresAt,
   });
   return { token, expiresAt };
 }
 
 async function assertGroupAndProperty(prisma: PrismaClient, propertyGroupId: string, propertyId: string | null) {
-  const group = await prisma.propertyGroup.findUnique({ where: { id: propertyGroupId }, select: { id: true } });
-  if (!group) throw new Error(`property group ${propertyGroupId} does not exist`);
+  if (!(await store.groupExists(prisma, propertyGroupId))) throw new Error(`property group ${propertyGroupId} does not exist`);
   if (propertyId) {
-    const property = await prisma.property.findFirst({ where: { id: propertyId, propertyGroupId }, select: { id: true } });
-    if (!property) throw new Error(`property ${propertyId} is not in property group ${propertyGroupId}`);
+    if (!(await store.propertyInGroup(prisma, propertyId, propertyGroupId))) throw new Error(`property ${propertyId} is not in property group ${propertyGroupId}`);
   }
 }

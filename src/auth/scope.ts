@@ -1,5 +1,6 @@
 // Credential + X-Property-Id → the request's data scope. Every resolver query is ANDed with it.
-import type { PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
+import { propertyInGroup } from "../data/credentials";
 import { forbidden, invalidRequest } from "../errors";
 import type { Credential } from "./authenticate";
 import { isUuid } from "../validate";
@@ -23,10 +24,7 @@ export async function resolveScope(
     throw forbidden("X-Property-Id is not accepted with web-app session tokens; they always see the whole group");
   }
   if (!isUuid(propertyHeader)) throw invalidRequest("X-Property-Id must be a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f");
-  const property = await prisma.property.findFirst({
-    where: { id: propertyHeader, propertyGroupId: group },
-    select: { id: true },
-  });
-  if (!property) throw forbidden("X-Property-Id is not a property of this credential's group");
-  return { propertyGroupId: group, propertyId: property.id };
+  const propertyId = await propertyInGroup(prisma, propertyHeader, group);
+  if (!propertyId) throw forbidden("X-Property-Id is not a property of this credential's group");
+  return { propertyGroupId: group, propertyId };
 }

@@ -1,6 +1,6 @@
 // Web-app session JWTs (HS256). Organisation and role come only from verified claims.
 import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
-import type { PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
 import { serviceSecret } from "../db/service-secrets";
 import { unauthorized } from "../errors";
 import { isUuid } from "../validate";

@@ -2,6 +2,7 @@
 // API key and a curl line that works. Only for the embedded default: never on a real server.
 import { deliverySecretKey } from "../delivery/run";
 import { createApiKey } from "../auth/credentials";
+import { firstPropertyGroup, hasPropertyGroups, revokeApiKeysNamed } from "../data/credentials";
 import { ALL_SCOPES } from "../auth/scopes";
 import { resolveSessionKey } from "../auth/session";
 import { loadFixtures } from "../fixtures";
@@ -12,14 +13,14 @@ const DEMO_KEY_NAME = "embedded demo key";
 export async function announceEmbeddedDemo(server: RunningServer) {
   const { db, config, logger } = server.services;
   const prisma = db.primary;
-  if ((await prisma.propertyGroup.count()) === 0) {
+  if (!(await hasPropertyGroups(prisma))) {
     logger.info("first start on the embedded database: loading demo data");
     const sessionKey = await resolveSessionKey(config.session, prisma);
     await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, deliveryKey: await deliverySecretKey(config, prisma), progress: (line) => logger.info(line) });
   }
-  const group = await prisma.propertyGroup.findFirstOrThrow({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const group = await firstPropertyGroup(prisma);
   // One demo key at a time: the previous start's key stops working.
-  await prisma.apiKey.updateMany({ where: { name: DEMO_KEY_NAME, revokedAt: null }, data: { revokedAt: new Date() } });
+  await revokeApiKeysNamed(prisma, DEMO_KEY_NAME);
   const key = await createApiKey(prisma, { propertyGroupId: group.id, name: DEMO_KEY_NAME, scopes: ALL_SCOPES });
   const base = `http://localhost:${server.port}`;
   process.stdout.write(

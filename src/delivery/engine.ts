@@ -8,7 +8,9 @@
 // the batch is sent again: every destination operation here is idempotent (upsert, delete).
 //
 // This is cross-tenant background work, so it runs on the unscoped client and may use raw SQL.
-import { Prisma, type PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
+import * as store from "../data/delivery";
+import type { ClaimTarget, ClaimedBinding, DeliveryTx as Tx } from "../data/delivery";
 import type { Logger } from "../logger";
 import { normaliseContact, type Observation } from "../consent/precedence";
 import { decideConsent } from "../data/consents";
@@ -22,7 +24,6 @@ import {
 import { open, type Keyring } from "./secret-box";
 import { databaseFault } from "../db/errors";
 
-type Tx = Prisma.TransactionClient;
 type EngineLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
 export interface FlushOptions {
@@ -127,15 +128,12 @@ async function runBatch(
 ): Promise<BatchStep | null> {
   let claimed: ClaimedBinding | undefined;
   try {
-    return await prisma.$transaction(
-      async (tx) => {
-        claimed = await claimDueBinding(tx, target, now(opts));
-        if (!claimed) return null;
-        tried.add(claimed.id);
-        return flushBatch(tx, claimed, opts, countsSoFar);
-      },
-      { maxWait: 10_000, timeout: opts.transactionTimeoutMs ?? 120_000 },
-    );
+    return await store.inBatchTransaction(prisma, opts.transactionTimeoutMs ?? 120_000, async (tx) => {
+      claimed = await store.claimDueBinding(tx, target, now(opts));
+      if (!claimed) return null;
+      tried.add(claimed.id);
+      return flushBatch(tx, claimed, opts, countsSoFar);
+    });
   } catch (err) {
     if (!claimed) throw err; // the claim itself failed: the database is not usable, stop the run
     // Rolled back, cursor unchanged: the next poll tries this binding again.
@@ -163,74 +161,12 @@ function mergeStep(report: FlushReport | undefined, step: BatchStep): FlushRepor
 }
 
 // ---------------------------------------------------------------------------------------------
-// Claim: the row lock that makes a batch exclusive.
-// ---------------------------------------------------------------------------------------------
-
-/** A binding by id (the next batch of the one in hand), or any due binding but these. */
-type ClaimTarget = { id: string } | { exclude: string[] };
-
-interface ClaimedBinding {
-  id: string;
-  propertyGroupId: string;
-  tableId: string;
-  provider: string;
-  connectionId: string;
-  remoteListId: string;
-  confirmedSeq: bigint;
-  failureCount: number;
-  memberType: "guest_profile" | "master_profile";
-  secretCiphertext: string;
-}
-
-/**
- * Locks one due binding, skipping rows another instance holds. The state and due conditions are in
- * the locking statement, so they are re-checked on the row as it is once locked: a binding paused
- * (or flushed) while this call was queued behind it is not taken.
- */
-async function claimDueBinding(tx: Tx, target: ClaimTarget, at: Date): Promise<ClaimedBinding | undefined> {
-  const which = "id" in target
-    ? Prisma.sql`AND b.id = ${target.id}::uuid`
-    : Prisma.sql`AND NOT (b.id = ANY(${target.exclude}::uuid[]))`;
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    SELECT b.id FROM destination_bindings b
-    WHERE b.state = 'active'
-      AND (b.next_attempt_at IS NULL OR b.next_attempt_at <= ${at})
-      AND EXISTS (SELECT 1 FROM table_membership_changes c WHERE c.table_id = b.table_id AND c.seq > b.confirmed_seq)
-      ${which}
-    ORDER BY b.last_flush_at ASC NULLS FIRST, b.id
-    LIMIT 1
-    FOR UPDATE OF b SKIP LOCKED`;
-  if (rows.length === 0) return undefined;
-  const b = await tx.destinationBinding.findUniqueOrThrow({
-    where: { id: rows[0].id },
-    include: { connection: { select: { secretCiphertext: true } }, table: { select: { memberType: true } } },
-  });
-  return {
-    id: b.id,
-    propertyGroupId: b.propertyGroupId,
-    tableId: b.tableId,
-    provider: b.provider,
-    connectionId: b.connectionId,
-    remoteListId: b.remoteListId,
-    confirmedSeq: b.confirmedSeq,
-    failureCount: b.failureCount,
-    memberType: b.table.memberType,
-    secretCiphertext: b.connection.secretCiphertext,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
 // One batch, inside the claiming transaction.
 // ---------------------------------------------------------------------------------------------
 
 async function flushBatch(tx: Tx, b: ClaimedBinding, opts: FlushOptions, before: FlushCounts): Promise<BatchStep> {
   const batchSize = opts.batchSize ?? 500;
-  const changes: Change[] = await tx.tableMembershipChange.findMany({
-    where: { tableId: b.tableId, seq: { gt: b.confirmedSeq } },
-    orderBy: { seq: "asc" },
-    take: batchSize,
-    select: { seq: true, memberId: true, op: true },
-  });
+  const changes: Change[] = await store.membershipChangesAfter(tx, b.tableId, b.confirmedSeq, batchSize);
   const unchanged = { binding: b, toSeq: b.confirmedSeq, counts: before, more: false };
   if (changes.length === 0) return { ...unchanged, outcome: "idle" };
 
@@ -239,7 +175,7 @@ async function flushBatch(tx: Tx, b: ClaimedBinding, opts: FlushOptions, before:
     const plan = await planFor(tx, b, changes);
     const counts = addCounts(before, await deliver(client, b.remoteListId, plan));
     const lastSeq = changes[changes.length - 1].seq;
-    await recordDelivered(tx, b, lastSeq, counts, now(opts));
+    await store.recordDelivered(tx, b.id, lastSeq, counts, now(opts));
     return { binding: b, outcome: "delivered", toSeq: lastSeq, counts, more: changes.length === batchSize };
   } catch (err) {
     if (!(err instanceof DestinationError)) throw err;
@@ -265,7 +201,7 @@ async function planFor(tx: Tx, b: ClaimedBinding, changes: Change[]): Promise<Ba
   const removedEmails = changes.filter((c) => c.op === "remove").flatMap((c) => contacts.get(c.memberId)?.email ?? []);
   const [observations, retainedEmails] = await Promise.all([
     emailObservations(tx, b.propertyGroupId, [...new Set([...contacts.values()].map((c) => c.email))]),
-    emailsOfCurrentMembers(tx, b, removedEmails),
+    store.emailsOfCurrentMembers(tx, b.tableId, b.memberType, removedEmails),
   ]);
   return planBatch({ changes, contacts, observations, retainedEmails });
 }
@@ -292,11 +228,7 @@ async function deliver(client: DestinationClient, listId: string, plan: BatchPla
 
 /** Member id → contact. No profile in the binding's group, or no email: absent (unresolved). */
 async function resolveContacts(tx: Tx, b: ClaimedBinding, memberIds: string[]): Promise<Map<string, Contact>> {
-  const args = {
-    where: { id: { in: memberIds }, propertyGroupId: b.propertyGroupId },
-    select: { id: true, email: true, givenName: true, familyName: true },
-  };
-  const rows = b.memberType === "master_profile" ? await tx.masterProfile.findMany(args) : await tx.guestProfile.findMany(args);
+  const rows = await store.memberProfiles(tx, b.memberType, b.propertyGroupId, memberIds);
   const contacts = new Map<string, Contact>();
   for (const r of rows) {
     const email = r.email ? normaliseContact("email", r.email) : null;
@@ -311,52 +243,17 @@ async function emailObservations(tx: Tx, groupId: string, emails: string[]): Pro
   return new Map(decisions.map((d) => [d.contactValue, d.observations]));
 }
 
-/** Which of these addresses a current member of the table still has. */
-async function emailsOfCurrentMembers(tx: Tx, b: ClaimedBinding, emails: string[]): Promise<Set<string>> {
-  if (emails.length === 0) return new Set();
-  const profiles = Prisma.raw(b.memberType === "master_profile" ? "master_profiles" : "guest_profiles");
-  const rows = await tx.$queryRaw<{ email: string }[]>`
-    SELECT DISTINCT lower(btrim(p.email)) AS email
-    FROM table_members m JOIN ${profiles} p ON p.id = m.member_id
-    WHERE m.table_id = ${b.tableId}::uuid AND lower(btrim(p.email)) = ANY(${emails}::text[])`;
-  return new Set(rows.map((r) => r.email));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writes under the claim's lock.
 // ---------------------------------------------------------------------------------------------
 
-async function recordDelivered(tx: Tx, b: ClaimedBinding, lastSeq: bigint, counts: FlushCounts, at: Date) {
-  await tx.destinationBinding.update({
-    where: { id: b.id },
-    data: {
-      confirmedSeq: lastSeq,
-      lastFlushAt: at,
-      lastFlushCounts: { ...counts },
-      lastError: null,
-      failureCount: 0,
-      nextAttemptAt: null,
-    },
-  });
-}
-
 async function recordTransient(tx: Tx, b: ClaimedBinding, err: DestinationError, at: Date): Promise<"transient"> {
-  await tx.destinationBinding.update({
-    where: { id: b.id },
-    data: {
-      failureCount: b.failureCount + 1,
-      nextAttemptAt: new Date(at.getTime() + backoffMs(b.failureCount, err.retryAfterMs)),
-      lastError: errorText(err),
-    },
-  });
+  await store.recordBackoff(tx, b.id, b.failureCount + 1, new Date(at.getTime() + backoffMs(b.failureCount, err.retryAfterMs)), errorText(err));
   return "transient";
 }
 
 async function recordPermanent(tx: Tx, b: ClaimedBinding, err: DestinationError): Promise<"permanent"> {
-  await tx.destinationBinding.update({
-    where: { id: b.id },
-    data: { state: "error", failureCount: b.failureCount + 1, nextAttemptAt: null, lastError: errorText(err) },
-  });
+  await store.recordError(tx, b.id, b.failureCount + 1, errorText(err));
   return "permanent";
 }
 

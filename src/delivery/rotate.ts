@@ -9,7 +9,8 @@
 //
 // Cross-tenant maintenance: runs on the unscoped client. Never reports a secret, only counts and
 // the ids of connections whose secret no configured key opens.
-import type { PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
+import { resealConnectionBatch } from "../data/delivery";
 import { kidOfSealed, open, seal, type Keyring } from "./secret-box";
 
 export interface RotationReport {
@@ -28,29 +29,21 @@ export async function rotateSecrets(prisma: PrismaClient, ring: Keyring, batchSi
   const report: RotationReport = { rotated: 0, current: 0, failed: 0, failedConnectionIds: [], kid: ring.current.kid };
   let after: string | null = null;
   for (;;) {
-    const last: string | null = await prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<{ id: string; secret_ciphertext: string }[]>`
-        SELECT id::text, secret_ciphertext FROM destination_connections
-        WHERE ${after}::uuid IS NULL OR id > ${after}::uuid
-        ORDER BY id LIMIT ${batchSize}
-        FOR UPDATE`;
-      for (const row of rows) {
-        let plaintext: string;
-        try {
-          plaintext = open(row.secret_ciphertext, row.id, ring);
-        } catch {
-          report.failed++;
-          report.failedConnectionIds.push(row.id);
-          continue;
-        }
-        if (kidOfSealed(row.secret_ciphertext) === ring.current.kid) {
-          report.current++;
-          continue;
-        }
-        await tx.destinationConnection.update({ where: { id: row.id }, data: { secretCiphertext: seal(plaintext, row.id, ring) } });
-        report.rotated++;
+    const last = await resealConnectionBatch(prisma, after, batchSize, (row) => {
+      let plaintext: string;
+      try {
+        plaintext = open(row.secret_ciphertext, row.id, ring);
+      } catch {
+        report.failed++;
+        report.failedConnectionIds.push(row.id);
+        return null;
       }
-      return rows.length === batchSize ? rows[rows.length - 1].id : null;
+      if (kidOfSealed(row.secret_ciphertext) === ring.current.kid) {
+        report.current++;
+        return null;
+      }
+      report.rotated++;
+      return seal(plaintext, row.id, ring);
     });
     if (!last) return report;
     after = last;

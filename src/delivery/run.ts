@@ -1,7 +1,8 @@
 // Runs the delivery worker from configuration: inside `gcs serve`, or alone as `gcs deliver`. Any
 // number of instances may run it against one database (bindings are claimed with SKIP LOCKED).
 import type { Config } from "../config";
-import type { PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
+import { existingServiceSecret } from "../data/delivery";
 import type { Logger } from "../logger";
 import { serviceSecret } from "../db/service-secrets";
 import { loadKeyring, rawKeyOf, type Keyring } from "./secret-box";
@@ -39,7 +40,7 @@ export async function deliverySecretKey(config: Config, prisma: PrismaClient): P
   assertDeliveryKeyConfigured(config);
   const configured = config.delivery.secretKey;
   const generated = configured
-    ? (await prisma.serviceSecret.findUnique({ where: { name: GENERATED_KEY } }))?.value
+    ? await existingServiceSecret(prisma, GENERATED_KEY)
     : await serviceSecret(prisma, GENERATED_KEY);
   return loadKeyring({
     current: configured ?? generated!,

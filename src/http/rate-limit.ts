@@ -23,20 +23,14 @@ import type { RequestHandler } from "express";
 import { ipKeyGenerator } from "express-rate-limit";
 import type { Config } from "../config";
 import type { Database } from "../db/database";
-import type { PrismaClient } from "../generated/prisma/client";
+import { postgresCounterTable, type CounterTable } from "../data/rate-limit-counters";
 import type { Logger } from "../logger";
 import { BEARER } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
 import { rateLimited } from "../errors";
 import { sendError } from "../rest/respond";
 
-/** The shared table: adds this instance's new hits and answers the cluster totals. */
-export interface CounterTable {
-  /** Adds `deltas[i]` to `keys[i]` in the window starting at `windowStart`; returns every key's total. */
-  add(windowStart: Date, keys: string[], deltas: number[]): Promise<Map<string, number>>;
-  /** Deletes the counters of windows that started before `windowStart`. */
-  prune(windowStart: Date): Promise<void>;
-}
+export type { CounterTable };
 
 interface Counter {
   /** Start of the window this counter belongs to (ms since the epoch). */
@@ -154,23 +148,6 @@ export class SharedCounterStore {
     await Promise.race([this.sync(), new Promise((resolve) => (timeout = setTimeout(resolve, 2000)))]);
     clearTimeout(timeout);
   }
-}
-
-/** rate_limit_counters in PostgreSQL: one statement per sync for all keys. */
-export function postgresCounterTable(prisma: PrismaClient): CounterTable {
-  return {
-    async add(windowStart, keys, deltas) {
-      const rows = await prisma.$queryRaw<{ key: string; hits: number }[]>`
-        INSERT INTO rate_limit_counters AS c (key, window_start, hits)
-        SELECT key, ${windowStart}::timestamptz, delta FROM unnest(${keys}::text[], ${deltas}::int[]) AS t(key, delta) ORDER BY key
-        ON CONFLICT (key, window_start) DO UPDATE SET hits = c.hits + EXCLUDED.hits
-        RETURNING key, hits`;
-      return new Map(rows.map((r) => [r.key, Number(r.hits)]));
-    },
-    async prune(windowStart) {
-      await prisma.$executeRaw`DELETE FROM rate_limit_counters WHERE window_start < ${windowStart}::timestamptz`;
-    },
-  };
 }
 
 export interface RateLimiter {

@@ -1,7 +1,8 @@
 // `gcs connectors list|revoke`: the AI clients people approved on the consent page, as plain data
 // (no Prisma types, dates as ISO strings), so any CLI front end only prints what these return.
 // Never a secret or a hash: a connector is identified by its grant id.
-import type { PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
+import { listGrants } from "../data/oauth";
 import { revokeGrant } from "./provider";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -25,11 +26,7 @@ export interface Connector {
 /** Every connector, oldest first; only one group's with `propertyGroupId`. */
 export async function listConnectors(prisma: PrismaClient, propertyGroupId?: string): Promise<Connector[]> {
   if (propertyGroupId !== undefined && !UUID.test(propertyGroupId)) throw new Error(`the property group id ${JSON.stringify(propertyGroupId.slice(0, 64))} is not a uuid`);
-  const grants = await prisma.oAuthGrant.findMany({
-    where: propertyGroupId ? { propertyGroupId } : {},
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    include: { client: { select: { clientName: true, redirectUris: true } } },
-  });
+  const grants = await listGrants(prisma, propertyGroupId);
   return grants.map((g) => ({
     id: g.id,
     clientId: g.clientId,

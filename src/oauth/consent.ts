@@ -14,7 +14,8 @@ import { ERROR_STATUS, errorCodeOf } from "../errors";
 import { authenticate, type AuthDeps } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
 import { serviceSecret } from "../db/service-secrets";
-import type { PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
+import * as store from "../data/oauth";
 import { CODE_TTL_S, clientName, type ConsentRequest } from "./provider";
 
 /** How long a consent page may stay open before its form must be started again. */
@@ -67,7 +68,7 @@ export class ConsentPage {
     if (!payload) {
       return messagePage(res, 400, "This consent form has expired or is not valid", "Start the connection again from your AI client.");
     }
-    const client = await this.prisma.oAuthClient.findUnique({ where: { id: payload.clientId }, select: { clientName: true } });
+    const client = await store.findClientName(this.prisma, payload.clientId);
     if (!client) return messagePage(res, 400, "Unknown client", "The client that asked for access is no longer registered.");
     const name = client.clientName?.trim() || "unnamed MCP client";
     const action = field(body, "action");
@@ -90,22 +91,22 @@ export class ConsentPage {
       if (credential.pinnedPropertyId) return retry("This key is pinned to one property; a connector reads the whole group, so use a key that is not pinned.");
       const offered = payload.scopes.filter((s) => credential.scopes.has(s));
       if (offered.length === 0) return retry("This key holds none of the scopes the client asks for.");
-      const group = await this.prisma.propertyGroup.findUnique({ where: { id: credential.propertyGroupId }, select: { name: true } });
+      const groupName = await store.groupName(this.prisma, credential.propertyGroupId);
       const form = await this.sign({ ...payload, scopes: offered, keyId: credential.id, groupId: credential.propertyGroupId });
-      return approvePage(res, 200, name, payload.redirectUri, group?.name ?? credential.propertyGroupId, offered, form);
+      return approvePage(res, 200, name, payload.redirectUri, groupName ?? credential.propertyGroupId, offered, form);
     }
 
     if (action === "approve" && payload.keyId && payload.groupId) {
       // The key may have been revoked since step 1.
-      const key = await this.prisma.apiKey.findUnique({ where: { id: payload.keyId } });
+      const key = await store.findApiKey(this.prisma, payload.keyId);
       if (!key || key.revokedAt || key.propertyGroupId !== payload.groupId || key.propertyId) {
         return messagePage(res, 403, "The API key is no longer valid", "Start the connection again from your AI client.");
       }
       const ticked = fields(body, "scope");
       const scopes = payload.scopes.filter((s) => ticked.includes(s) && key.scopes.includes(s));
       if (scopes.length === 0) {
-        const group = await this.prisma.propertyGroup.findUnique({ where: { id: key.propertyGroupId }, select: { name: true } });
-        return approvePage(res, 400, name, payload.redirectUri, group?.name ?? key.propertyGroupId, payload.scopes, field(body, "form_token")!, "Tick at least one scope, or deny.");
+        const groupName = await store.groupName(this.prisma, key.propertyGroupId);
+        return approvePage(res, 400, name, payload.redirectUri, groupName ?? key.propertyGroupId, payload.scopes, field(body, "form_token")!, "Tick at least one scope, or deny.");
       }
       const code = randomBytes(32).toString("base64url");
       const grantId = await this.issueCode(payload, key.id, scopes, code);
@@ -120,29 +121,19 @@ export class ConsentPage {
   /** The grant and its code in one transaction: the grant's id, or undefined when this form's nonce already made a code. */
   private async issueCode(payload: FormPayload, apiKeyId: string, scopes: string[], code: string): Promise<string | undefined> {
     const grantId = randomUUID();
-    try {
-      await this.prisma.$transaction([
-        this.prisma.oAuthGrant.create({
-          data: { id: grantId, clientId: payload.clientId, propertyGroupId: payload.groupId!, scopes, approvedByApiKeyId: apiKeyId },
-        }),
-        this.prisma.oAuthAuthorizationCode.create({
-          data: {
-            id: payload.n,
-            grantId,
-            propertyGroupId: payload.groupId!,
-            codeHash: hashToken(code),
-            redirectUri: payload.redirectUri,
-            codeChallenge: payload.codeChallenge,
-            resource: payload.resource ?? null,
-            expiresAt: new Date(Date.now() + CODE_TTL_S * 1000),
-          },
-        }),
-      ]);
-      return grantId;
-    } catch (err) {
-      if ((err as { code?: string }).code === "P2002") return undefined; // unique violation on the nonce
-      throw err;
-    }
+    const issued = await store.insertGrantAndCode(
+      this.prisma,
+      { id: grantId, clientId: payload.clientId, propertyGroupId: payload.groupId!, scopes, approvedByApiKeyId: apiKeyId },
+      {
+        id: payload.n,
+        codeHash: hashToken(code),
+        redirectUri: payload.redirectUri,
+        codeChallenge: payload.codeChallenge,
+        resource: payload.resource ?? null,
+        expiresAt: new Date(Date.now() + CODE_TTL_S * 1000),
+      },
+    );
+    return issued ? grantId : undefined;
   }
 
   private secret(): Promise<string> {

@@ -18,7 +18,8 @@ import {
   InvalidTargetError,
   InvalidTokenError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
-import type { PrismaClient } from "../generated/prisma/client";
+import type { DataClient as PrismaClient } from "../data/client";
+import * as store from "../data/oauth";
 import { ALL_SCOPES } from "../auth/scopes";
 import { MCP_TOKEN_PREFIX, hashToken, newSecret } from "../auth/secrets";
 
@@ -55,7 +56,7 @@ export class PgOAuthProvider implements OAuthServerProvider {
   readonly clientsStore: OAuthRegisteredClientsStore = {
     getClient: async (clientId) => {
       if (!UUID.test(clientId)) return undefined; // not a uuid: unknown, without asking the database
-      const row = await this.prisma.oAuthClient.findUnique({ where: { id: clientId } });
+      const row = await store.findClient(this.prisma, clientId);
       return row ? clientInformation(row) : undefined;
     },
     registerClient: async (client) => {
@@ -73,13 +74,11 @@ export class PgOAuthProvider implements OAuthServerProvider {
       // secrets (it would have to store them in clear to compare), so every client is public.
       const { client_secret: _s, client_secret_expires_at: _e, client_id: _i, client_id_issued_at: _t, ...metadata } =
         client as OAuthClientInformationFull;
-      const row = await this.prisma.oAuthClient.create({
-        data: {
-          id: randomUUID(),
-          clientName: typeof metadata.client_name === "string" ? metadata.client_name.slice(0, 200) : null,
-          redirectUris: uris,
-          metadata: { ...metadata, redirect_uris: uris, token_endpoint_auth_method: "none" },
-        },
+      const row = await store.insertClient(this.prisma, {
+        id: randomUUID(),
+        clientName: typeof metadata.client_name === "string" ? metadata.client_name.slice(0, 200) : null,
+        redirectUris: uris,
+        metadata: { ...metadata, redirect_uris: uris, token_endpoint_auth_method: "none" },
       });
       return clientInformation(row);
     },
@@ -107,10 +106,7 @@ export class PgOAuthProvider implements OAuthServerProvider {
   }
 
   async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
-    const row = await this.prisma.oAuthAuthorizationCode.findUnique({
-      where: { codeHash: hashToken(code) },
-      select: { codeChallenge: true, grant: { select: { clientId: true } } },
-    });
+    const row = await store.findCodeChallenge(this.prisma, hashToken(code));
     if (!row || row.grant.clientId !== client.client_id) throw new InvalidGrantError("the authorization code is unknown");
     return row.codeChallenge;
   }
@@ -123,10 +119,9 @@ export class PgOAuthProvider implements OAuthServerProvider {
     resource?: URL,
   ): Promise<OAuthTokens> {
     const codeHash = hashToken(code);
-    const row = await this.prisma.oAuthAuthorizationCode.findUnique({ where: { codeHash }, include: { grant: true } });
+    const row = await store.findCodeWithGrant(this.prisma, codeHash);
     if (!row || row.grant.clientId !== client.client_id) throw new InvalidGrantError("the authorization code is unknown");
-    const claimed = await this.prisma.oAuthAuthorizationCode.updateMany({ where: { codeHash, usedAt: null }, data: { usedAt: new Date() } });
-    if (claimed.count === 0) {
+    if (!(await store.claimCode(this.prisma, codeHash))) {
       // A code used twice was intercepted or replayed: revoke what it was exchanged for (RFC 6749 §4.1.2).
       await revokeGrant(this.prisma, row.grantId);
       throw new InvalidGrantError("the authorization code was already used; the tokens issued for it are revoked");
@@ -141,19 +136,14 @@ export class PgOAuthProvider implements OAuthServerProvider {
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
     const tokenHash = hashToken(refreshToken);
-    const row = await this.prisma.oAuthRefreshToken.findUnique({ where: { tokenHash }, include: { grant: true } });
+    const row = await store.findRefreshTokenWithGrant(this.prisma, tokenHash);
     if (!row || row.grant.clientId !== client.client_id) throw new InvalidGrantError("the refresh token is unknown");
     // Checked before the token is spent, so a client's mistake here does not cost it the chain.
     if (resource && resource.href !== this.resourceUrl) throw new InvalidTargetError(`this server issues tokens for ${this.resourceUrl} only`);
     const wanted = scopes ?? row.grant.scopes;
     const beyond = wanted.filter((s) => !row.grant.scopes.includes(s));
     if (beyond.length > 0) throw new InvalidScopeError(`not granted: ${beyond.join(" ")}`);
-    const now = new Date();
-    const claimed = await this.prisma.oAuthRefreshToken.updateMany({
-      where: { tokenHash, usedAt: null, revokedAt: null, expiresAt: { gt: now } },
-      data: { usedAt: now },
-    });
-    if (claimed.count === 0) {
+    if (!(await store.claimRefreshToken(this.prisma, tokenHash, new Date()))) {
       if (row.usedAt) {
         // Rotation: each refresh token works once. A second use means two parties hold the chain,
         // so the whole grant goes (OAuth 2.1 §4.3.1); the person approves the client again.
@@ -166,7 +156,7 @@ export class PgOAuthProvider implements OAuthServerProvider {
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const row = await this.prisma.mcpToken.findUnique({ where: { tokenHash: hashToken(token) }, include: { grant: true } });
+    const row = await store.findAccessTokenWithGrant(this.prisma, hashToken(token));
     if (!row || row.revokedAt || row.expiresAt <= new Date()) throw new InvalidTokenError("the access token is unknown, expired or revoked");
     return {
       token,
@@ -182,15 +172,13 @@ export class PgOAuthProvider implements OAuthServerProvider {
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
     const tokenHash = hashToken(request.token);
     if (request.token.startsWith(REFRESH_TOKEN_PREFIX)) {
-      const row = await this.prisma.oAuthRefreshToken.findUnique({ where: { tokenHash }, include: { grant: true } });
+      const row = await store.findRefreshTokenWithGrant(this.prisma, tokenHash);
       // Revoking the refresh token ends the connector: its access tokens go with it.
       if (row && row.grant.clientId === client.client_id) await revokeGrant(this.prisma, row.grantId);
       return;
     }
-    const row = await this.prisma.mcpToken.findUnique({ where: { tokenHash }, include: { grant: true } });
-    if (row?.grant && row.grant.clientId === client.client_id) {
-      await this.prisma.mcpToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: new Date() } });
-    }
+    const row = await store.findAccessTokenWithGrant(this.prisma, tokenHash);
+    if (row?.grant && row.grant.clientId === client.client_id) await store.revokeAccessToken(this.prisma, row.id);
   }
 }
 
@@ -205,7 +193,7 @@ async function issueTokens(
   scopes: string[],
   name: string,
 ): Promise<OAuthTokens> {
-  const approver = await prisma.apiKey.findUnique({ where: { id: grant.approvedByApiKeyId }, select: { revokedAt: true } });
+  const approver = await store.findApproverKey(prisma, grant.approvedByApiKeyId);
   if (!approver || approver.revokedAt) {
     await revokeGrant(prisma, grant.id);
     throw new InvalidGrantError("the API key that approved this connector was revoked; authorize again");
@@ -213,32 +201,14 @@ async function issueTokens(
   const accessToken = newSecret(MCP_TOKEN_PREFIX);
   const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
   const now = Date.now();
-  await prisma.$transaction(async (tx) => {
-    // Locks the grant row until commit, so a concurrent revocation waits and then also revokes
-    // the tokens written here.
-    const live = await tx.oAuthGrant.updateMany({ where: { id: grant.id, revokedAt: null }, data: { lastUsedAt: new Date(now) } });
-    if (live.count === 0) throw new InvalidGrantError("this connector was revoked; authorize again");
-    await tx.mcpToken.create({
-      data: {
-        id: randomUUID(),
-        propertyGroupId: grant.propertyGroupId,
-        clientName: name,
-        tokenHash: hashToken(accessToken),
-        scopes,
-        expiresAt: new Date(now + ACCESS_TOKEN_TTL_S * 1000),
-        grantId: grant.id,
-      },
-    });
-    await tx.oAuthRefreshToken.create({
-      data: {
-        id: randomUUID(),
-        grantId: grant.id,
-        propertyGroupId: grant.propertyGroupId,
-        tokenHash: hashToken(refreshToken),
-        expiresAt: new Date(now + REFRESH_TOKEN_TTL_S * 1000),
-      },
-    });
-  });
+  const stored = await store.storeTokens(
+    prisma,
+    grant,
+    new Date(now),
+    { id: randomUUID(), clientName: name, tokenHash: hashToken(accessToken), scopes, expiresAt: new Date(now + ACCESS_TOKEN_TTL_S * 1000) },
+    { id: randomUUID(), tokenHash: hashToken(refreshToken), expiresAt: new Date(now + REFRESH_TOKEN_TTL_S * 1000) },
+  );
+  if (!stored) throw new InvalidGrantError("this connector was revoked; authorize again");
   return { access_token: accessToken, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refreshToken, scope: scopes.join(" ") };
 }
 
@@ -248,14 +218,7 @@ async function issueTokens(
  */
 export async function revokeGrant(prisma: PrismaClient, grantId: string): Promise<boolean> {
   if (!UUID.test(grantId)) return false;
-  return prisma.$transaction(async (tx) => {
-    const now = new Date();
-    const { count } = await tx.oAuthGrant.updateMany({ where: { id: grantId, revokedAt: null }, data: { revokedAt: now } });
-    // Also when the grant was already revoked: a token written by a racing refresh is caught here.
-    await tx.mcpToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } });
-    await tx.oAuthRefreshToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } });
-    return count === 1;
-  });
+  return store.revokeGrant(prisma, grantId);
 }
 
 function clientInformation(row: { id: string; metadata: unknown; redirectUris: string[]; createdAt: Date }): OAuthClientInformationFull {

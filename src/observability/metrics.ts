@@ -10,6 +10,7 @@ import express from "express";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Pool } from "pg";
 import type { Database } from "../db/database";
+import { deliveryGaugeRows, type DeliveryGaugeRow as DeliveryRow } from "../data/delivery";
 import type { Logger } from "../logger";
 
 export const registry = new Registry();
@@ -152,13 +153,6 @@ const deliveryLastFlush = new Gauge({
   },
 });
 
-interface DeliveryRow {
-  id: string;
-  provider: string;
-  lag_s: number | null;
-  last_flush_s: number | null;
-}
-
 /** Bounded, so a scrape stays cheap with any number of bindings; an operator with more has other tools. */
 const MAX_BINDINGS = 1000;
 const DELIVERY_QUERY_TIMEOUT_MS = 2000;
@@ -173,13 +167,7 @@ function deliveryRows(): Promise<DeliveryRow[]> {
 }
 
 async function queryDelivery({ db, logger }: { db: Database; logger: Logger }): Promise<DeliveryRow[]> {
-  // The oldest pending change is one index probe per binding (table_id, seq is the primary key).
-  const query = db.primary.$queryRaw<DeliveryRow[]>`
-    SELECT b.id::text AS id, b.provider,
-      EXTRACT(EPOCH FROM now() - (SELECT c.created_at FROM table_membership_changes c
-        WHERE c.table_id = b.table_id AND c.seq > b.confirmed_seq ORDER BY c.seq LIMIT 1))::float8 AS lag_s,
-      EXTRACT(EPOCH FROM b.last_flush_at)::float8 AS last_flush_s
-    FROM destination_bindings b WHERE b.state <> 'paused' ORDER BY b.id LIMIT ${MAX_BINDINGS}`;
+  const query = deliveryGaugeRows(db.primary, MAX_BINDINGS);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer in ${DELIVERY_QUERY_TIMEOUT_MS} ms`)), DELIVERY_QUERY_TIMEOUT_MS);

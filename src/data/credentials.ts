@@ -1,0 +1,137 @@
+// Credential storage: the per-request token lookup, the property check of scope resolution, and the
+// rows behind issuing and revoking keys, partner credentials, static and MCP tokens. The rules (which
+// kinds exist, expiry, secrets and hashing) stay in src/auth; this module only reads and writes rows.
+import type { Pool } from "pg";
+import type { PrismaClient } from "../generated/prisma/client";
+import { runStatement } from "../db/sql-count";
+
+export type OpaqueTokenKind = "api_key" | "partner" | "mcp" | "static";
+
+export interface TokenRow {
+  id: string;
+  property_group_id: string;
+  property_id: string | null;
+  scopes: string[];
+  revoked: boolean;
+  expired: boolean;
+}
+
+// One statement per request, in plain SQL: it runs before anything else on every call, and Prisma's
+// per-query cost would be a fixed tax on all of them. Credentials are looked up by hash only.
+const TOKEN_LOOKUPS: Record<OpaqueTokenKind, string> = {
+  api_key: `SELECT id, property_group_id, property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
+    FROM api_keys WHERE token_hash = $1`,
+  partner: `SELECT a.id, p.property_group_id, NULL AS property_id, p.scopes,
+      (a.revoked_at IS NOT NULL OR p.revoked_at IS NOT NULL) AS revoked, a.expires_at <= now() AS expired
+    FROM partner_access_tokens a JOIN partner_credentials p ON p.id = a.partner_credential_id WHERE a.token_hash = $1`,
+  mcp: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
+    FROM mcp_tokens WHERE token_hash = $1`,
+  static: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
+    FROM static_tokens WHERE token_hash = $1`,
+};
+
+/** The token row with this hash, or undefined. */
+export async function findTokenByHash(pool: Pool, kind: OpaqueTokenKind, tokenHash: string): Promise<TokenRow | undefined> {
+  const { rows } = await runStatement<TokenRow>(pool, TOKEN_LOOKUPS[kind], [tokenHash]);
+  return rows[0];
+}
+
+/** The id of the property group provisioned for a web-app organisation, or null. */
+export async function groupIdOfOrganisation(prisma: PrismaClient, organisationId: string): Promise<string | null> {
+  const group = await prisma.propertyGroup.findUnique({ where: { organisationId }, select: { id: true } });
+  return group?.id ?? null;
+}
+
+export async function groupExists(prisma: PrismaClient, propertyGroupId: string): Promise<boolean> {
+  const group = await prisma.propertyGroup.findUnique({ where: { id: propertyGroupId }, select: { id: true } });
+  return group !== null;
+}
+
+/** The property's id when it belongs to the group, else null. */
+export async function propertyInGroup(prisma: PrismaClient, propertyId: string, propertyGroupId: string): Promise<string | null> {
+  const property = await prisma.property.findFirst({ where: { id: propertyId, propertyGroupId }, select: { id: true } });
+  return property?.id ?? null;
+}
+
+export function insertApiKey(
+  prisma: PrismaClient,
+  data: { id: string; propertyGroupId: string; propertyId: string | null; name: string; displayPrefix: string; tokenHash: string; scopes: string[] },
+) {
+  return prisma.apiKey.create({ data });
+}
+
+/** Listing never includes secrets or their hashes. */
+export function listApiKeys(prisma: PrismaClient, propertyGroupId?: string) {
+  return prisma.apiKey.findMany({
+    where: propertyGroupId ? { propertyGroupId } : {},
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: {
+      id: true,
+      propertyGroupId: true,
+      propertyId: true,
+      name: true,
+      displayPrefix: true,
+      scopes: true,
+      createdAt: true,
+      revokedAt: true,
+    },
+  });
+}
+
+/** Revokes every unrevoked key with this name (the embedded demo's key of the previous start). */
+export async function revokeApiKeysNamed(prisma: PrismaClient, name: string): Promise<void> {
+  await prisma.apiKey.updateMany({ where: { name, revokedAt: null }, data: { revokedAt: new Date() } });
+}
+
+export async function hasPropertyGroups(prisma: PrismaClient): Promise<boolean> {
+  return (await prisma.propertyGroup.count()) > 0;
+}
+
+/** The oldest property group (the embedded demo's). */
+export function firstPropertyGroup(prisma: PrismaClient) {
+  return prisma.propertyGroup.findFirstOrThrow({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+}
+
+/** @returns false when no unrevoked key has that id. */
+export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<boolean> {
+  const { count } = await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  return count === 1;
+}
+
+export function insertPartnerCredential(
+  prisma: PrismaClient,
+  data: { id: string; propertyGroupId: string; name: string; clientId: string; clientSecretHash: string; scopes: string[] },
+) {
+  return prisma.partnerCredential.create({ data });
+}
+
+export function findPartnerCredential(prisma: PrismaClient, clientId: string) {
+  return prisma.partnerCredential.findUnique({ where: { clientId } });
+}
+
+export function insertPartnerAccessToken(
+  prisma: PrismaClient,
+  data: { id: string; partnerCredentialId: string; tokenHash: string; expiresAt: Date },
+) {
+  return prisma.partnerAccessToken.create({ data });
+}
+
+/** Inserts the static token, or re-registers (and un-revokes) the one with the same hash. */
+export function upsertStaticToken(
+  prisma: PrismaClient,
+  input: { id: string; propertyGroupId: string; name: string; tokenHash: string; scopes: string[] },
+) {
+  const { id, propertyGroupId, name, tokenHash, scopes } = input;
+  return prisma.staticToken.upsert({
+    where: { tokenHash },
+    create: { id, propertyGroupId, name, tokenHash, scopes },
+    update: { propertyGroupId, name, scopes, revokedAt: null },
+  });
+}
+
+export function insertMcpToken(
+  prisma: PrismaClient,
+  data: { id: string; propertyGroupId: string; clientName: string; tokenHash: string; scopes: string[]; expiresAt: Date },
+) {
+  return prisma.mcpToken.create({ data });
+}
