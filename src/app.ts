@@ -63,6 +63,9 @@ export async function createApp(services: Services): Promise<App> {
   // No ETags: hashing every JSON body (50 KB for a guests page) costs more than API clients gain.
   app.set("etag", false);
   app.set("query parser", "simple");
+  // The client address (unauthenticated rate limits, the OAuth endpoints' limits) from X-Forwarded-For
+  // only through proxies the operator named (GCS_TRUST_PROXY); otherwise the socket's peer.
+  app.set("trust proxy", services.config.trustProxy);
   const faults = new DatabaseFaults(services.logger, services.config.statementTimeoutMs);
   const unobserve = observeDatabase(services.db, services.logger); // pool and delivery gauges of /metrics
   let draining = false;

@@ -1,4 +1,5 @@
 // Environment → typed configuration, validated once at start-up.
+import { isIP } from "node:net";
 import { z } from "zod";
 
 const staticTokenSchema = z.object({
@@ -42,6 +43,7 @@ const envSchema = z.object({
   GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(10_000),
   // Comma-separated origins (https://dash.example.com) allowed to call the API from a browser; unset: no CORS.
   GCS_CORS_ORIGINS: z.string().optional(),
+  GCS_TRUST_PROXY: z.string().optional(),
   GCS_GRAPHQL_MAX_SELECTIONS: z.coerce.number().int().min(1).default(1_000),
   GCS_GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(0).default(100),
   GCS_GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).default(10_000),
@@ -133,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlMaxDepth: e.GCS_GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: e.GCS_GRAPHQL_MAX_COST,
     corsOrigins,
+    trustProxy: parseTrustProxy(e.GCS_TRUST_PROXY),
     graphqlMaxSelections: e.GCS_GRAPHQL_MAX_SELECTIONS,
     graphqlMaxAliases: e.GCS_GRAPHQL_MAX_ALIASES,
     graphqlMaxTokens: e.GCS_GRAPHQL_MAX_TOKENS,
@@ -169,6 +172,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 }
 
 /** `https://a.example, http://localhost:5173` → exact origins; anything else is a configuration error. */
+/**
+ * Which proxies in front of the service may set X-Forwarded-For (Express's "trust proxy"): the client
+ * address of unauthenticated rate limits and the OAuth endpoints' per-address limits comes from it.
+ * Unset: none (a client could otherwise pick its own address). A number of hops, or addresses/CIDRs
+ * and Express's names (loopback, linklocal, uniquelocal), comma-separated.
+ */
+function parseTrustProxy(value: string | undefined): false | number | string[] {
+  if (!value?.trim() || value.trim() === "false") return false;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const entries = value.split(",").map((v) => v.trim()).filter(Boolean);
+  const named = new Set(["loopback", "linklocal", "uniquelocal"]);
+  for (const entry of entries) {
+    const [address, bits] = entry.split("/");
+    const ok = named.has(entry) || (isIP(address) !== 0 && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIP(address) === 4 ? 32 : 128))));
+    if (!ok) throw new Error(`invalid configuration: GCS_TRUST_PROXY: ${JSON.stringify(entry.slice(0, 64))} is not a hop count, an address, a CIDR or loopback/linklocal/uniquelocal`);
+  }
+  return entries;
+}
+
 function parseOrigins(list: string | undefined): string[] {
   if (!list?.trim()) return [];
   return list.split(",").map((raw) => {

@@ -123,3 +123,36 @@ describe("two instances on one database", () => {
     }
   });
 });
+
+describe("the client address of requests without a token (GCS_TRUST_PROXY)", () => {
+  const unauthenticated = async (t: TestApp, forwardedFor: string) => (await t.api.get("/v1/guests").set("X-Forwarded-For", forwardedFor)).status;
+
+  it("ignores X-Forwarded-For unless a proxy is trusted, so a client cannot pick a fresh address", async () => {
+    const t = await startTestApp({ GCS_RATE_LIMIT: "2", GCS_RATE_LIMIT_WINDOW_S: HOUR });
+    try {
+      const statuses = [];
+      for (const address of ["203.0.113.1", "203.0.113.2", "203.0.113.3"]) statuses.push(await unauthenticated(t, address));
+      expect(statuses).toEqual([401, 401, 429]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("counts each forwarded client on its own behind a trusted proxy (the test's loopback peer)", async () => {
+    const t = await startTestApp({ GCS_RATE_LIMIT: "2", GCS_RATE_LIMIT_WINDOW_S: HOUR, GCS_TRUST_PROXY: "loopback" });
+    try {
+      const statuses = [];
+      for (const address of ["203.0.113.1", "203.0.113.1", "203.0.113.1", "203.0.113.2"]) statuses.push(await unauthenticated(t, address));
+      expect(statuses).toEqual([401, 401, 429, 401]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("accepts hop counts, addresses, CIDRs and Express's names, and refuses anything else by name", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ GCS_TRUST_PROXY: "1" }).trustProxy).toBe(1);
+    expect(loadConfig({ GCS_TRUST_PROXY: "loopback, 10.0.0.0/8,fd00::/8, 192.0.2.7" }).trustProxy).toEqual(["loopback", "10.0.0.0/8", "fd00::/8", "192.0.2.7"]);
+    for (const bad of ["yes", "10.0.0.0/33", "*", "10.0.0/8"]) expect(() => loadConfig({ GCS_TRUST_PROXY: bad })).toThrow(/GCS_TRUST_PROXY/);
+  });
+});
