@@ -162,6 +162,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
     publicUrl: parsePublicUrl(e.GCS_PUBLIC_URL, e.PORT),
+    /** False when publicUrl is only the localhost default (OAuth metadata would name it). */
+    publicUrlConfigured: Boolean(e.GCS_PUBLIC_URL?.trim()),
     http: {
       shutdownTimeoutMs: e.GCS_SHUTDOWN_TIMEOUT_MS,
       shutdownDelayMs: e.GCS_SHUTDOWN_DELAY_MS,
@@ -171,7 +173,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 
-/** `https://a.example, http://localhost:5173` → exact origins; anything else is a configuration error. */
 /**
  * Which proxies in front of the service may set X-Forwarded-For (Express's "trust proxy"): the client
  * address of unauthenticated rate limits and the OAuth endpoints' per-address limits comes from it.
@@ -191,6 +192,7 @@ function parseTrustProxy(value: string | undefined): false | number | string[] {
   return entries;
 }
 
+/** `https://a.example, http://localhost:5173` → exact origins; anything else is a configuration error. */
 function parseOrigins(list: string | undefined): string[] {
   if (!list?.trim()) return [];
   return list.split(",").map((raw) => {

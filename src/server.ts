@@ -62,6 +62,9 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   configureHttp(http, config);
   const port = (http.address() as { port: number }).port;
   logger.info({ port }, "listening");
+  if (config.env === "production" && !config.publicUrlConfigured) {
+    logger.warn({ publicUrl: config.publicUrl }, "GCS_PUBLIC_URL is not set: the OAuth metadata for MCP clients names localhost, so AI clients elsewhere cannot connect");
+  }
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {

@@ -142,3 +142,8 @@ it("exits 0 by GCS_SHUTDOWN_TIMEOUT_MS even when a request cannot finish, closin
     if (stuck.child.exitCode === null) stuck.child.kill("SIGKILL");
   }
 });
+
+it("warned at start that GCS_PUBLIC_URL is unset in production (the OAuth metadata would name localhost)", () => {
+  const warning = server.log.find((line) => String(line.msg).startsWith("GCS_PUBLIC_URL is not set"));
+  expect(warning).toMatchObject({ level: 40, publicUrl: expect.stringMatching(/^http:\/\/localhost:\d+$/) });
+});
