@@ -16,6 +16,7 @@ import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
 import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
+import { cpuMs, waitFor } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node"); // the Node the benchmark runs (bench/run.ts)
@@ -107,24 +108,6 @@ interface Sample {
   p50: number;
   p99: number;
   cpuUs: number;
-}
-
-/** User + system CPU time of a process so far, in ms (Linux /proc; clock ticks are 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-async function waitFor(url: string, headers: Record<string, string>) {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(url, { headers })).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} never answered`);
 }
 
 main().catch((err) => {
