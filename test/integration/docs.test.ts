@@ -1,49 +1,34 @@
 // GET /docs in a real headless Chromium (Debian's `chromium`, driven by playwright-core): the page
 // renders the document with no request leaving the service (no CDN, no fonts), and shows a heading
 // for every route. .ci/run installs chromium when it is missing.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { createApp, type App } from "../../src/app";
 import { generateOpenApi } from "../../src/openapi";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { launchChromium, type Chromium } from "../helpers/chromium";
 
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 let t: TestApp;
 let app: App;
 let server: Server;
 let base: string;
-let profile: string;
+let chrome: Chromium | undefined;
 let browser: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   t = await startTestApp();
   app = await createApp(t.services);
   server = app.app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // A fresh profile (--user-data-dir) per run; headless: true adds --headless.
-  profile = mkdtempSync(path.join(os.tmpdir(), "gcs-chromium-"));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS });
+  chrome = await launchChromium();
+  browser = chrome.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chrome?.close();
   if (server) await new Promise((resolve) => server.close(resolve));
   await app?.stop();
   await t?.close();

@@ -1,27 +1,15 @@
 // The GraphQL IDE (src/graphql/ide.ts): ruru at GET /graphql for a browser, from this service only.
 // In a real headless Chromium (as docs.test.ts): the page loads with no request leaving 127.0.0.1,
 // and a query typed with an API key in the headers editor runs.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
-import path from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import request from "supertest";
 import { createApp, type App } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { launchChromium, type Chromium } from "../helpers/chromium";
 
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const HTML = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"; // Chromium's Accept for a page
 
 describe("GET /graphql for a browser", () => {
@@ -81,23 +69,21 @@ describe("the IDE in headless Chromium", () => {
   let app: App;
   let server: Server;
   let base: string;
-  let profile: string;
+  let chrome: Chromium | undefined;
   let browser: BrowserContext;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
     t = await startTestApp();
     app = await createApp(t.services);
     server = app.app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    profile = mkdtempSync(path.join(os.tmpdir(), "gcs-chromium-"));
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS });
+    chrome = await launchChromium();
+    browser = chrome.browser;
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await chrome?.close();
     if (server) await new Promise((resolve) => server.close(resolve));
     await app?.stop();
     await t?.close();

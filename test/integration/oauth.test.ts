@@ -5,13 +5,11 @@
 // group), refresh rotation and replay, revocation, the refusals, and `gcs connectors`.
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import http, { type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { chromium, type BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -19,9 +17,8 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { createApp, type App } from "../../src/app";
 import { createApiKey, revokeApiKey } from "../../src/auth/credentials";
 import { capturingLogger, startTestApp, type TestApp } from "../helpers/app";
+import { launchChromium, type Chromium } from "../helpers/chromium";
 
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
 
@@ -32,7 +29,7 @@ let server: Server;
 let base: string;
 let callback: Server;
 let callbackUrl: string;
-let profile: string;
+let chrome: Chromium | undefined;
 let browser: BrowserContext;
 /** The next request to the loopback callback, as its query parameters. */
 let nextCallback: Promise<URLSearchParams>;
@@ -40,7 +37,6 @@ let deliver: (q: URLSearchParams) => void;
 const expectCallback = () => (nextCallback = new Promise((resolve) => (deliver = resolve)));
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   t = await startTestApp({}, log.logger);
   // Listen first: the issuer and metadata URLs (GCS_PUBLIC_URL) name the real port.
   server = http.createServer();
@@ -57,13 +53,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => callback.listen(0, "127.0.0.1", resolve));
   callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
 
-  profile = mkdtempSync(path.join(os.tmpdir(), "gcs-chromium-"));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS });
+  chrome = await launchChromium();
+  browser = chrome.browser;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chrome?.close();
   for (const s of [server, callback]) if (s) await new Promise((resolve) => s.close(resolve));
   await app?.stop();
   await t?.close();
