@@ -16,7 +16,7 @@ import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
 import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { cpuMs, waitFor } from "./process";
+import { cpuMs, medianSample, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node"); // the Node the benchmark runs (bench/run.ts)
@@ -81,13 +81,7 @@ async function main() {
         log(`round ${round} limits ${v}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, ${cpuUs.toFixed(0)} µs CPU/request`);
       }
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const summary = (v: Variant) => ({
-      rps: median(results[v].map((r) => r.rps)),
-      p50: median(results[v].map((r) => r.p50)),
-      p99: median(results[v].map((r) => r.p99)),
-      cpuUs: median(results[v].map((r) => r.cpuUs)),
-    });
+    const summary = (v: Variant) => medianSample(results[v]);
     const off = summary("off");
     process.stdout.write(`GET /v1/guests?limit=10, ${CONNECTIONS} connections, one key, median of ${ROUNDS} rounds of ${DURATION} s\n`);
     for (const v of variants) {
@@ -101,13 +95,6 @@ async function main() {
     for (const child of children) child.kill("SIGTERM");
     pg.stop();
   }
-}
-
-interface Sample {
-  rps: number;
-  p50: number;
-  p99: number;
-  cpuUs: number;
 }
 
 main().catch((err) => {
