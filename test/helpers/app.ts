@@ -1,6 +1,8 @@
 // Per test file: a database cloned from the fixture template, the real app on it, supertest, and
 // the fixture manifest with real credentials.
 import { readFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { randomBytes } from "node:crypto";
@@ -89,4 +91,19 @@ export function capturingLogger(): { logger: Logger; lines: string[] } {
     },
   });
   return { logger: pino({ level: "info" }, sink), lines };
+}
+
+/** A second app on a test app's services, listening on loopback: for clients that need a real URL (browsers, SDKs). */
+export async function listenTestApp(t: TestApp): Promise<{ app: App; base: string; close(): Promise<void> }> {
+  const app = await createApp(t.services);
+  const server: Server = app.app.listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  return {
+    app,
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      await new Promise((resolve) => server.close(resolve));
+      await app.stop();
+    },
+  };
 }

@@ -1,36 +1,28 @@
 // GET /docs in a real headless Chromium (Debian's `chromium`, driven by playwright-core): the page
 // renders the document with no request leaving the service (no CDN, no fonts), and shows a heading
 // for every route. .ci/run installs chromium when it is missing.
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { BrowserContext } from "playwright-core";
-import { createApp, type App } from "../../src/app";
 import { generateOpenApi } from "../../src/openapi";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { launchChromium, type Chromium } from "../helpers/chromium";
 
-
 let t: TestApp;
-let app: App;
-let server: Server;
+let server: Awaited<ReturnType<typeof listenTestApp>> | undefined;
 let base: string;
 let chrome: Chromium | undefined;
 let browser: BrowserContext;
 
 beforeAll(async () => {
   t = await startTestApp();
-  app = await createApp(t.services);
-  server = app.app.listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await listenTestApp(t);
+  base = server.base;
   chrome = await launchChromium();
   browser = chrome.browser;
 });
 
 afterAll(async () => {
   await chrome?.close();
-  if (server) await new Promise((resolve) => server.close(resolve));
-  await app?.stop();
+  await server?.close();
   await t?.close();
 });
 

@@ -1,13 +1,11 @@
 // The GraphQL IDE (src/graphql/ide.ts): ruru at GET /graphql for a browser, from this service only.
 // In a real headless Chromium (as docs.test.ts): the page loads with no request leaving 127.0.0.1,
 // and a query typed with an API key in the headers editor runs.
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { BrowserContext } from "playwright-core";
 import request from "supertest";
-import { createApp, type App } from "../../src/app";
+import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { launchChromium, type Chromium } from "../helpers/chromium";
 
 const HTML = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"; // Chromium's Accept for a page
@@ -66,26 +64,22 @@ describe("GET /graphql for a browser", () => {
 
 describe("the IDE in headless Chromium", () => {
   let t: TestApp;
-  let app: App;
-  let server: Server;
+  let server: Awaited<ReturnType<typeof listenTestApp>> | undefined;
   let base: string;
   let chrome: Chromium | undefined;
   let browser: BrowserContext;
 
   beforeAll(async () => {
     t = await startTestApp();
-    app = await createApp(t.services);
-    server = app.app.listen(0, "127.0.0.1");
-    await new Promise((resolve) => server.once("listening", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await listenTestApp(t);
+    base = server.base;
     chrome = await launchChromium();
     browser = chrome.browser;
   });
 
   afterAll(async () => {
     await chrome?.close();
-    if (server) await new Promise((resolve) => server.close(resolve));
-    await app?.stop();
+    await server?.close();
     await t?.close();
   });
 

@@ -1,17 +1,14 @@
 // /mcp: a real MCP client conversation over streamable HTTP, with the same keys and page shapes.
 // Most tests drive the SDK's own Client over a listening server, as an AI client would.
-import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import { z } from "zod";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { createApp, type App } from "../../src/app";
 import { taskTools, type TaskTool } from "../../src/mcp/task-tools";
 import { MCP_DEFAULT_LIMIT, ROUTE_TOOLS } from "../../src/mcp/tools";
 import { routeKey } from "../../src/openapi/generate";
 import { routes } from "../../src/rest/routes";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 
 /**
  * A task tool for this test only (the real ones live in task-tools.ts): it proves that a TaskTool is
@@ -32,20 +29,16 @@ const propertyName: TaskTool = {
 };
 
 let t: TestApp;
-let app: App;
-let server: Server;
+let server: Awaited<ReturnType<typeof listenTestApp>>;
 let url: URL;
 beforeAll(async () => {
   taskTools.push(propertyName); // before the first /mcp request, which builds the tools
   t = await startTestApp();
-  app = await createApp(t.services);
-  server = app.app.listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+  server = await listenTestApp(t);
+  url = new URL(`${server.base}/mcp`);
 });
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await app.stop();
+  await server.close();
   await t.close();
 });
 

@@ -3,8 +3,6 @@
 // iterators. tsc checks this file against the generated types, so a change in the document that
 // would break integrators' code breaks this file too. Every response is also checked against the
 // document, as in the rest of the suite.
-import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import {
   createGuestContextClient,
   GuestContextError,
@@ -17,19 +15,15 @@ import {
   type ListQuery,
   type Row,
 } from "../../client";
-import { createApp, type App } from "../../src/app";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { contract } from "../helpers/openapi-validate";
 
 /** A real server for a test app, and typed clients of it whose every response is checked. */
 async function listen(t: TestApp) {
-  const app = await createApp(t.services);
-  const server: Server = app.app.listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await listenTestApp(t);
   return {
     connect(options: Omit<GuestContextClientOptions, "baseUrl">): GuestContextClient {
-      const c = createGuestContextClient({ baseUrl: `http://127.0.0.1:${port}`, ...options });
+      const c = createGuestContextClient({ baseUrl: server.base, ...options });
       c.use({
         async onResponse({ request, response }) {
           await contract().assertFetch(request.method, request.url, response);
@@ -37,10 +31,7 @@ async function listen(t: TestApp) {
       });
       return c;
     },
-    async close() {
-      await new Promise((resolve) => server.close(resolve));
-      await app.stop();
-    },
+    close: server.close,
   };
 }
 
