@@ -24,7 +24,8 @@ const SCOPE = { propertyGroupId: "00000000-0000-4000-8000-00000000000a", propert
 interface Catalogue {
   tables: { name: string; columns: string[] }[];
   /** Primary keys, unique constraints and unique indexes (expressions as written), and exclusion constraints. */
-  keys: { table: string; name: string; columns: string[] }[];
+  /** `constraint`: "p" (primary key), "u" or "x" for a constraint's index, null for a plain unique index. */
+  keys: { table: string; name: string; columns: string[]; constraint: "p" | "u" | "x" | null }[];
   foreignKeys: { table: string; name: string; columns: string[]; refTable: string; refColumns: string[]; onDelete: string; onUpdate: string }[];
   triggers: { table: string; name: string; fn: string }[];
   defaults: { table: string; column: string; expr: string | null; identity: boolean }[];
@@ -43,7 +44,8 @@ async function readCatalogue(db: Client): Promise<Catalogue> {
       GROUP BY c.relname`),
     keys: await rows(`
       SELECT t.relname::text AS table, i.relname::text AS name,
-        array(SELECT pg_get_indexdef(x.indexrelid, k, true) FROM generate_series(1, x.indnkeyatts) k ORDER BY k) AS columns
+        array(SELECT pg_get_indexdef(x.indexrelid, k, true) FROM generate_series(1, x.indnkeyatts) k ORDER BY k) AS columns,
+        (SELECT k.contype::text FROM pg_constraint k WHERE k.conindid = x.indexrelid AND k.conrelid = x.indrelid AND k.contype IN ('p', 'u', 'x')) AS constraint
       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
       WHERE (x.indisunique OR x.indisexclusion) AND t.relnamespace = 'public'::regnamespace`),
     foreignKeys: await rows(`
@@ -175,6 +177,35 @@ function tenantRuleBlockers(): string[] {
   return found.sort();
 }
 
+// ---- the plan for keys (B1–B4) as DDL ---------------------------------------------------------------
+
+/**
+ * The statements that carry out B1–B4 on a database: every key of a distributed table gets
+ * property_group_id in front, every foreign key between distributed tables becomes (property_group_id,
+ * …) → (property_group_id, …), and the actions Citus refuses become NO ACTION (ON DELETE CASCADE stays).
+ */
+function keyPlan(c: Catalogue, placement: Map<string, Placement>): string[] {
+  const q = (name: string) => `"${name}"`;
+  const distributed = (t: string) => placement.get(t) === "distributed";
+  const affected = c.foreignKeys.filter((f) => distributed(f.table) && (distributed(f.refTable) || f.columns.includes(GROUP)));
+  const drops = affected.map((f) => `ALTER TABLE ${q(f.table)} DROP CONSTRAINT ${q(f.name)}`);
+  const keys = c.keys
+    .filter((k) => distributed(k.table) && !k.columns.includes(GROUP))
+    .map((k) => {
+      const columns = [GROUP, ...k.columns.map((col) => (/^\w+$/.test(col) ? col : `(${col})`))].join(", ");
+      if (k.constraint === "p") return `ALTER TABLE ${q(k.table)} DROP CONSTRAINT ${q(k.name)}, ADD CONSTRAINT ${q(k.name)} PRIMARY KEY (${columns})`;
+      if (k.constraint) return `ALTER TABLE ${q(k.table)} DROP CONSTRAINT ${q(k.name)}, ADD CONSTRAINT ${q(k.name)} UNIQUE (${columns})`;
+      return `DROP INDEX ${q(k.name)}; CREATE UNIQUE INDEX ${q(k.name)} ON ${q(k.table)} (${columns})`;
+    });
+  const adds = affected.map((f) => {
+    const grouped = (cols: string[]) => (cols.includes(GROUP) ? cols : [GROUP, ...cols]).join(", ");
+    const [from, to] = distributed(f.refTable) ? [grouped(f.columns), grouped(f.refColumns)] : [f.columns.join(", "), f.refColumns.join(", ")];
+    const onDelete = f.onDelete === "c" ? "CASCADE" : f.onDelete === "r" ? "RESTRICT" : "NO ACTION";
+    return `ALTER TABLE ${q(f.table)} ADD CONSTRAINT ${q(f.name)} FOREIGN KEY (${from}) REFERENCES ${q(f.refTable)} (${to}) ON DELETE ${onDelete}`;
+  });
+  return [...drops, ...keys, ...adds];
+}
+
 // ---- the doc's blocks, rendered from the declared lists -----------------------------------------
 
 function renderPlacement(tables: string[], placement: Map<string, Placement>): string {
@@ -257,22 +288,23 @@ describe("blockers: what Citus would refuse today, each with its plan", () => {
     for (const g of BLOCKERS) expect(g.plan.length).toBeGreaterThan(80);
   });
 
-  it("would catch new ones: a table, keys, a trigger and foreign keys added to a copy of the schema", async () => {
-    await db.query(`
-      CREATE TABLE distribution_probe (
-        id uuid PRIMARY KEY,
-        property_group_id uuid NOT NULL,
-        guest_profile_id uuid REFERENCES guest_profiles (id) ON DELETE SET NULL,
-        code text,
-        n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
-        CONSTRAINT distribution_probe_code_key UNIQUE (code) DEFERRABLE
-      );
-      CREATE UNIQUE INDEX distribution_probe_lower_code_idx ON distribution_probe (lower(code));
-      CREATE UNIQUE INDEX distribution_probe_group_code_idx ON distribution_probe (property_group_id, lower(code));
-      CREATE TRIGGER distribution_probe_stay BEFORE UPDATE ON distribution_probe FOR EACH ROW EXECUTE FUNCTION master_profiles_stay_in_group();
-      ALTER TABLE oauth_clients ADD COLUMN probe_guest_id uuid REFERENCES guest_profiles (id);
-      CREATE TRIGGER distribution_probe_ref BEFORE UPDATE ON oauth_clients FOR EACH ROW EXECUTE FUNCTION master_profiles_stay_in_group()`);
+  it("would catch new ones: a table, keys, triggers and foreign keys added to the schema (rolled back)", async () => {
+    await db.query("BEGIN");
     try {
+      await db.query(`
+        CREATE TABLE distribution_probe (
+          id uuid PRIMARY KEY,
+          property_group_id uuid NOT NULL,
+          guest_profile_id uuid REFERENCES guest_profiles (id) ON DELETE SET NULL,
+          code text,
+          n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+          CONSTRAINT distribution_probe_code_key UNIQUE (code) DEFERRABLE
+        );
+        CREATE UNIQUE INDEX distribution_probe_lower_code_idx ON distribution_probe (lower(code));
+        CREATE UNIQUE INDEX distribution_probe_group_code_idx ON distribution_probe (property_group_id, lower(code));
+        CREATE TRIGGER distribution_probe_stay BEFORE UPDATE ON distribution_probe FOR EACH ROW EXECUTE FUNCTION master_profiles_stay_in_group();
+        ALTER TABLE oauth_clients ADD COLUMN probe_guest_id uuid REFERENCES guest_profiles (id);
+        CREATE TRIGGER distribution_probe_ref BEFORE UPDATE ON oauth_clients FOR EACH ROW EXECUTE FUNCTION master_profiles_stay_in_group()`);
       const after = await readCatalogue(db);
       // A new table is unplaced until it is declared.
       expect(after.tables.map((t) => t.name).filter((t) => !placements().has(t))).toEqual(["distribution_probe"]);
@@ -294,7 +326,19 @@ describe("blockers: what Citus would refuse today, each with its plan", () => {
         ].sort(),
       );
     } finally {
-      await db.query(`DROP TRIGGER distribution_probe_ref ON oauth_clients; ALTER TABLE oauth_clients DROP COLUMN probe_guest_id; DROP TABLE distribution_probe`);
+      await db.query("ROLLBACK");
+    }
+  });
+
+  it("the plan for keys (B1–B4) runs on PostgreSQL 15 against the fixture data and leaves only the other blockers", async () => {
+    await db.query("BEGIN");
+    try {
+      // Validating every composite foreign key also shows that no fixture row references another group's row.
+      for (const statement of keyPlan(catalogue, placements())) await db.query(statement);
+      const after = [...schemaBlockers(await readCatalogue(db), placements()), ...tenantRuleBlockers()].sort();
+      expect(after).toEqual(declared().filter((b) => !/^(?:unique key|foreign key(?: action)?):/.test(b)));
+    } finally {
+      await db.query("ROLLBACK");
     }
   });
 
