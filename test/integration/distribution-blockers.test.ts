@@ -4,7 +4,8 @@
 // tenant rules' SQL, applies Citus's rules for distributed and reference tables to it, and compares
 // what it finds with the declared list in src/data/distribution.ts, where each blocker carries its
 // plan. A new blocker and a fixed one both fail until the list says so; docs/scaling.md carries the
-// same lists, rendered here, so doc and code stay in step.
+// same lists, rendered here, so doc and code stay in step. The plan for keys is also run, as DDL
+// generated from the catalogue, on a copy of the fixture database.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
@@ -23,8 +24,10 @@ const SCOPE = { propertyGroupId: "00000000-0000-4000-8000-00000000000a", propert
 
 interface Catalogue {
   tables: { name: string; columns: string[] }[];
-  /** Primary keys, unique constraints and unique indexes (expressions as written), and exclusion constraints. */
-  /** `constraint`: "p" (primary key), "u" or "x" for a constraint's index, null for a plain unique index. */
+  /**
+   * Primary keys, unique constraints, unique indexes (expressions as written) and exclusion
+   * constraints; `constraint` is "p", "u" or "x" for a constraint's index, null for a plain index.
+   */
   keys: { table: string; name: string; columns: string[]; constraint: "p" | "u" | "x" | null }[];
   foreignKeys: { table: string; name: string; columns: string[]; refTable: string; refColumns: string[]; onDelete: string; onUpdate: string }[];
   triggers: { table: string; name: string; fn: string }[];
