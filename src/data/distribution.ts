@@ -182,21 +182,6 @@ export const BLOCKERS: BlockerGroup[] = [
       "sequence key: events.seq DEFAULT nextval('events_seq_seq'::regclass)",
     ],
   },
-  {
-    title: "Tenant rules whose inner table is not held to the group",
-    plan:
-      "A statement is router-executable (sent whole to the one node that holds the group) when every distributed table in " +
-      "it is held to property_group_id = the group. These subqueries of the property rule compare only ids, so Citus cannot " +
-      "prune the inner table to the group's shard, and a correlated subquery not joined on the distribution column is " +
-      "refused. Each gets the group predicate inside: i.property_group_id = the group; integration: { propertyId, " +
-      "propertyGroupId } and guests: { some: { propertyId, propertyGroupId } }. A one-line change each in src/data/tenant.ts, " +
-      "harmless on one node (the outer row already fixes the group).",
-    blockers: [
-      "tenant rule: tenantSql(IntegrationConnection) reads integrations without property_group_id",
-      "tenant rule: tenantWhere(IntegrationConnection).integration without propertyGroupId",
-      "tenant rule: tenantWhere(MasterProfile).guests without propertyGroupId",
-    ],
-  },
 ];
 
 /** A statement that reads or writes across groups today (or before a group is known), and its plan. */

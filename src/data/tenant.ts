@@ -74,9 +74,11 @@ export function tenantWhere(model: string, scope: Scope): Where | undefined {
     case "propertyOrGroupWide":
       return { ...inGroup, OR: [{ [rule.on.field]: p }, { [rule.on.field]: null }] };
     case "integrationAtProperty":
-      return { ...inGroup, integration: { propertyId: p } };
+      // The inner relation is held to the group too, so the statement stays on one group's rows
+      // (router-executable on a distributed database: docs/scaling.md).
+      return { ...inGroup, integration: { ...inGroup, propertyId: p } };
     case "guestAtProperty":
-      return { ...inGroup, guests: { some: { propertyId: p } } };
+      return { ...inGroup, guests: { some: { ...inGroup, propertyId: p } } };
   }
 }
 
@@ -97,7 +99,7 @@ export function tenantSql(model: string, scope: Scope, alias: string): Sql {
       return Prisma.sql`${inGroup} AND (${t}.${column} = ${p}::uuid OR ${t}.${column} IS NULL)`;
     }
     case "integrationAtProperty":
-      return Prisma.sql`${inGroup} AND EXISTS (SELECT 1 FROM integrations i WHERE i.id = ${t}.integration_id AND i.property_id = ${p}::uuid)`;
+      return Prisma.sql`${inGroup} AND EXISTS (SELECT 1 FROM integrations i WHERE i.id = ${t}.integration_id AND i.property_group_id = ${groupId} AND i.property_id = ${p}::uuid)`;
     case "guestAtProperty":
       return Prisma.sql`${inGroup} AND ${masterAtProperty(alias, groupId, Prisma.sql`= ${p}::uuid`)}`;
   }
