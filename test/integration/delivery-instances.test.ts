@@ -70,11 +70,13 @@ beforeAll(async () => {
   );
   // The fixture bindings start behind their logs; the load starts from caught-up bindings.
   await caughtUp();
-}, 60_000);
+}, 90_000); // a PostgreSQL and two server processes start on a machine the test run shares
 
 afterAll(async () => {
-  await load?.stop();
+  // The instances first: a failed test may have left one holding a binding's lock.
   for (const i of instances ?? []) if (i.child.exitCode === null && i.child.signalCode === null) i.child.kill("SIGKILL");
+  await Promise.all((instances ?? []).map((i) => i.exited));
+  await within("the load to stop", load?.stop() ?? Promise.resolve()).catch(() => undefined);
   await Promise.all((gates ?? []).map((g) => g.close()));
   await standIn?.close();
   await db?.$disconnect();
@@ -152,7 +154,6 @@ class MembershipLoad {
   private toRemove: string[] = [];
   private stopped = false;
   private failure: unknown;
-  readonly removed = new Set<string>();
   private readonly removing: Promise<void>;
 
   constructor(readonly guests: Guest[]) {
@@ -211,7 +212,6 @@ class MembershipLoad {
       this.toRemove = this.toRemove.filter((id) => !ready.includes(id));
       const r = await removeTableMembers(db, { tableId: tableId(), propertyGroupId: A().id, memberIds: ready });
       expect(r.changed).toEqual(ready);
-      ready.forEach((id) => this.removed.add(id));
     }
   }
 }
@@ -305,7 +305,7 @@ describe("two instances with delivery workers on one database", () => {
     expect(exp.changes.size).toBeGreaterThan(600);
     expect(discrepancies(exp, got.counts)).toEqual({ missing: [], tooOften: [], unexpected: [] });
     expect(got.finalState).toEqual(exp.finalState);
-    // Both instances delivered a good share of the changes.
+    // Both instances delivered, and between them every change once.
     const byInstance = gates.map((g) => loadKeys(g.operations).length);
     for (const n of byInstance) expect(n).toBeGreaterThan(0);
     expect(byInstance[0] + byInstance[1]).toBe(exp.changes.size);
@@ -320,7 +320,6 @@ describe("two instances with delivery workers on one database", () => {
     const [first] = gates[0].heldOperations;
     const inFlight = bindings.find((b) => b.provider === first.provider && b.remoteListId === first.listId)!;
     const cursorAtKill = await confirmedSeq(inFlight);
-    const killedAt = Date.now();
     instances[0].child.kill("SIGKILL");
     await instances[0].exited;
     expect(instances[0].child.signalCode).toBe("SIGKILL");
@@ -331,7 +330,6 @@ describe("two instances with delivery workers on one database", () => {
     // The survivor takes the binding over (PostgreSQL rolled the dead instance's batch back) while
     // the load keeps going.
     await until("the survivor to re-deliver the killed batch", async () => (await confirmedSeq(inFlight)) > cursorAtKill, 10_000);
-    const takeoverMs = Date.now() - killedAt;
     await adding;
     await load.add(150);
     await load.settled();
@@ -356,7 +354,6 @@ describe("two instances with delivery workers on one database", () => {
     expect(gates[0].operations.length).toBe(sentByDeadInstance);
     // The destination's operations are idempotent, so the repeat changed nothing: it holds exactly the log's outcome.
     expect(got.finalState).toEqual(exp.finalState);
-    console.log(JSON.stringify({ takeoverMs, changes: exp.changes.size, twice: twice.length, batch: batchKeys.size, byInstance: gates.map((g) => loadKeys(g.operations).length) }));
 
     const rows = await db.destinationBinding.findMany({ where: { tableId: tableId() } });
     for (const row of rows) expect(row).toMatchObject({ state: "active", failureCount: 0, lastError: null });
