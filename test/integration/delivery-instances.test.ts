@@ -2,7 +2,10 @@
 // bounded load of concurrent membership adds and removes, delivering through one gate each
 // (test/helpers/destination-gate.ts) to one stand-in destination that records every member
 // operation it applied. Each change of the bound table is one operation per binding: an add is a
-// subscribe of the member's address, a remove a removal.
+// subscribe of the member's address, a remove a removal; with one address per guest and at most
+// one add and one remove per guest, (binding's list, op, address) names the change.
+// The load writes through the service's one membership write path (src/data/table-membership.ts)
+// from the test process: the API has no membership writes (the contract is reads plus pause/resume).
 //
 // What the engine promises (src/delivery/engine.ts): a batch commits its cursor only after the
 // destination confirmed it, under the binding's row lock. So two instances never deliver one change
@@ -56,7 +59,7 @@ beforeAll(async () => {
     orderBy: { provider: "asc" },
   });
   load = new MembershipLoad(await createGuests(GUESTS));
-  instances = await Promise.all(
+  const started = await Promise.allSettled(
     gates.map((gate) =>
       serve({
         DATABASE_URL: pg.adminUrl(),
@@ -68,6 +71,9 @@ beforeAll(async () => {
       }),
     ),
   );
+  // Kept even when the other failed to start, so afterAll stops it.
+  instances = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  for (const r of started) if (r.status === "rejected") throw r.reason;
   // The fixture bindings start behind their logs; the load starts from caught-up bindings.
   await caughtUp();
 }, 90_000); // a PostgreSQL and two server processes start on a machine the test run shares
