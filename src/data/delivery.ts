@@ -16,9 +16,22 @@ export type MemberType = "guest_profile" | "master_profile";
 // The engine: one batch per transaction, under the claimed binding's row lock.
 // ---------------------------------------------------------------------------------------------
 
-/** Runs a batch in one transaction; `timeoutMs` bounds how long it may hold the binding lock. */
+/**
+ * Runs a batch in one transaction; `timeoutMs` bounds how long it may hold the binding lock. Prisma's
+ * timeout runs in this process only: a frozen or partitioned instance would keep the lock until TCP
+ * gives up (hours). The server-side idle timeout ends such a transaction, so another instance can
+ * take the binding over (the batch is sent again: at-least-once). It is twice Prisma's, so a live
+ * instance always ends its own transaction first (on PGlite the server's would end the one session).
+ */
 export function inBatchTransaction<T>(prisma: PrismaClient, timeoutMs: number, batch: (tx: DeliveryTx) => Promise<T>): Promise<T> {
-  return prisma.$transaction(batch, { maxWait: 10_000, timeout: timeoutMs });
+  const idleLimitMs = Math.max(1, Math.round(2 * timeoutMs));
+  return prisma.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`SET LOCAL idle_in_transaction_session_timeout = ${idleLimitMs}`);
+      return batch(tx);
+    },
+    { maxWait: 10_000, timeout: timeoutMs },
+  );
 }
 
 /** A binding by id (the next batch of the one in hand), or any due binding but these. */

@@ -8,6 +8,7 @@ import { createPrismaClient } from "../../src/db/database";
 import { bindingView, pauseBinding, resumeBinding } from "../../src/delivery/bindings";
 import { flushDue, startDeliveryWorker, type FlushOptions, type FlushReport } from "../../src/delivery/engine";
 import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
+import { inBatchTransaction } from "../../src/data/delivery";
 import { loadKeyring, seal } from "../../src/delivery/secret-box";
 import { startStandIn, type ReceivedOperation, type StandIn } from "../../src/delivery/standin";
 import type { PrismaClient } from "../../src/generated/prisma/client";
@@ -406,6 +407,19 @@ describe("delivery engine", () => {
       expect(ops(provider, "subscribe").sort()).toEqual(expected);
       expect((await view(provider)).lag).toBe(0);
     }
+  });
+});
+
+describe("a batch transaction", () => {
+  it("is ended by the server itself after its timeout, so a frozen instance cannot hold a binding for hours", async () => {
+    // Prisma's timeout runs in the instance; a frozen or partitioned one never fires it.
+    const setting = await inBatchTransaction(db, 1500, (tx) =>
+      tx.$queryRaw<{ idle_in_transaction_session_timeout: string }[]>`SHOW idle_in_transaction_session_timeout`,
+    );
+    expect(setting[0].idle_in_transaction_session_timeout).toBe("3s");
+    // SET LOCAL: the pooled connection goes back without it.
+    const after = await db.$queryRaw<{ idle_in_transaction_session_timeout: string }[]>`SHOW idle_in_transaction_session_timeout`;
+    expect(after[0].idle_in_transaction_session_timeout).toBe("0");
   });
 });
 
