@@ -7,9 +7,9 @@
 // can never confirm 11 before 10 is visible. Any other writer of table_membership_changes must take
 // the same lock.
 //
-// The same lock keeps each table's member positions dense (1, 2, 3 … in the order members were
-// added; offset pages seek on them): an add appends after the last position, a remove closes its
-// gaps by moving the members after it down.
+// The same lock keeps each table's member positions consecutive (in the order members were added;
+// offset k is the seek `position >= first + k`): an add appends after the last position, a remove
+// closes its gaps by moving the members on its shorter side towards them.
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
 
 type Tx = Prisma.TransactionClient;
@@ -88,20 +88,37 @@ async function appendMembers(tx: Tx, input: MembershipInput, ids: string[]): Pro
 }
 
 /**
- * Deletes the ids that are members, then closes the gaps: every later member moves down by the
- * number of deleted positions below it (width_bucket counts them in the sorted array). One UPDATE
- * of the members after the first gap. Returns the ids deleted.
+ * Deletes the ids that are members, then closes the gaps they leave with one UPDATE of the members on
+ * the shorter side: those after the first gap move down by the number of gaps below them, or those
+ * before the last gap move up by the number above them (width_bucket counts gaps at or below a
+ * position in the sorted array). Removing near either end of a long table so moves a few rows, not
+ * the whole table. Returns the ids deleted.
  */
 async function deleteMembers(tx: Tx, tableId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const deleted = await tx.$queryRaw<{ member_id: string; position: number }[]>`
-    DELETE FROM table_members WHERE table_id = ${tableId}::uuid AND member_id = ANY(${ids}::uuid[])
-    RETURNING member_id, position`;
+  // The bounds are read in the DELETE's snapshot: the table as it was before it.
+  const deleted = await tx.$queryRaw<{ member_id: string; position: number; first: number; last: number }[]>`
+    WITH gone AS (
+      DELETE FROM table_members WHERE table_id = ${tableId}::uuid AND member_id = ANY(${ids}::uuid[])
+      RETURNING member_id, position
+    )
+    SELECT member_id, position,
+      (SELECT min(position) FROM table_members WHERE table_id = ${tableId}::uuid) AS first,
+      (SELECT max(position) FROM table_members WHERE table_id = ${tableId}::uuid) AS last
+    FROM gone`;
   if (deleted.length === 0) return new Set();
   const gaps = deleted.map((r) => r.position).sort((a, b) => a - b);
-  await tx.$executeRaw`
-    UPDATE table_members SET position = position - width_bucket(position, ${gaps}::int[])
-    WHERE table_id = ${tableId}::uuid AND position > ${gaps[0]}`;
+  const [lowest, highest] = [gaps[0], gaps[gaps.length - 1]];
+  const { first, last } = deleted[0];
+  if (last - lowest <= highest - first) {
+    await tx.$executeRaw`
+      UPDATE table_members SET position = position - width_bucket(position, ${gaps}::int[])
+      WHERE table_id = ${tableId}::uuid AND position > ${lowest}`;
+  } else {
+    await tx.$executeRaw`
+      UPDATE table_members SET position = position + ${gaps.length} - width_bucket(position, ${gaps}::int[])
+      WHERE table_id = ${tableId}::uuid AND position < ${highest}`;
+  }
   return new Set(deleted.map((r) => r.member_id));
 }
 

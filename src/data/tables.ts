@@ -5,6 +5,7 @@ import { filterSql, MEMBER_MODEL, type MemberType } from "./filter-document";
 import type { Readers } from "./readers";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import { columns, sql, type RowShape } from "./sql";
+import { tenantSql } from "./tenant";
 import { given } from "./where";
 
 export interface TableFilter {
@@ -26,12 +27,12 @@ const oldestFirst = (model: "GuestProfile" | "MasterProfile") => sql`${columns(m
 
 export function tables(r: Readers) {
   /**
-   * Stored member counts of these curated tables (0 for none): positions are dense, so a table's
-   * count is its last position, one index probe per table instead of counting every member.
+   * Stored member counts of these curated tables (0 for none): positions are consecutive, so a
+   * table's count is last − first + 1, two index probes per table instead of counting every member.
    */
   async function memberCounts(tableIds: readonly string[]): Promise<Map<string, number>> {
     const rows = await r.sql.query<{ id: string; n: number | null }>((scoped) => sql`
-      SELECT k.id, (SELECT max(${member("position")}) FROM table_members t WHERE t.table_id = k.id AND ${scoped("TableMember", "t")}) AS n
+      SELECT k.id, (SELECT max(${member("position")}) - min(${member("position")}) + 1 FROM table_members t WHERE t.table_id = k.id AND ${scoped("TableMember", "t")}) AS n
       FROM unnest(${[...tableIds]}::uuid[]) AS k(id)`);
     return new Map(rows.map((row) => [row.id, row.n ?? 0]));
   }
@@ -45,13 +46,16 @@ export function tables(r: Readers) {
 
     /**
      * A curated table's stored members in the order they were added, from the `skip`-th on: a seek
-     * on the dense position (data/table-membership.ts keeps it), so a deep page costs what the first does.
+     * past the first position (positions are consecutive, data/table-membership.ts keeps them so),
+     * so a deep page costs what the first does.
      */
-    members: (tableId: string, skip: number, take: number) =>
-      r.sql.rows<MemberRow>({
-        from: "TableMember", shape: MEMBER_ROW, where: [sql`${member("tableId")} = ${tableId}::uuid`, sql`${member("position")} > ${skip}`],
+    members: (tableId: string, skip: number, take: number) => {
+      const first = sql`(SELECT min(f.position) FROM table_members f WHERE f.table_id = ${tableId}::uuid AND ${tenantSql("TableMember", r.scope, "f")})`;
+      return r.sql.rows<MemberRow>({
+        from: "TableMember", shape: MEMBER_ROW, where: [sql`${member("tableId")} = ${tableId}::uuid`, sql`${member("position")} >= ${first} + ${skip}`],
         orderBy: member("position"), limit: take,
-      }),
+      });
+    },
     memberCount: async (tableId: string) => (await memberCounts([tableId])).get(tableId) ?? 0,
     memberCounts,
     /**

@@ -1,5 +1,5 @@
-// A curated table's member positions (the seek behind its offset pages): dense 1, 2, 3 … in the
-// order members were added, through sequential and concurrent adds and removes, with the REST pages
+// A curated table's member positions (the seek behind its offset pages): consecutive, in the order
+// members were added, through sequential and concurrent adds and removes, with the REST pages
 // agreeing; the fixture writes them too, and the migration numbers existing members.
 import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -45,10 +45,13 @@ function apply(list: string[], op: Op): string[] {
   return [...list, ...fresh];
 }
 
-/** The table's members by position, after checking positions are 1..n and added_at never decreases along them. */
+const positions = async (tableId: string) =>
+  (await t.db.primary.tableMember.findMany({ where: { tableId }, orderBy: { position: "asc" }, select: { position: true } })).map((r) => r.position);
+
+/** The table's members by position, after checking positions are consecutive and added_at never decreases along them. */
 async function stored(tableId: string): Promise<string[]> {
   const rows = await t.db.primary.tableMember.findMany({ where: { tableId }, orderBy: { position: "asc" } });
-  expect(rows.map((r) => r.position)).toEqual(rows.map((_, i) => i + 1));
+  expect(rows.map((r) => r.position)).toEqual(rows.map((_, i) => rows[0].position + i));
   for (let i = 1; i < rows.length; i++) expect(rows[i].addedAt.getTime()).toBeGreaterThanOrEqual(rows[i - 1].addedAt.getTime());
   return rows.map((r) => r.memberId);
 }
@@ -94,9 +97,26 @@ describe("table member positions", () => {
     await run(tableId, { kind: "remove", ids: [first[0], second[3]] });
     expected = expected.filter((id) => id !== first[0] && id !== second[3]);
     expect(await stored(tableId)).toEqual(expected);
+    await expectPages(tableId, expected, 4, [0, 1, 4, 7, 8]);
     const count = await get(`/v1/tables/${tableId}/members?limit=1&include_total=true`);
     expect(count.body.total_count).toBe(expected.length);
     expect((await get(`/v1/tables/${tableId}`)).body.data.member_count).toBe(expected.length);
+  });
+
+  it("close a gap from the shorter side: removing near an end moves the few members beyond it, not the rest", async () => {
+    const tableId = await newTable();
+    const ids = pool.slice(0, 10);
+    await run(tableId, { kind: "add", ids });
+    expect(await positions(tableId)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await run(tableId, { kind: "remove", ids: [ids[1]] });
+    expect(await positions(tableId)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await run(tableId, { kind: "remove", ids: [ids[8]] });
+    expect(await positions(tableId)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    await run(tableId, { kind: "remove", ids: [ids[0], ids[3]] });
+    expect(await positions(tableId)).toEqual([4, 5, 6, 7, 8, 9]);
+    const expected = ids.filter((_, i) => ![0, 1, 3, 8].includes(i));
+    expect(await stored(tableId)).toEqual(expected);
+    await expectPages(tableId, expected, 4, [0, 2, 5, 6]);
   });
 
   it("stay dense and the pages right under random sequential and concurrent adds and removes", async () => {
@@ -122,9 +142,11 @@ describe("table member positions", () => {
     );
   });
 
-  it("are written by the fixtures: every table of the fixture database is numbered 1..n in (added_at, member_id) order", async () => {
+  it("are written by the fixtures: each fixture table is numbered 1..n in (added_at, member_id) order", async () => {
+    const fixtureTables = Object.values(t.manifest.groups).map((g) => g.tables.bound);
     const rows = await t.db.primary.$queryRaw<{ table_id: string; position: number; expected: bigint }[]>`
-      SELECT table_id, position, row_number() OVER (PARTITION BY table_id ORDER BY added_at, member_id) AS expected FROM table_members`;
+      SELECT table_id, position, row_number() OVER (PARTITION BY table_id ORDER BY added_at, member_id) AS expected
+      FROM table_members WHERE table_id = ANY(${fixtureTables}::uuid[])`;
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.filter((r) => BigInt(r.position) !== r.expected)).toEqual([]);
   });

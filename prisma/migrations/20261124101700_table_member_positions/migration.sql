@@ -1,6 +1,6 @@
--- A curated table's members get a dense position 1, 2, 3 … in the order they were added, so an
--- offset page is a seek on (table_id, position) instead of reading and discarding `offset` rows.
--- Existing rows are numbered in the order pages listed them until now: (added_at, member_id).
+-- A curated table's members get consecutive positions in the order they were added, so an offset
+-- page is a seek on (table_id, position) instead of reading and discarding `offset` rows.
+-- Existing rows are numbered 1, 2, 3 … in the order pages listed them until now: (added_at, member_id).
 ALTER TABLE "table_members" ADD COLUMN "position" INTEGER;
 
 UPDATE "table_members" m
