@@ -216,9 +216,12 @@ async function prepare(db: Client, manifest: FixtureManifest): Promise<Setup> {
      ON CONFLICT (id) DO NOTHING`,
     [bigTableId, A.id],
   );
+  // Positions 1, 2, 3 … in added_at order, as the write path numbers them; a reused database already
+  // holds these same rows with these same positions.
   await db.query(
-    `INSERT INTO table_members (table_id, member_id, property_group_id, added_at)
-     SELECT $1, id, property_group_id, created_at FROM guest_profiles WHERE property_group_id = $2 ORDER BY created_at, id LIMIT $3
+    `INSERT INTO table_members (table_id, member_id, property_group_id, added_at, position)
+     SELECT $1, id, property_group_id, created_at, row_number() OVER (ORDER BY created_at, id)
+     FROM (SELECT id, property_group_id, created_at FROM guest_profiles WHERE property_group_id = $2 ORDER BY created_at, id LIMIT $3) g
      ON CONFLICT DO NOTHING`,
     [bigTableId, A.id, members],
   );

@@ -51,7 +51,7 @@ export const SQL_TABLES = {
   },
   TableMember: {
     table: "table_members",
-    columns: { tableId: "table_id", memberId: "member_id", propertyGroupId: "property_group_id", addedAt: "added_at" },
+    columns: { tableId: "table_id", memberId: "member_id", propertyGroupId: "property_group_id", addedAt: "added_at", position: "position" },
   },
 } as const satisfies Record<string, { table: string; columns: Record<string, string> }>;
 

@@ -6,6 +6,10 @@
 // two writers of one table take turns, so seqs are unique, gap-free and commit in order: the engine
 // can never confirm 11 before 10 is visible. Any other writer of table_membership_changes must take
 // the same lock.
+//
+// The same lock keeps each table's member positions consecutive (in the order members were added;
+// offset k is the seek `position >= first + k`): an add appends after the last position, a remove
+// closes its gaps by moving the members on its shorter side towards them.
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
 
 type Tx = Prisma.TransactionClient;
@@ -31,12 +35,7 @@ export function addTableMembers(prisma: PrismaClient, input: MembershipInput): P
     const table = await lockTable(tx, input);
     const ids = unique(input.memberIds);
     await assertMembersExist(tx, input.propertyGroupId, table.memberType, ids);
-    const inserted = await tx.tableMember.createManyAndReturn({
-      data: ids.map((memberId) => ({ tableId: input.tableId, memberId, propertyGroupId: input.propertyGroupId })),
-      skipDuplicates: true,
-      select: { memberId: true },
-    });
-    const added = new Set(inserted.map((r) => r.memberId));
+    const added = await appendMembers(tx, input, ids);
     return logChanges(tx, input, ids.filter((id) => added.has(id)), "add");
   });
 }
@@ -46,13 +45,8 @@ export function removeTableMembers(prisma: PrismaClient, input: MembershipInput)
   return prisma.$transaction(async (tx) => {
     await lockTable(tx, input);
     const ids = unique(input.memberIds);
-    // Only the rows that existed are logged; the table lock keeps this read and the delete together.
-    const present = await tx.tableMember.findMany({
-      where: { tableId: input.tableId, memberId: { in: ids } },
-      select: { memberId: true },
-    });
-    const removed = new Set(present.map((r) => r.memberId));
-    if (removed.size > 0) await tx.tableMember.deleteMany({ where: { tableId: input.tableId, memberId: { in: [...removed] } } });
+    // Only the rows that existed are logged.
+    const removed = await deleteMembers(tx, input.tableId, ids);
     return logChanges(tx, input, ids.filter((id) => removed.has(id)), "remove");
   });
 }
@@ -73,6 +67,59 @@ async function assertMembersExist(tx: Tx, groupId: string, memberType: string, i
     ? await tx.masterProfile.count({ where })
     : await tx.guestProfile.count({ where });
   if (found !== ids.length) throw new MembershipError(`${ids.length - found} member id(s) are not ${memberType}s of this group`);
+}
+
+/**
+ * Inserts the ids that are not members yet after the table's last position, in member_id order
+ * (they share one added_at). added_at is when this statement started, after the table lock was
+ * taken, not when the transaction began: so added_at never decreases along positions, even when a
+ * writer that began first got the lock second. Returns the ids inserted.
+ */
+async function appendMembers(tx: Tx, input: MembershipInput, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await tx.$queryRaw<{ member_id: string }[]>`
+    INSERT INTO table_members (table_id, member_id, property_group_id, added_at, position)
+    SELECT ${input.tableId}::uuid, n.id, ${input.propertyGroupId}::uuid, statement_timestamp(),
+      (SELECT coalesce(max(position), 0) FROM table_members WHERE table_id = ${input.tableId}::uuid) + row_number() OVER (ORDER BY n.id)
+    FROM unnest(${ids}::uuid[]) AS n(id)
+    WHERE NOT EXISTS (SELECT 1 FROM table_members m WHERE m.table_id = ${input.tableId}::uuid AND m.member_id = n.id)
+    RETURNING member_id`;
+  return new Set(rows.map((r) => r.member_id));
+}
+
+/**
+ * Deletes the ids that are members, then closes the gaps they leave with one UPDATE of the members on
+ * the shorter side: those after the first gap move down by the number of gaps below them, or those
+ * before the last gap move up by the number above them (width_bucket counts gaps at or below a
+ * position in the sorted array). Removing near either end of a long table so moves a few rows, not
+ * the whole table. Returns the ids deleted.
+ */
+async function deleteMembers(tx: Tx, tableId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  // The bounds are read in the DELETE's snapshot: the table as it was before it.
+  const deleted = await tx.$queryRaw<{ member_id: string; position: number; first: number; last: number }[]>`
+    WITH gone AS (
+      DELETE FROM table_members WHERE table_id = ${tableId}::uuid AND member_id = ANY(${ids}::uuid[])
+      RETURNING member_id, position
+    )
+    SELECT member_id, position,
+      (SELECT min(position) FROM table_members WHERE table_id = ${tableId}::uuid) AS first,
+      (SELECT max(position) FROM table_members WHERE table_id = ${tableId}::uuid) AS last
+    FROM gone`;
+  if (deleted.length === 0) return new Set();
+  const gaps = deleted.map((r) => r.position).sort((a, b) => a - b);
+  const [lowest, highest] = [gaps[0], gaps[gaps.length - 1]];
+  const { first, last } = deleted[0];
+  if (last - lowest <= highest - first) {
+    await tx.$executeRaw`
+      UPDATE table_members SET position = position - width_bucket(position, ${gaps}::int[])
+      WHERE table_id = ${tableId}::uuid AND position > ${lowest}`;
+  } else {
+    await tx.$executeRaw`
+      UPDATE table_members SET position = position + ${gaps.length} - width_bucket(position, ${gaps}::int[])
+      WHERE table_id = ${tableId}::uuid AND position < ${highest}`;
+  }
+  return new Set(deleted.map((r) => r.member_id));
 }
 
 async function logChanges(tx: Tx, input: MembershipInput, memberIds: string[], op: "add" | "remove"): Promise<MembershipResult> {

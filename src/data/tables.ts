@@ -5,6 +5,7 @@ import { filterSql, MEMBER_MODEL, type MemberType } from "./filter-document";
 import type { Readers } from "./readers";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import { columns, sql, type RowShape } from "./sql";
+import { tenantSql } from "./tenant";
 import { given } from "./where";
 
 export interface TableFilter {
@@ -16,9 +17,26 @@ export interface TableFilter {
 export type TableRow = AsText<Prisma.GuestTableGetPayload<object>>;
 
 const ID_ONLY: RowShape = { id: "value" };
+const MEMBER_ROW: RowShape = { memberId: "value", addedAt: "instant" };
+interface MemberRow {
+  memberId: string;
+  addedAt: string;
+}
+const member = columns("TableMember");
 const oldestFirst = (model: "GuestProfile" | "MasterProfile") => sql`${columns(model)("createdAt")}, ${columns(model)("id")}`;
 
 export function tables(r: Readers) {
+  /**
+   * Stored member counts of these curated tables (0 for none): positions are consecutive, so a
+   * table's count is last − first + 1, two index probes per table instead of counting every member.
+   */
+  async function memberCounts(tableIds: readonly string[]): Promise<Map<string, number>> {
+    const rows = await r.sql.query<{ id: string; n: number | null }>((scoped) => sql`
+      SELECT k.id, (SELECT max(${member("position")}) - min(${member("position")}) + 1 FROM table_members t WHERE t.table_id = k.id AND ${scoped("TableMember", "t")}) AS n
+      FROM unnest(${[...tableIds]}::uuid[]) AS k(id)`);
+    return new Map(rows.map((row) => [row.id, row.n ?? 0]));
+  }
+
   const tableWhere = (f: TableFilter): Prisma.GuestTableWhereInput => given({ kind: f.kind, memberType: f.memberType, propertyId: f.propertyId });
   return {
     page: async (f: TableFilter, skip: number, take: number): Promise<TableRow[]> =>
@@ -26,17 +44,20 @@ export function tables(r: Readers) {
     count: (f: TableFilter) => r.prisma.guestTable.count({ where: tableWhere(f) }),
     byId: async (id: string): Promise<TableRow | null> => instantsAsText(await r.prisma.guestTable.findUnique({ where: { id } })),
 
-    /** A curated table's stored members, in the order they were added. */
-    members: async (tableId: string, skip: number, take: number) =>
-      allInstantsAsText(await r.prisma.tableMember.findMany({ where: { tableId }, orderBy: [{ addedAt: "asc" }, { memberId: "asc" }], skip, take })),
-    memberCount: (tableId: string) => r.prisma.tableMember.count({ where: { tableId } }),
-
-    /** Stored member counts of these curated tables (0 for none). */
-    async memberCounts(tableIds: readonly string[]): Promise<Map<string, number>> {
-      const counts = await r.prisma.tableMember.groupBy({ by: ["tableId"], where: { tableId: { in: [...tableIds] } }, _count: { _all: true } });
-      return new Map(counts.map((c) => [c.tableId, c._count._all]));
+    /**
+     * A curated table's stored members in the order they were added, from the `skip`-th on: a seek
+     * past the first position (positions are consecutive, data/table-membership.ts keeps them so),
+     * so a deep page costs what the first does.
+     */
+    members: (tableId: string, skip: number, take: number) => {
+      const first = sql`(SELECT min(f.position) FROM table_members f WHERE f.table_id = ${tableId}::uuid AND ${tenantSql("TableMember", r.scope, "f")})`;
+      return r.sql.rows<MemberRow>({
+        from: "TableMember", shape: MEMBER_ROW, where: [sql`${member("tableId")} = ${tableId}::uuid`, sql`${member("position")} >= ${first} + ${skip}`],
+        orderBy: member("position"), limit: take,
+      });
     },
-
+    memberCount: async (tableId: string) => (await memberCounts([tableId])).get(tableId) ?? 0,
+    memberCounts,
     /**
      * The members of `memberType` a filter document selects now, oldest first. The document is
      * validated here, before anything is read (an invalid one is a 400).
