@@ -1,8 +1,9 @@
 // The service through PgBouncer in transaction pooling mode (test/helpers/pgbouncer.ts, in front of
 // the run's PostgreSQL). Two instances migrate an empty database at once through it, the fixtures
 // load through it, and both instances answer every REST route of the route table, GraphQL queries
-// and mutations, and every MCP task tool with the fixture credentials. The pools' startup settings,
-// which PgBouncer drops, are reported, and come from the database once it carries them.
+// and mutations, and every MCP task tool with the fixture credentials; so does `gcs serve`. The
+// pools' startup settings, which PgBouncer drops, are reported (a warning at `gcs serve`), and come
+// from the database once it carries them.
 // (`npm run test:pgbouncer` runs the whole integration suite through PgBouncer as well.)
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
@@ -18,6 +19,7 @@ import { startAppOn, type TestApp } from "../helpers/app";
 import { withDatabase } from "../helpers/database-url";
 import { loadTestFixtures } from "../helpers/own-postgres";
 import { startPgBouncer, type TestPgBouncer } from "../helpers/pgbouncer";
+import { serve } from "../helpers/serve";
 
 /** The run's PostgreSQL itself (not through the run's own PgBouncer, under GCS_TEST_PGBOUNCER=1). */
 const serverUrl = (database = "postgres") => withDatabase(process.env.GCS_TEST_SERVER_URL!, database);
@@ -167,6 +169,19 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
       if (res.status !== 200 || !res.body.result || res.body.result.isError) failed.push(`${tool.name}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
     }
     expect(failed).toEqual([]);
+  });
+
+  it("gcs serve through PgBouncer warns that the statement timeout is the role's to set, and answers", async () => {
+    const server = await serve({ DATABASE_URL: bouncer.url(database), GCS_STATEMENT_TIMEOUT_MS: "5000" });
+    try {
+      const warning = server.log.find((l) => l.msg.startsWith("database did not apply the connection settings"));
+      expect(warning).toMatchObject({ level: 40, notApplied: expect.arrayContaining(["statement_timeout is 0 ms, not 5000 ms"]) });
+      const res = await fetch(`${server.url}/v1/properties`, { headers: { Authorization: `Bearer ${A().credentials.api_key}` } });
+      expect(res.status).toBe(200);
+    } finally {
+      server.child.kill("SIGTERM");
+      await server.exited;
+    }
   });
 
   it("the requests went through PgBouncer, in transaction mode", async () => {
