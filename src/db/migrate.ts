@@ -13,7 +13,8 @@ import path from "node:path";
 import { Client } from "pg";
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../../prisma/migrations");
-const LOCK_KEY = 4_711_2026; // arbitrary, fixed: the advisory lock that serialises migrators
+/** The advisory lock that serialises migrators (arbitrary, fixed). */
+export const MIGRATORS_LOCK = 4_711_2026;
 
 export interface MigrationResult {
   applied: string[];
@@ -68,7 +69,10 @@ export async function migrate(connectionString: string): Promise<MigrationResult
 async function locked<T>(client: Client, work: () => Promise<T>): Promise<T> {
   await client.query("BEGIN");
   try {
-    await client.query("SELECT pg_advisory_xact_lock($1)", [LOCK_KEY]);
+    // No statement timeout, whatever the role's (the setting behind a pooler): a migration may run
+    // long, and so may the wait for another instance's migration.
+    await client.query("SET LOCAL statement_timeout = 0");
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATORS_LOCK]);
     const result = await work();
     await client.query("COMMIT");
     return result;

@@ -10,7 +10,7 @@ import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
 import { openDatabase } from "../../src/db/database";
-import { MIGRATIONS_DIR, migrate, type MigrationResult } from "../../src/db/migrate";
+import { MIGRATIONS_DIR, MIGRATORS_LOCK, migrate, type MigrationResult } from "../../src/db/migrate";
 import type { FixtureManifest } from "../../src/fixtures";
 import { UNBOUND_FILTER } from "../../src/fixtures/tables";
 import { taskTools } from "../../src/mcp/task-tools";
@@ -82,6 +82,20 @@ describe("migrations through PgBouncer (transaction pooling)", () => {
     expect(held.rows[0].n).toBe(0);
     // And the next instance's start finds everything applied.
     expect(await migrate(bouncer.url(database))).toEqual({ applied: [], alreadyApplied: allMigrations().length });
+  });
+
+  it("migrations ignore the role's or database's statement timeout: an instance waits for another's migration as long as it takes", async () => {
+    const name = await createDatabase();
+    await direct(name, (c) => c.query(`ALTER DATABASE ${name} SET statement_timeout = '200ms'`));
+    // Another migrator holds the lock (in a transaction, as migrate() does) for longer than the timeout.
+    const other = new Client({ connectionString: serverUrl(name) });
+    await other.connect();
+    await other.query("BEGIN");
+    await other.query("SELECT pg_advisory_xact_lock($1)", [MIGRATORS_LOCK]);
+    const released = new Promise((resolve) => setTimeout(resolve, 600)).then(() => other.query("COMMIT")).finally(() => other.end());
+    const result = await migrate(bouncer.url(name));
+    await released;
+    expect(result.applied).toEqual(allMigrations());
   });
 });
 
