@@ -78,7 +78,9 @@ describe("migrations through PgBouncer (transaction pooling)", () => {
     const recorded = await direct(database, (c) => c.query("SELECT name FROM gcs_schema_migrations ORDER BY name"));
     expect(recorded.rows.map((r) => r.name)).toEqual(allMigrations());
     // The migrators' lock went with their transactions: no pooled server connection still holds it.
-    const held = await direct(database, (c) => c.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'"));
+    const held = await direct(database, (c) =>
+      c.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"),
+    );
     expect(held.rows[0].n).toBe(0);
     // And the next instance's start finds everything applied.
     expect(await migrate(bouncer.url(database))).toEqual({ applied: [], alreadyApplied: allMigrations().length });
