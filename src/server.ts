@@ -48,6 +48,8 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     poolSize: config.poolSize,
     statementTimeoutMs: config.statementTimeoutMs,
     onIdleConnectionError: (err) => logger.warn({ err: err.message }, "database closed an idle connection"),
+    onSettingsNotApplied: (url, notApplied) =>
+      logger.warn({ database: redactUrl(url), notApplied }, "database did not apply the connection settings (a pooler such as PgBouncer drops them): set them on the role"),
   });
   logger.info({ database: db.embedded ? `embedded PGlite at ${config.dataDir}` : redactUrl(db.url) }, "database ready");
   const services = await createServices(config, db, logger);

@@ -31,13 +31,21 @@ export interface DatabaseOptions {
   migrate?: boolean;
   /**
    * statement_timeout of every pooled connection, in ms (0 or unset: none). Sent as a startup
-   * parameter, so it holds for every statement without a round trip; PgBouncer passes it on when
-   * `track_extra_parameters` lists statement_timeout (else set it on the role). Migrations use their
-   * own connection without it. Ignored by the embedded PGlite.
+   * parameter, so it holds for every statement without a round trip. A pooler in transaction mode
+   * cannot pass startup parameters on (PgBouncer 1.18 refuses them unless `ignore_startup_parameters`
+   * lists them, and then drops them): there it is the role's or database's setting
+   * (`ALTER ROLE … SET statement_timeout`). Migrations use their own connection without it. Ignored
+   * by the embedded PGlite.
    */
   statementTimeoutMs?: number;
   /** Told when the server closes an idle pooled connection (restart, failover, dropped database). */
   onIdleConnectionError?: (err: Error) => void;
+  /**
+   * When given, each pool's server is asked once whether it applied the startup settings, and this
+   * is told which it did not (e.g. `["statement_timeout is 0 ms, not 5000 ms"]`): a pooler drops them
+   * silently, and the statement timeout with them.
+   */
+  onSettingsNotApplied?: (url: string, notApplied: string[]) => void;
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -52,23 +60,26 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     throw err;
   }
   const poolSize = embedded ? 1 : opts.poolSize;
-  // Startup settings for PostgreSQL servers; PGlite has no JIT and no use for them.
-  const serverSettings = embedded
-    ? {}
-    : { options: "-c jit=off", ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}) };
+  // Settings for PostgreSQL servers, sent when connecting (`options`); PGlite has no JIT and no use for them.
+  const settings: Record<string, string> = embedded ? {} : connectionSettings(opts.statementTimeoutMs);
+  const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(" ") || undefined;
   const pool = (connectionString: string) =>
-    // No JIT (`options` are settings sent when connecting): every statement here is short, and
-    // PostgreSQL decides to compile by estimated cost. A table filter with ten consent conditions
-    // is estimated high (a subquery per condition and member): it spent 7 s of 8.7 s compiling,
-    // 0.25 s running (EXPLAIN ANALYZE at 200,000 guests).
     // The pool drops a connection the server closed and opens a new one on next use; without a
     // listener its "error" event would end the process. A request waits at most
     // CONNECT_TIMEOUT_MS for a connection (an unreachable host, an exhausted pool), then gets a 503.
-    new Pool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, ...serverSettings }).on("error", (err) =>
+    new Pool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options }).on("error", (err) =>
       opts.onIdleConnectionError?.(err),
     );
   const primaryPool = pool(url);
   const readerPool = opts.replicaUrl ? pool(opts.replicaUrl) : primaryPool;
+  if (opts.onSettingsNotApplied) {
+    const report = opts.onSettingsNotApplied;
+    const check = async (p: Pool, u: string) => {
+      const notApplied = await settingsNotApplied(p, settings);
+      if (notApplied.length > 0) report(u, notApplied);
+    };
+    await Promise.all([check(primaryPool, url), readerPool !== primaryPool && check(readerPool, opts.replicaUrl!)]);
+  }
   const primary = createPrismaClient(primaryPool);
   const reader = readerPool === primaryPool ? primary : createPrismaClient(readerPool);
   return {
@@ -86,6 +97,35 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       await embedded?.stop();
     },
   };
+}
+
+/**
+ * What every pooled connection to a PostgreSQL server sets, by name, valued as pg_settings shows it.
+ * No JIT: every statement here is short, and PostgreSQL decides to compile by estimated cost. A
+ * table filter with ten consent conditions is estimated high (a subquery per condition and member):
+ * it spent 7 s of 8.7 s compiling, 0.25 s running (EXPLAIN ANALYZE at 200,000 guests).
+ */
+function connectionSettings(statementTimeoutMs?: number): Record<string, string> {
+  return { jit: "off", ...(statementTimeoutMs ? { statement_timeout: String(statementTimeoutMs) } : {}) };
+}
+
+/**
+ * The settings the server at `pool` does not have (a pooler dropped them), as "name is actual, not
+ * wanted". An unreachable server is no finding here: using the pool reports that.
+ */
+async function settingsNotApplied(pool: Pool, wanted: Record<string, string>): Promise<string[]> {
+  const names = Object.keys(wanted);
+  if (names.length === 0) return [];
+  try {
+    const { rows } = await pool.query<{ name: string; setting: string; unit: string | null }>(
+      "SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)",
+      [names],
+    );
+    const unit = (u: string | null) => (u ? ` ${u}` : "");
+    return rows.filter((r) => r.setting !== wanted[r.name]).map((r) => `${r.name} is ${r.setting}${unit(r.unit)}, not ${wanted[r.name]}${unit(r.unit)}`);
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -1,12 +1,20 @@
-// Applies prisma/migrations/*/migration.sql in name order, each in its own transaction, under an
-// advisory lock so that several instances starting at once apply each migration exactly once.
+// Applies prisma/migrations/*/migration.sql in name order, each in its own transaction, so that
+// several instances starting at once apply each migration exactly once.
+//
+// The lock that serialises migrators is transaction-scoped (pg_advisory_xact_lock), taken again in
+// every transaction and released by its COMMIT or ROLLBACK. A session lock would not survive a pooler
+// in transaction mode (PgBouncer): each statement may run on another server connection, so the
+// unlock misses and the lock stays held by an idle pooled connection, blocking the next migrator.
+// Transaction-scoped, it works the same through a pooler and directly, and a migrator that dies
+// mid-migration releases it with its transaction.
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { Client } from "pg";
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../../prisma/migrations");
-const LOCK_KEY = 4_711_2026; // arbitrary, fixed: the advisory lock that serialises migrators
+/** The advisory lock that serialises migrators (arbitrary, fixed). */
+export const MIGRATORS_LOCK = 4_711_2026;
 
 export interface MigrationResult {
   applied: string[];
@@ -17,37 +25,65 @@ export async function migrate(connectionString: string): Promise<MigrationResult
   const client = new Client({ connectionString });
   await client.connect();
   try {
-    await client.query("SELECT pg_advisory_lock($1)", [LOCK_KEY]);
-    await client.query(`CREATE TABLE IF NOT EXISTS gcs_schema_migrations (
-      name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const done = new Map<string, string>(
-      (await client.query("SELECT name, checksum FROM gcs_schema_migrations")).rows.map((r) => [r.name, r.checksum]),
-    );
+    // Usually everything is applied already: one transaction finds that out.
+    const done = await locked(client, async () => {
+      await client.query(`CREATE TABLE IF NOT EXISTS gcs_schema_migrations (
+        name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const { rows } = await client.query<{ name: string; checksum: string }>("SELECT name, checksum FROM gcs_schema_migrations");
+      return new Map(rows.map((r) => [r.name, r.checksum]));
+    });
     const applied: string[] = [];
+    let alreadyApplied = done.size;
     for (const name of listMigrations()) {
       const sql = readFileSync(path.join(MIGRATIONS_DIR, name, "migration.sql"), "utf8");
       const checksum = createHash("sha256").update(sql).digest("hex");
-      const known = done.get(name);
-      if (known !== undefined) {
-        if (known !== checksum) throw new Error(`migration ${name} was changed after it was applied`);
+      if (done.has(name)) {
+        checkUnchanged(name, done.get(name)!, checksum);
         continue;
       }
-      await client.query("BEGIN");
-      try {
-        await client.query(sql);
+      // Pending when we looked; another migrator may have applied it since (we waited for its lock).
+      const appliedHere = await locked(client, async () => {
+        const { rows } = await client.query<{ checksum: string }>("SELECT checksum FROM gcs_schema_migrations WHERE name = $1", [name]);
+        if (rows.length > 0) {
+          checkUnchanged(name, rows[0].checksum, checksum);
+          return false;
+        }
+        try {
+          await client.query(sql);
+        } catch (err) {
+          throw new Error(`migration ${name} failed: ${(err as Error).message}`);
+        }
         await client.query("INSERT INTO gcs_schema_migrations (name, checksum) VALUES ($1, $2)", [name, checksum]);
-        await client.query("COMMIT");
-      } catch (err) {
-        await client.query("ROLLBACK");
-        throw new Error(`migration ${name} failed: ${(err as Error).message}`);
-      }
-      applied.push(name);
+        return true;
+      });
+      if (appliedHere) applied.push(name);
+      else alreadyApplied++;
     }
-    return { applied, alreadyApplied: done.size };
+    return { applied, alreadyApplied };
   } finally {
-    await client.query("SELECT pg_advisory_unlock($1)", [LOCK_KEY]).catch(() => undefined);
     await client.end();
   }
+}
+
+/** Runs `work` in a transaction that holds the migrators' lock; rolls back if it throws. */
+async function locked<T>(client: Client, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    // No statement timeout, whatever the role's (the setting behind a pooler): a migration may run
+    // long, and so may the wait for another instance's migration.
+    await client.query("SET LOCAL statement_timeout = 0");
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATORS_LOCK]);
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  }
+}
+
+function checkUnchanged(name: string, applied: string, current: string): void {
+  if (applied !== current) throw new Error(`migration ${name} was changed after it was applied`);
 }
 
 function listMigrations(): string[] {

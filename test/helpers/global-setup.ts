@@ -6,6 +6,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { TEMPLATE_DB, withDatabase } from "./database-url";
 import { loadTestFixtures } from "./own-postgres";
+import { startPgBouncer } from "./pgbouncer";
 import { startTestPostgres } from "./postgres";
 
 export default async function globalSetup() {
@@ -21,7 +22,23 @@ export default async function globalSetup() {
 
   const manifestPath = path.join(os.tmpdir(), `gcs-test-manifest-${process.pid}.json`);
   writeFileSync(manifestPath, JSON.stringify(manifest));
-  process.env.GCS_TEST_ADMIN_URL = adminUrl;
+  // GCS_TEST_PGBOUNCER=1 (npm run test:pgbouncer): every test's databases, cloned and used, are
+  // reached through PgBouncer in transaction mode. The template was loaded directly above: no pooled
+  // connection may stay open on it, or cloning it fails. The role carries jit=off, as in production
+  // behind PgBouncer (the pools' startup settings are dropped there).
+  const bouncer = process.env.GCS_TEST_PGBOUNCER === "1" ? await startPgBouncer(adminUrl) : undefined;
+  if (bouncer) await runOn(adminUrl, "ALTER ROLE CURRENT_USER SET jit = off");
+  process.env.GCS_TEST_ADMIN_URL = bouncer ? bouncer.url() : adminUrl;
+  /** The server itself, for tests that start their own PgBouncer in front of it. */
+  process.env.GCS_TEST_SERVER_URL = adminUrl;
   process.env.GCS_TEST_MANIFEST = manifestPath;
   (globalThis as { __gcsTestPostgres?: unknown }).__gcsTestPostgres = pg;
+  (globalThis as { __gcsTestPgBouncer?: unknown }).__gcsTestPgBouncer = bouncer;
+}
+
+async function runOn(url: string, sql: string) {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  await c.query(sql);
+  await c.end();
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// `npm run test:pgbouncer`: the integration tests with every test database reached through PgBouncer
+// in transaction pooling mode (GCS_TEST_PGBOUNCER=1, read by test/helpers/global-setup.ts). Extra
+// arguments go to Jest (a file name runs that file only). What is left out, and why:
+"use strict";
+const { spawnSync } = require("node:child_process");
+const path = require("node:path");
+
+/** Test files that never reach PgBouncer here: leaving them out keeps the run short. */
+const EXEMPT_FILES = [
+  // Each starts a PostgreSQL of its own (log_statement, a server stopped and restarted, SIGTERM
+  // with locks held): they connect to it directly, so through PgBouncer they repeat `npm test`.
+  "statement-isolation.test.ts",
+  "database-outage.test.ts",
+  "shutdown.test.ts",
+  // Embedded PGlite: no server, no pooler.
+  "embedded.test.ts",
+];
+
+/**
+ * Tests whose premise a pooler in transaction mode does not offer. A per-instance statement
+ * timeout travels as a startup parameter, which PgBouncer drops: behind it the timeout is the
+ * role's or database's (test/integration/pgbouncer.test.ts shows a blocked statement cancelled by
+ * the database's timeout through PgBouncer).
+ */
+const EXEMPT_TESTS = ["statement_timeout answers 504 query_timeout"];
+
+const ROOT = path.resolve(__dirname, "..");
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const args = [
+  "--selectProjects",
+  "integration",
+  // Replaces the project's own ignore list: repeat it.
+  "--testPathIgnorePatterns",
+  "/node_modules/",
+  "/test/unit/",
+  ...EXEMPT_FILES.map((f) => `/${escape(f)}$`),
+  "--testNamePattern",
+  `^(?!(${EXEMPT_TESTS.map(escape).join("|")}))`,
+  ...process.argv.slice(2),
+];
+const result = spawnSync(path.join(ROOT, "node_modules/.bin/jest"), args, {
+  cwd: ROOT,
+  stdio: "inherit",
+  env: { ...process.env, GCS_TEST_PGBOUNCER: "1" },
+});
+process.exit(result.status ?? 1);
