@@ -9,7 +9,8 @@
 // to read in Chrome DevTools.
 //
 // Environment: REST_GUESTS (default 20000), REST_ROUNDS (default 3), REST_DURATION (s, default 8),
-// REST_CONNECTIONS (default 32), REST_LIMIT (page size, default 100).
+// REST_CONNECTIONS (default 32), REST_LIMIT (page size, default 100), REST_TREE_ENV (JSON: extra
+// environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
@@ -31,6 +32,8 @@ const DURATION = env("REST_DURATION", 8);
 const CONNECTIONS = env("REST_CONNECTIONS", 32);
 const LIMIT = env("REST_LIMIT", 100);
 const BASE = process.env.REST_BASE ?? execFileSync("git", ["-C", ROOT, "merge-base", "HEAD", "main"], { encoding: "utf8" }).trim();
+// Extra environment for this tree's service only, e.g. '{"LOG_LEVEL":"warn"}' to price the access log.
+const TREE_ENV = JSON.parse(process.env.REST_TREE_ENV ?? "{}") as Record<string, string>;
 const PROFILE_DIR = process.env.REST_PROFILE_DIR ?? "/tmp/gcs-rest-profile";
 const log = (line: string) => process.stderr.write(`[rest] ${line}\n`);
 
@@ -70,7 +73,8 @@ async function main() {
         // As bench/run.ts runs it: limits on but out of the way, the request log at info.
         env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(ports[system]), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
           GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10", GCS_DELIVERY_SECRET_KEY: "rest-overhead-bench-passphrase",
-          GCS_RATE_LIMIT: "1000000", GCS_CREDENTIAL_MAX_CONCURRENCY: "1000", GCS_CREDENTIAL_QUEUE_MS: "60000" },
+          GCS_RATE_LIMIT: "1000000", GCS_CREDENTIAL_MAX_CONCURRENCY: "1000", GCS_CREDENTIAL_QUEUE_MS: "60000",
+          ...(system === "tree" ? TREE_ENV : {}) },
         stdio: ["ignore", "ignore", "inherit"],
       });
       children.push(service);
