@@ -51,3 +51,5 @@ const server = http.createServer(async (req, res) => {
   }
 });
 server.listen(Number(port), "127.0.0.1");
+// Exit cleanly on SIGTERM, so a --cpu-prof profile gets written (bench/rest-overhead.ts).
+process.on("SIGTERM", () => process.exit(0));

@@ -7,6 +7,11 @@
 // BENCH_DATABASE_URL (reuse a database instead of starting PostgreSQL), BENCH_ONLY (regexp on
 // scenario names), BENCH_LABEL (results go to <date>-<label>.md; a BENCH_ONLY run defaults to
 // "partial", so it never overwrites a full run's results).
+//
+// BENCH_SIZES=20000,200000,1000000 runs the "how cost grows" mode instead (sizes() below): the
+// keyset pages, lookups and nested query of the service at each size, p50 per scenario and size,
+// results in <date>-sizes.md (or <date>-<BENCH_LABEL>.md). BENCH_SERVER_URL names the PostgreSQL
+// server (an admin URL) that holds or gets the per-size databases.
 import { randomBytes } from "node:crypto";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -17,11 +22,13 @@ import { encodeCursor } from "../src/pagination/cursor";
 import { freePort } from "../src/db/embedded";
 import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
+import { cpuMs } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const GUESTS = env("BENCH_GUESTS", 1_000_000);
+// Guests per group of the database being loaded or prepared: BENCH_SIZES sets it per database.
+let GUESTS = env("BENCH_GUESTS", 1_000_000);
 const DURATION = env("BENCH_DURATION", 15);
 const WARMUP = env("BENCH_WARMUP", 3);
 const ROUNDS = env("BENCH_ROUNDS", 2);
@@ -47,6 +54,7 @@ interface Row {
   p50_ms: number;
   p99_ms: number;
   rss_mb: number;
+  cpu_us_per_request: number;
   sql_per_request: number | null;
   vs_ceiling: number | null;
   vs_peer: number | null;
@@ -55,73 +63,37 @@ interface Row {
 }
 
 async function main() {
+  if (process.env.BENCH_SIZES) return sizes(process.env.BENCH_SIZES);
   const pg = process.env.BENCH_DATABASE_URL ? undefined : await startTestPostgres();
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? (await createDatabase(pg!.adminUrl(), "bench"));
   const children: ChildProcess[] = [];
   try {
     const manifest = await loadData(databaseUrl);
-    log("building the service (npm run build)");
-    execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
+    build();
     const ports = { service: await freePort(), ceiling: await freePort(), postgraphile: await freePort() };
     // The schema must be complete before PostGraphile introspects it.
-    execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "migrate"], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: "inherit" });
+    migrate(databaseUrl);
     await hideFromPostGraphile(databaseUrl);
     const servers: Partial<Record<System, ChildProcess>> = {
-      service: start(children, NODE, productionArgs(), {
-        DATABASE_URL: databaseUrl, PORT: String(ports.service), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
-        GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
-        // Production refuses to start without it; no worker runs here, so any key will do.
-        GCS_DELIVERY_SECRET_KEY: `base64:${randomBytes(32).toString("base64")}`,
-        // Limits on, as in production, but out of the way: one credential drives every scenario at
-        // thousands of requests per second over 32 connections. The rate limit is set far above that;
-        // the per-credential cap on concurrent requests is set above the connection count, because it
-        // exists to share the pool between credentials and by design throttles one credential that
-        // alone opens more connections than its share (measured: cap = pool size, 1,436–1,576 req/s;
-        // a cap that never binds, 1,589–2,225; off, 1,891–2,397, bench/limits-overhead.ts).
-        // Set them in the environment to measure their cost (GCS_RATE_LIMIT=0 turns limits off).
-        GCS_RATE_LIMIT: process.env.GCS_RATE_LIMIT ?? "1000000",
-        GCS_CREDENTIAL_MAX_CONCURRENCY: process.env.GCS_CREDENTIAL_MAX_CONCURRENCY ?? "1000",
-        GCS_CREDENTIAL_QUEUE_MS: process.env.GCS_CREDENTIAL_QUEUE_MS ?? "60000",
-      }),
+      service: startService(children, databaseUrl, ports.service),
       postgraphile: start(children, NODE, [path.join(ROOT, "node_modules/.bin/postgraphile"), "-c", databaseUrl, "-s", "public", "-P", "postgraphile/presets/amber", "-p", String(ports.postgraphile), "-n", "127.0.0.1"], { GRAPHILE_ENV: "production" }),
     };
     await Promise.all([waitForPort(ports.service), waitForPort(ports.postgraphile)]);
     // The service has made its cursor secret by now; the ceiling signs cursors with the same one.
-    const db = new Client({ connectionString: databaseUrl });
-    await db.connect();
-    const setup = await prepare(db, manifest);
-    await db.end();
+    const setup = await prepareDatabase(databaseUrl, manifest);
     // tsx as an in-process loader, so the measured pid is the server itself.
     servers.ceiling = start(children, NODE, ["--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), setup.cursorSecret], {});
     await waitForPort(ports.ceiling);
 
-    const scenarios = buildScenarios(manifest, setup).filter((s) => !process.env.BENCH_ONLY || new RegExp(process.env.BENCH_ONLY).test(s.name));
+    const scenarios = only(buildScenarios(manifest, setup));
     const runs = new Map<string, RunSamples>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenario of scenarios) {
         // Interleaved: each scenario's systems run back to back within a round.
         for (const [system, request] of Object.entries(scenario.systems) as [System, Request][]) {
           const port = ports[system];
-          const pid = servers[system]!.pid!;
           const sql = system === "postgraphile" ? null : await sqlCount(port, request);
-          await load(port, request, scenario.connections ?? CONNECTIONS, WARMUP);
-          const sampler = sampleRss(pid);
-          const result = await load(port, request, scenario.connections ?? CONNECTIONS, DURATION);
-          const rss = sampler.stop();
-          const key = `${scenario.name}\u0000${system}`;
-          const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], sql, failed: false };
-          entry.rps.push(result.requests.average);
-          entry.p50.push(result.latency.p50);
-          entry.p99.push(result.latency.p99);
-          entry.rss.push(rss);
-          runs.set(key, entry);
-          log(`round ${round} ${scenario.name} / ${system}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`);
-          // A system that fails a scenario (errors, timeouts: PostGraphile's nested query at 1M rows
-          // timed out) is reported, not fatal: the other rows still count.
-          if (result.non2xx > 0 || result.errors > 0 || result.requests.total === 0) {
-            log(`${scenario.name} on ${system} FAILED: ${result.requests.total} requests, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
-            entry.failed = true;
-          }
+          await measure(runs, `${scenario.name}\u0000${system}`, { round, label: `${scenario.name} / ${system}`, port, pid: servers[system]!.pid!, request, connections: scenario.connections, sql });
         }
       }
     }
@@ -130,6 +102,210 @@ async function main() {
     for (const child of children) child.kill("SIGTERM");
     pg?.stop();
   }
+}
+
+/** Runs `request` for warm-up and DURATION seconds and adds the figures to `runs` under `key`. */
+async function measure(
+  runs: Map<string, RunSamples>,
+  key: string,
+  m: { round: number; label: string; port: number; pid: number; request: Request; connections?: number; sql: number | null },
+) {
+  await load(m.port, m.request, m.connections ?? CONNECTIONS, WARMUP);
+  const sampler = sampleRss(m.pid);
+  const cpuBefore = cpuMs(m.pid);
+  const result = await load(m.port, m.request, m.connections ?? CONNECTIONS, DURATION);
+  const cpuUs = ((cpuMs(m.pid) - cpuBefore) * 1000) / Math.max(result.requests.total, 1);
+  const rss = sampler.stop();
+  const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], cpuUs: [], sql: m.sql, failed: false };
+  entry.rps.push(result.requests.average);
+  entry.cpuUs.push(cpuUs);
+  entry.p50.push(result.latency.p50);
+  entry.p99.push(result.latency.p99);
+  entry.rss.push(rss);
+  runs.set(key, entry);
+  log(`round ${m.round} ${m.label}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${cpuUs.toFixed(0)} µs CPU/request, non-2xx ${result.non2xx}`);
+  // A system that fails a scenario (errors, timeouts: PostGraphile's nested query at 1M rows
+  // timed out) is reported, not fatal: the other rows still count.
+  if (result.non2xx > 0 || result.errors > 0 || result.requests.total === 0) {
+    log(`${m.label} FAILED: ${result.requests.total} requests, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+    entry.failed = true;
+  }
+}
+
+const only = <S extends { name: string }>(scenarios: S[]) => scenarios.filter((s) => !process.env.BENCH_ONLY || new RegExp(process.env.BENCH_ONLY).test(s.name));
+
+function build() {
+  log("building the service (npm run build)");
+  execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
+}
+
+function migrate(databaseUrl: string) {
+  execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "migrate"], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: "inherit" });
+}
+
+function startService(children: ChildProcess[], databaseUrl: string, port: number): ChildProcess {
+  return start(children, NODE, productionArgs(), {
+    DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
+    GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
+    // Production refuses to start without it; no worker runs here, so any key will do.
+    GCS_DELIVERY_SECRET_KEY: `base64:${randomBytes(32).toString("base64")}`,
+    // Limits on, as in production, but out of the way: one credential drives every scenario at
+    // thousands of requests per second over 32 connections. The rate limit is set far above that;
+    // the per-credential cap on concurrent requests is set above the connection count, because it
+    // exists to share the pool between credentials and by design throttles one credential that
+    // alone opens more connections than its share (measured: cap = pool size, 1,436–1,576 req/s;
+    // a cap that never binds, 1,589–2,225; off, 1,891–2,397, bench/limits-overhead.ts).
+    // Set them in the environment to measure their cost (GCS_RATE_LIMIT=0 turns limits off).
+    GCS_RATE_LIMIT: process.env.GCS_RATE_LIMIT ?? "1000000",
+    GCS_CREDENTIAL_MAX_CONCURRENCY: process.env.GCS_CREDENTIAL_MAX_CONCURRENCY ?? "1000",
+    GCS_CREDENTIAL_QUEUE_MS: process.env.GCS_CREDENTIAL_QUEUE_MS ?? "60000",
+  });
+}
+
+/** prepare() on its own connection, once the service has made its cursor secret. */
+async function prepareDatabase(databaseUrl: string, manifest: FixtureManifest): Promise<Setup> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    return await prepare(db, manifest);
+  } finally {
+    await db.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// How cost grows with the data (BENCH_SIZES)
+// ---------------------------------------------------------------------------------------------
+
+/** Keyset pages and lookups must not slow down as the data grows; the nested query is recorded. */
+type SizeKind = "keyset page" | "lookup" | "nested";
+/** p50 at the largest size over p50 at the smallest, at most (the issue's "within 20%"). */
+const FLAT = 1.2;
+
+/**
+ * The service alone at several data sizes: one database per size on one PostgreSQL server
+ * (BENCH_SERVER_URL, an admin URL, or else a private server), named bench_<size> unless the entry
+ * names it (`BENCH_SIZES=20000:bench20k,200000:bench,1000000:bench1m`); a database already holding
+ * its size is reused, otherwise created and loaded. One service per database, all running at once,
+ * so each scenario runs at every size back to back within a round.
+ */
+async function sizes(spec: string) {
+  const wanted = spec.split(",").map((entry) => {
+    const [size, database] = entry.trim().split(":");
+    const guests = Number(size);
+    if (!Number.isInteger(guests) || guests < 1000) throw new Error(`BENCH_SIZES: "${entry}" is not a number of guests of at least 1000`);
+    if (database !== undefined && !/^\w+$/.test(database)) throw new Error(`BENCH_SIZES: "${database}" is not a plain database name`);
+    return { guests, database: database ?? `bench_${guests}` };
+  }).sort((a, b) => a.guests - b.guests);
+  const pg = process.env.BENCH_SERVER_URL ? undefined : await startTestPostgres();
+  const adminUrl = process.env.BENCH_SERVER_URL ?? pg!.adminUrl();
+  const children: ChildProcess[] = [];
+  try {
+    build();
+    const targets: { guests: number; port: number; pid: number; scenarios: SizeScenario[] }[] = [];
+    for (const { guests, database } of wanted) {
+      GUESTS = guests; // loadData() and prepare() read it
+      const databaseUrl = await ensureDatabase(adminUrl, database);
+      const manifest = await loadData(databaseUrl);
+      migrate(databaseUrl);
+      const port = await freePort();
+      const service = startService(children, databaseUrl, port);
+      await waitForPort(port);
+      const setup = await prepareDatabase(databaseUrl, manifest);
+      targets.push({ guests, port, pid: service.pid!, scenarios: only(sizeScenarios(manifest, setup)) });
+    }
+    const runs = new Map<string, RunSamples>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [i, scenario] of targets[0].scenarios.entries()) {
+        for (const target of targets) {
+          const request = target.scenarios[i].request;
+          const sql = await sqlCount(target.port, request);
+          await measure(runs, `${scenario.name}\u0000${target.guests}`, { round, label: `${scenario.name} / ${target.guests} guests`, port: target.port, pid: target.pid, request, sql });
+        }
+      }
+    }
+    reportSizes(targets[0].scenarios, targets.map((t) => t.guests), runs);
+  } finally {
+    for (const child of children) child.kill("SIGTERM");
+    pg?.stop();
+  }
+}
+
+/** The URL of `name` on the server of `adminUrl`, created (empty) if it does not exist. */
+async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+  await admin.end();
+  if (rowCount) {
+    const u = new URL(adminUrl);
+    u.pathname = `/${name}`;
+    return u.toString();
+  }
+  return createDatabase(adminUrl, name);
+}
+
+interface SizeScenario {
+  name: string;
+  kind: SizeKind;
+  request: Request;
+}
+
+/** The keyset pages, the lookups and the nested query, as the main run sends them. */
+function sizeScenarios(manifest: FixtureManifest, setup: Setup): SizeScenario[] {
+  const main = buildScenarios(manifest, setup);
+  const service = (name: string): Request => {
+    const request = main.find((s) => s.name === name)?.systems.service;
+    if (!request) throw new Error(`bench/run.ts has no service scenario named "${name}"`);
+    return request;
+  };
+  const auth = { authorization: `Bearer ${manifest.groups.A.credentials.api_key}` };
+  return [
+    { name: "guests page (limit 100)", kind: "keyset page", request: service("guests page (limit 100)") },
+    // prepare() puts the cursor 90% in (at most 900,000 rows).
+    { name: "guests page 90% deep", kind: "keyset page", request: service("guests page at ~900,000 deep") },
+    { name: "master profiles page (limit 100)", kind: "keyset page", request: { path: "/v1/master-profiles?limit=100", headers: auth } },
+    { name: "events timeline, one guest", kind: "keyset page", request: service("events timeline, one guest") },
+    { name: "guest by id", kind: "lookup", request: service("guest by id") },
+    { name: "guest by source_id", kind: "lookup", request: service("guest by source_id") },
+    { name: "guest by e-mail (any case)", kind: "lookup", request: service("guest by e-mail (any case)") },
+    { name: "GraphQL: 100 guests + reservations + transactions", kind: "nested", request: service("GraphQL: 100 guests + reservations + transactions") },
+  ];
+}
+
+function reportSizes(scenarios: SizeScenario[], guests: number[], runs: Map<string, RunSamples>) {
+  const date = new Date().toISOString().slice(0, 10);
+  const n = (value: number) => value.toLocaleString("en");
+  const rows = scenarios.map((scenario) => {
+    const at = guests.map((size) => {
+      const r = runs.get(`${scenario.name}\u0000${size}`)!;
+      return { guests: size, p50_ms: median(r.p50), p99_ms: median(r.p99), rps: Math.round(median(r.rps)), cpu_us_per_request: Math.round(median(r.cpuUs)), sql_per_request: r.sql, failed: r.failed };
+    });
+    const [smallest, largest] = [at[0], at[at.length - 1]];
+    const p50Ratio = smallest.p50_ms > 0 ? Math.round((largest.p50_ms / smallest.p50_ms) * 100) / 100 : null;
+    const rpsRatio = largest.rps > 0 ? Math.round((smallest.rps / largest.rps) * 100) / 100 : null;
+    const flat = scenario.kind === "nested" ? null : p50Ratio !== null && p50Ratio <= FLAT && !at.some((a) => a.failed);
+    return { scenario: scenario.name, kind: scenario.kind, sizes: at, p50_ratio: p50Ratio, rps_ratio: rpsRatio, flat };
+  });
+  const header = `# How cost grows ${date}\n\nThe service alone at ${guests.map(n).join(", ")} guests per group (one database each, one PostgreSQL 15), ` +
+    `autocannon ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s runs, median of ${ROUNDS} interleaved rounds, Node ${process.versions.node}, ` +
+    `${require("node:os").cpus().length} cores shared with the load generator. Each cell: p50 ms / req/s / the service's CPU µs per request. ` +
+    `Keyset pages and lookups pass when p50 at the largest size is within ${Math.round((FLAT - 1) * 100)}% of p50 at the smallest ` +
+    `(autocannon's p50 is in whole milliseconds); the nested query is recorded only.\n\n`;
+  const table = [
+    `| scenario | kind | ${guests.map((g) => `${n(g)} guests`).join(" | ")} | p50 largest/smallest | req/s smallest/largest | flat |`,
+    `|---|---|${guests.map(() => "---:").join("|")}|---:|---:|---|`,
+    ...rows.map((r) =>
+      `| ${r.scenario} | ${r.kind} | ${r.sizes.map((a) => `${a.p50_ms} / ${n(a.rps)} / ${n(a.cpu_us_per_request)}${a.failed ? " (failed)" : ""}`).join(" | ")} | ${r.p50_ratio ?? "–"} | ${r.rps_ratio ?? "–"} | ${r.flat === null ? "–" : r.flat ? "pass" : "FAIL"} |`),
+  ].join("\n");
+  const markdown = `${header}${table}\n`;
+  process.stdout.write(markdown);
+  const dir = path.join(__dirname, "results");
+  mkdirSync(dir, { recursive: true });
+  const name = `${date}-${process.env.BENCH_LABEL ?? "sizes"}`;
+  writeFileSync(path.join(dir, `${name}.md`), markdown);
+  writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(rows, null, 2) + "\n");
+  log(`written bench/results/${name}.md and .json`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,6 +519,8 @@ interface RunSamples {
   p50: number[];
   p99: number[];
   rss: number[];
+  /** The server's CPU time per request (user + system, from /proc): what the others' load disturbs least. */
+  cpuUs: number[];
   sql: number | null;
   failed: boolean;
 }
@@ -352,7 +530,7 @@ function summarise(runs: Map<string, RunSamples>): Row[] {
     const [scenario, system] = key.split("\u0000") as [string, System];
     return {
       scenario, system, rps: Math.round(median(r.rps)), p50_ms: median(r.p50), p99_ms: median(r.p99),
-      rss_mb: Math.max(...r.rss), sql_per_request: r.sql, vs_ceiling: null, vs_peer: null, failed: r.failed,
+      rss_mb: Math.max(...r.rss), cpu_us_per_request: Math.round(median(r.cpuUs)), sql_per_request: r.sql, vs_ceiling: null, vs_peer: null, failed: r.failed,
     };
   });
   for (const row of rows) {
@@ -371,9 +549,9 @@ function report(rows: Row[], manifest: FixtureManifest) {
     `Node ${process.versions.node}, PostgreSQL 15, ${require("node:os").cpus().length} cores shared with the load generator. ` +
     `The service runs as \`npm run start:production\` does (\`node ${productionArgs().filter((a) => a.startsWith("--")).join(" ")}\`).\n\n`;
   const table = [
-    "| scenario | system | req/s | p50 ms | p99 ms | peak RSS MB | SQL/request | vs ceiling | vs PostGraphile |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => `| ${r.scenario} | ${r.system}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
+    "| scenario | system | req/s | p50 ms | p99 ms | CPU µs/request | peak RSS MB | SQL/request | vs ceiling | vs PostGraphile |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.scenario} | ${r.system}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
   ].join("\n");
   const markdown = `${header}${table}\n`;
   process.stdout.write(markdown);

@@ -15,6 +15,17 @@ export function sendError(req: Request, res: Response, err: unknown) {
 }
 
 /**
+ * A JSON body, sent as one string: Node then writes the headers and the body in one write and sets
+ * Content-Length itself. Express's res.json turns any body over 1,000 characters into a Buffer
+ * first, which costs a copy of the body and a second chunk (a writev) per response: a measurable
+ * share of a 100-guest page's cost. Same status, headers and bytes as res.json.
+ */
+export function sendJson(res: Response, body: unknown) {
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.end(JSON.stringify(body));
+}
+
+/**
  * A request that uses a deprecated query value (mode=rollup) is told so in the answer, where client
  * libraries and gateways look: `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594).
  */

@@ -5,7 +5,7 @@ import type { GraphQLSchema } from "graphql";
 import { createContext } from "../context";
 import type { Services } from "../services";
 import { runRoute, type PreparedOperations } from "./execute";
-import { sendError, setDeprecationHeaders } from "./respond";
+import { sendError, sendJson, setDeprecationHeaders } from "./respond";
 import { routes, type RouteSpec } from "./routes";
 
 export function createRestRouter(services: Services, schema: GraphQLSchema, operations: PreparedOperations): Router {
@@ -24,7 +24,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
         res.locals.credential = context.credential;
         const body = await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body });
         setDeprecationHeaders(res, route, req.query);
-        res.json(body);
+        sendJson(res, body);
       } catch (err) {
         sendError(req, res, err);
       }

@@ -1,5 +1,8 @@
 // Data on the wire: personal data is never cached or sniffed, cross-origin access only for listed
 // origins, and the access log names who made each request (never their secret).
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { createApp } from "../../../src/app";
 import { loadConfig } from "../../../src/config";
 import { capturingLogger, startTestApp, type TestApp } from "../../helpers/app";
 
@@ -29,6 +32,32 @@ describe("response headers", () => {
     }
     expect(responses[0].status).toBe(200);
     expect(responses[1].status).toBe(401);
+  });
+
+  it("sends a page's headers and JSON body in one socket write (no copy of the body into a second chunk)", async () => {
+    const app = await createApp(t.services);
+    const server: Server = createServer(app.app);
+    const writes: number[] = [];
+    server.on("connection", (socket: Socket & { _write: Function; _writev: Function }) => {
+      const write = socket._write.bind(socket);
+      const writev = socket._writev.bind(socket);
+      socket._write = (chunk: unknown, encoding: unknown, cb: unknown) => (writes.push(1), write(chunk, encoding, cb));
+      socket._writev = (chunks: unknown[], cb: unknown) => (writes.push(chunks.length), writev(chunks, cb));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/guests?limit=100`, { headers: bearer(t.manifest.groups.A.credentials.api_key) });
+      const body = await res.text();
+      expect(res.status).toBe(200);
+      expect(body.length).toBeGreaterThan(1000); // Express's res.json copies bodies past 1,000 characters into a Buffer
+      expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(body)));
+      expect(JSON.parse(body).data.length).toBeGreaterThan(1);
+      expect(writes).toEqual([1]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await app.stop();
+    }
   });
 
   it("service routes are nosniff too", async () => {

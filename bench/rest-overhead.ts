@@ -1,0 +1,141 @@
+// npx tsx bench/rest-overhead.ts: the service's CPU time per request on the guests page beside the
+// raw ceiling (bench/ceiling-server.ts), first page and ~90% deep: the service built from REST_BASE
+// (a git ref; default where this branch left main) and from this tree, and the ceiling, take turns
+// under autocannon on one database. Throughput on a shared machine swings with the others' load;
+// CPU time per request (from /proc) is the figure to read: the gap to the ceiling is the service's
+// per-request overhead, the gap between base and tree what a change saved.
+// REST_PROFILE=1 also writes V8 CPU profiles (--cpu-prof; REST_PROFILE=heap: sampling heap
+// profiles, --heap-prof) to REST_PROFILE_DIR/{base,tree,ceiling} (default /tmp/gcs-rest-profile),
+// to read in Chrome DevTools.
+//
+// Environment: REST_GUESTS (default 20000), REST_ROUNDS (default 3), REST_DURATION (s, default 8),
+// REST_CONNECTIONS (default 32), REST_LIMIT (page size, default 100), REST_TREE_ENV (JSON: extra
+// environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting).
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { cpSync, readFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import autocannon from "autocannon";
+import { Client } from "pg";
+import { freePort } from "../src/db/embedded";
+import { encodeCursor } from "../src/pagination/cursor";
+import type { FixtureManifest } from "../src/fixtures";
+import { startTestPostgres } from "../test/helpers/postgres";
+import { cpuMs, medianSample, waitFor, type Sample } from "./process";
+
+const ROOT = path.resolve(__dirname, "..");
+const NODE = path.join(ROOT, "node_modules/.bin/node");
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const GUESTS = env("REST_GUESTS", 20_000);
+const ROUNDS = env("REST_ROUNDS", 3);
+const DURATION = env("REST_DURATION", 8);
+const CONNECTIONS = env("REST_CONNECTIONS", 32);
+const LIMIT = env("REST_LIMIT", 100);
+const BASE = process.env.REST_BASE ?? execFileSync("git", ["-C", ROOT, "merge-base", "HEAD", "main"], { encoding: "utf8" }).trim();
+// Extra environment for this tree's service only, e.g. '{"LOG_LEVEL":"warn"}' to price the access log.
+const TREE_ENV = JSON.parse(process.env.REST_TREE_ENV ?? "{}") as Record<string, string>;
+const PROFILE_DIR = process.env.REST_PROFILE_DIR ?? "/tmp/gcs-rest-profile";
+const log = (line: string) => process.stderr.write(`[rest] ${line}\n`);
+
+type System = "base" | "tree" | "ceiling";
+const SYSTEMS: System[] = ["base", "tree", "ceiling"];
+
+async function main() {
+  const pg = await startTestPostgres();
+  const children: ChildProcess[] = [];
+  const baseDir = mkdtempSync(path.join(os.tmpdir(), "gcs-rest-base-"));
+  try {
+    const admin = new Client({ connectionString: pg.adminUrl() });
+    await admin.connect();
+    await admin.query("CREATE DATABASE rest");
+    await admin.end();
+    const databaseUrl = pg.adminUrl("rest");
+    const manifestPath = path.join(baseDir, "manifest.json");
+    log(`loading ${GUESTS} guests per group; building ${BASE} and this tree`);
+    execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "fixtures", "--out", manifestPath, "--guests", String(GUESTS), "--seed", "1"], {
+      cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" }, stdio: ["ignore", "ignore", "inherit"],
+    });
+    // The base ref's sources beside this tree's node_modules and generated Prisma client.
+    const baseRoot = path.join(baseDir, "tree");
+    execFileSync("sh", ["-c", `mkdir -p ${baseRoot} && git -C ${ROOT} archive ${BASE} | tar -x -C ${baseRoot}`]);
+    symlinkSync(path.join(ROOT, "node_modules"), path.join(baseRoot, "node_modules"));
+    cpSync(path.join(ROOT, "src/generated"), path.join(baseRoot, "src/generated"), { recursive: true });
+    for (const dir of [baseRoot, ROOT]) execFileSync("npm", ["run", "build", "--silent"], { cwd: dir, stdio: "inherit" });
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest;
+    const ports: Record<System, number> = { base: await freePort(), tree: await freePort(), ceiling: await freePort() };
+    const kind = process.env.REST_PROFILE === "heap" ? "heap" : "cpu";
+    const profile = (system: System) => (process.env.REST_PROFILE ? [`--${kind}-prof`, `--${kind}-prof-dir=${path.join(PROFILE_DIR, system)}`] : []);
+    const pids = {} as Record<System, number>;
+    for (const system of ["base", "tree"] as const) {
+      const root = system === "base" ? baseRoot : ROOT;
+      const service = spawn(NODE, ["--max-semi-space-size=32", "--heap-growing-percent=50", ...profile(system), path.join(root, "dist/cli/main.js"), "serve"], {
+        cwd: root,
+        // As bench/run.ts runs it: limits on but out of the way, the request log at info.
+        env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(ports[system]), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
+          GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10", GCS_DELIVERY_SECRET_KEY: "rest-overhead-bench-passphrase",
+          GCS_RATE_LIMIT: "1000000", GCS_CREDENTIAL_MAX_CONCURRENCY: "1000", GCS_CREDENTIAL_QUEUE_MS: "60000",
+          ...(system === "tree" ? TREE_ENV : {}) },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      children.push(service);
+      pids[system] = service.pid!;
+    }
+    const headers = { authorization: `Bearer ${manifest.groups.A.credentials.api_key}` };
+    const first = `/v1/guests?limit=${LIMIT}`;
+    for (const system of ["base", "tree"] as const) await waitFor(`http://127.0.0.1:${ports[system]}${first}`, headers);
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    const secret = (await db.query("SELECT value FROM service_secrets WHERE name = 'cursor_hmac'")).rows[0].value as string;
+    const A = manifest.groups.A;
+    const row = (await db.query(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, id FROM guest_profiles
+       WHERE property_group_id = $1 ORDER BY created_at, id OFFSET $2 LIMIT 1`, [A.id, Math.floor(GUESTS * 0.9)])).rows[0];
+    await db.end();
+    const deep = `${first}&cursor=${encodeURIComponent(encodeCursor([row.created_at, row.id], { family: "guests", propertyGroupId: A.id, query: { filter: {}, propertyId: null } }, secret))}`;
+    const ceiling = spawn(NODE, [...profile("ceiling"), "--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), secret], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+    children.push(ceiling);
+    await waitFor(`http://127.0.0.1:${ports.ceiling}${first}`, headers);
+    pids.ceiling = ceiling.pid!;
+
+    const cases = { "first page": first, "90% deep": deep };
+    const results = new Map<string, Sample[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [name, p] of Object.entries(cases)) {
+        const systems = SYSTEMS.map((_, i) => SYSTEMS[(i + round) % SYSTEMS.length]); // each goes first in turn
+        for (const system of systems) {
+          const url = `http://127.0.0.1:${ports[system]}${p}`;
+          await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 }); // warm-up
+          const before = cpuMs(pids[system]);
+          const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
+          const cpuUs = ((cpuMs(pids[system]) - before) * 1000) / r.requests.total;
+          if (r.non2xx || r.errors) throw new Error(`${system} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+          const key = `${name} / ${system}`;
+          results.set(key, [...(results.get(key) ?? []), { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs }]);
+          log(`round ${round} ${key}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, ${cpuUs.toFixed(0)} µs CPU/request`);
+        }
+      }
+    }
+    process.stdout.write(`GET /v1/guests?limit=${LIMIT}, ${GUESTS} guests per group, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION} s\n`);
+    for (const name of Object.keys(cases)) {
+      const c = medianSample(results.get(`${name} / ceiling`)!);
+      for (const system of ["base", "tree", "ceiling"] as const) {
+        const s = medianSample(results.get(`${name} / ${system}`)!);
+        process.stdout.write(
+          `${name} ${system.padEnd(7)} ${s.cpuUs.toFixed(0)} µs CPU/request (${(s.cpuUs / c.cpuUs).toFixed(2)} of the ceiling's), ` +
+            `${s.rps.toFixed(0)} req/s (${(s.rps / c.rps).toFixed(2)}), p50 ${s.p50} ms\n`,
+        );
+      }
+    }
+  } finally {
+    for (const child of children) child.kill("SIGTERM");
+    // Servers exit (writing their CPU profiles with REST_PROFILE) before the database stops.
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)))));
+    pg.stop();
+    rmSync(baseDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack ?? err}\n`);
+  process.exit(1);
+});
