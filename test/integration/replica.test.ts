@@ -95,12 +95,13 @@ describe("reads on the standby, writes on the primary", () => {
   const appStatements = (log: LoggedStatement[]) => log.filter((s) => !HEALTH_CHECK.test(s.text) && s.application !== "gcs-replica-helper");
 
   /** Runs one request and records where its statements ran. */
-  const placements: { target: string; primary: string[]; standby: number }[] = [];
-  async function observe<T>(target: string, send: () => PromiseLike<T>): Promise<T> {
+  const placements: { target: string; primary: string[]; standby: number; counted: number }[] = [];
+  async function observe<T extends { headers: Record<string, string> }>(target: string, send: () => PromiseLike<T>): Promise<T> {
     const result = await send();
     const primary = appStatements(await onPrimary.window());
     const standby = appStatements(await onStandby.window());
-    placements.push({ target, primary: primary.map((s) => s.text.replace(/\s+/g, " ").slice(0, 160)), standby: standby.length });
+    const counted = Number(result.headers["x-sql-statements"]);
+    placements.push({ target, primary: primary.map((s) => s.text.replace(/\s+/g, " ").slice(0, 160)), standby: standby.length, counted });
     return result;
   }
 
@@ -210,8 +211,14 @@ describe("reads on the standby, writes on the primary", () => {
     expect(failed).toEqual([]);
     // Every request read something, all of it on the standby and nothing on the primary.
     expect(placements.filter((p) => p.primary.length > 0 || p.standby === 0)).toEqual([]);
+    // The standby received exactly the statements the service counted: choosing the server costs none.
+    expect(placements.filter((p) => p.standby !== p.counted)).toEqual([]);
     const targets = new Set(placements.map((p) => p.target));
     expect(targets.size).toBeGreaterThan(reads.length + fields.length + taskTools.length - 1);
+    console.log(
+      `replica reads: ${reads.length} REST read routes, ${fields.length} Query root fields, ${taskTools.length} MCP task tools; ` +
+        `${placements.length} requests, ${placements.reduce((n, p) => n + p.standby, 0)} statements on the standby, 0 on the primary`,
+    );
   }, 120_000);
 
   it("pause and resume write on the primary and answer the binding read back from it, while the standby's replay is paused", async () => {
