@@ -1,6 +1,6 @@
 // Whether the read replica (DATABASE_REPLICA_URL, a streaming hot standby) may serve reads now.
 // Each instance checks on its own, in the background: no shared state, and no statement on the
-// request path (Database.readerPool reads `usable`, a field).
+// request path (Database.readerPool reads `usable`: no I/O).
 //
 // Lag is measured by WAL position, not by the standby's last replayed commit time: on an idle primary
 // nothing commits, and a replay timestamp grows old while the standby is fully caught up. Every
@@ -57,8 +57,7 @@ const REPLAY_POSITION = "SELECT pg_is_in_recovery() AS recovery, (pg_last_wal_re
 
 export class ReplicaHealth {
   private current: ReplicaStatus = { state: "starting", lagBytes: null, lagSeconds: null, checkedAt: 0 };
-  /** True while the standby serves reads: what Database.readerPool looks at per request. */
-  usable = false;
+  private serving = false;
   /** The primary's positions at recent checks, oldest first. */
   private samples: Sample[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -73,6 +72,11 @@ export class ReplicaHealth {
     private readonly opts: ReplicaHealthOptions,
   ) {
     this.address = opts.address;
+  }
+
+  /** True while the standby serves reads: what Database.readerPool looks at per request. */
+  get usable(): boolean {
+    return this.serving;
   }
 
   status(): ReplicaStatus {
@@ -99,7 +103,7 @@ export class ReplicaHealth {
    * until a fresh check, started after the failure, finds it healthy.
    */
   suspect(): void {
-    this.usable = false;
+    this.serving = false;
     void (this.running ?? Promise.resolve()).then(() => this.check());
   }
 
@@ -121,7 +125,8 @@ export class ReplicaHealth {
     try {
       primaryLsn = BigInt((await this.timed<{ lsn: string }>(this.primary, PRIMARY_POSITION)).lsn);
     } catch {
-      // The primary's own outage is /readyz's and the requests' to report; the standby keeps its state.
+      // The primary's outage is /readyz's and the requests' to report; the standby keeps its last
+      // state (reads on a streaming standby go on meanwhile).
       return { ...this.current };
     }
     this.remember({ at, lsn: primaryLsn });
@@ -145,7 +150,7 @@ export class ReplicaHealth {
     const { error, ...status } = next;
     const previous = this.current.state;
     this.current = { ...status, checkedAt: Date.now() };
-    this.usable = status.state === "streaming";
+    this.serving = status.state === "streaming";
     if (status.state === previous || this.stopped) return;
     const log = { replica: this.opts.label, state: status.state, was: previous, lagSeconds: status.lagSeconds, lagBytes: status.lagBytes };
     if (status.state === "streaming") this.opts.logger?.info(log, "read replica in use for reads");

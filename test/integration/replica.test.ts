@@ -333,6 +333,18 @@ describe("reads on the standby, writes on the primary", () => {
   }, 60_000);
 });
 
+it("keeps a replica URL that names a server not in recovery (a promoted standby, the primary) out of reads", async () => {
+  const t = await startAppOn(pair.primary.adminUrl(), pair.manifest, { DATABASE_REPLICA_URL: pair.primary.adminUrl(), GCS_RATE_LIMIT: "0" });
+  try {
+    expect(t.db.replica!.status()).toMatchObject({ state: "not_standby", lagSeconds: null });
+    expect(t.db.readerPool).toBe(t.db.primaryPool);
+    expect((await t.api.get("/readyz")).body).toEqual({ status: "ready", replica: { state: "not_standby", serving_reads: false, lag_seconds: null, lag_bytes: null } });
+    expect((await t.api.get("/v1/properties").set(bearer())).status).toBe(200);
+  } finally {
+    await t.close();
+  }
+});
+
 describe("lag, outage and shutdown", () => {
   let server: RunningServer;
   let standIn: StandIn;
