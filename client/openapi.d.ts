@@ -715,7 +715,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description The database is reachable and the instance is not shutting down: send traffic here. 503 `unavailable` otherwise (from the first moment of a SIGTERM drain).
+         * @description The database is reachable and the instance is not shutting down: send traffic here. 503 `unavailable` otherwise (from the first moment of a SIGTERM drain). With a read replica, its state and lag are reported; a replica that is down or behind does not make the instance unready (reads go to the primary meanwhile).
          */
         get: operations["getReadiness"];
         put?: never;
@@ -6086,14 +6086,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "status": "ready"
-                     *     }
-                     */
                     "application/json": {
                         /** @constant */
                         status: "ready";
+                        /** @description Present when DATABASE_REPLICA_URL is set: the read replica as this instance's last check saw it. `streaming`: reads go to it; `lagging` (more than GCS_REPLICA_MAX_LAG_MS behind), `down`, `not_standby` (not in recovery) and `starting` (not checked yet): reads go to the primary. */
+                        replica?: {
+                            /** @enum {string} */
+                            state: "starting" | "streaming" | "lagging" | "down" | "not_standby";
+                            serving_reads: boolean;
+                            /** @description Seconds of WAL the standby had not replayed (at least; one check interval's resolution); null when not measured. */
+                            lag_seconds: number | null;
+                            /** @description WAL bytes the standby had not replayed; null when not measured. */
+                            lag_bytes: number | null;
+                        };
                     };
                 };
             };

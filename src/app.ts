@@ -28,6 +28,7 @@ import { sendError } from "./rest/respond";
 import { corsFor, securityHeaders } from "./http/headers";
 import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
 import { databaseAnswers } from "./data/client";
+import type { ReplicaStatus } from "./db/replica-health";
 import { createRateLimiter } from "./http/rate-limit";
 import { oauthRoutes } from "./oauth/router";
 import type { Logger } from "./logger";
@@ -135,7 +136,8 @@ export async function createApp(services: Services): Promise<App> {
     }
     try {
       await databaseAnswers(services.db.primary);
-      res.json({ status: "ready" });
+      const replica = services.db.replica;
+      res.json(replica ? { status: "ready", replica: replicaReport(replica.status()) } : { status: "ready" });
     } catch (err) {
       if (!faults.errorFor(err, "/readyz")) req.log.warn({ err }, "database not reachable");
       res.set("Retry-After", String(RETRY_AFTER_SECONDS));
@@ -240,6 +242,11 @@ export async function createApp(services: Services): Promise<App> {
       await limiter?.stop();
     },
   };
+}
+
+/** The replica's part of /readyz (openapi: readinessBody). */
+function replicaReport(s: ReplicaStatus) {
+  return { state: s.state, serving_reads: s.state === "streaming", lag_seconds: s.lagSeconds, lag_bytes: s.lagBytes };
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;

@@ -14,8 +14,13 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("0.0.0.0"),
   DATABASE_URL: z.string().url().optional(),
-  // Optional read replica: list and get queries go there, writes to DATABASE_URL.
+  // Optional read replica, a streaming hot standby of DATABASE_URL: reads go there, writes (and reads
+  // of what a request just wrote) to DATABASE_URL. Each instance checks the standby every
+  // GCS_REPLICA_CHECK_MS (src/db/replica-health.ts); while it is down, or more than
+  // GCS_REPLICA_MAX_LAG_MS behind the primary, reads go to the primary, and back once it has caught up.
   DATABASE_REPLICA_URL: z.string().url().optional(),
+  GCS_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  GCS_REPLICA_CHECK_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   GCS_DATA_DIR: z.string().default(".data/pglite"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -110,7 +115,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
-    replicaUrl: e.DATABASE_REPLICA_URL,
+    replica: e.DATABASE_REPLICA_URL
+      ? { url: e.DATABASE_REPLICA_URL, maxLagMs: e.GCS_REPLICA_MAX_LAG_MS, checkMs: e.GCS_REPLICA_CHECK_MS }
+      : undefined,
     poolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.GCS_DATA_DIR,
     logLevel: e.LOG_LEVEL,

@@ -43,7 +43,8 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   if (tracing) logger.info({ endpoint: redactUrl(config.tracing.endpoint!) }, "tracing: exporting spans over OTLP/HTTP");
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
-    replicaUrl: config.replicaUrl,
+    replica: config.replica,
+    logger,
     dataDir: config.dataDir,
     poolSize: config.poolSize,
     statementTimeoutMs: config.statementTimeoutMs,

@@ -21,20 +21,25 @@ export interface Readers {
 }
 
 export function createReaders(db: Database, scope: Scope): Readers {
+  // Where this request reads, chosen once: the replica's health can change mid-request, and some
+  // reads must come from one server (the event timeline's watermark and its rows). A field read, no
+  // statement.
+  const readerPool = db.readerPool;
+  const readerClient = db.reader;
   let reader: PrismaClient | undefined;
   let primary: PrismaClient | undefined;
   let group: PrismaClient | undefined;
   const readers: Readers = {
     scope,
-    sql: scopedSql(db.readerPool, scope),
+    sql: scopedSql(readerPool, scope),
     get prisma() {
-      return (reader ??= scopedPrisma(db.reader, scope));
+      return (reader ??= scopedPrisma(readerClient, scope));
     },
     get primary() {
-      return (primary ??= db.reader === db.primary ? readers.prisma : scopedPrisma(db.primary, scope));
+      return (primary ??= readerClient === db.primary ? readers.prisma : scopedPrisma(db.primary, scope));
     },
     get group() {
-      return (group ??= scope.propertyId ? scopedPrisma(db.reader, { ...scope, propertyId: null }) : readers.prisma);
+      return (group ??= scope.propertyId ? scopedPrisma(readerClient, { ...scope, propertyId: null }) : readers.prisma);
     },
   };
   return readers;

@@ -1,23 +1,28 @@
 // Opens the service's database: PostgreSQL at DATABASE_URL, or the embedded PGlite default. Applies
-// pending migrations, and returns Prisma clients for writes (primary) and reads (replica if set).
+// pending migrations, and returns Prisma clients for writes (primary) and reads (the replica if set
+// and healthy: replica-health.ts decides, and `reader`/`readerPool` follow it).
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Pool } from "pg";
 import { countQueries } from "./sql-count";
 import { PrismaClient } from "../generated/prisma/client";
 import { startEmbeddedPostgres } from "./embedded";
 import { migrate } from "./migrate";
+import { ReplicaHealth } from "./replica-health";
+import type { Logger } from "../logger";
 
 export type Prisma = PrismaClient;
 
 export interface Database {
   /** Writes and anything that must read its own writes. */
   primary: PrismaClient;
-  /** Reads: the replica when one is configured, else the primary. */
-  reader: PrismaClient;
+  /** Reads: the replica while it is healthy (see `replica`), else the primary. Read it per request. */
+  readonly reader: PrismaClient;
   /** The connection pool under `primary` (metrics read its counts). */
   primaryPool: Pool;
-  /** The connection pool under `reader`, for the hot read paths written in SQL (data/sql.ts). */
-  readerPool: Pool;
+  /** The connection pool under `reader` (the same choice), for the hot read paths written in SQL (data/sql.ts). */
+  readonly readerPool: Pool;
+  /** The read replica and its health (state, lag), when DATABASE_REPLICA_URL is set. */
+  replica?: ReplicaHealth;
   embedded: boolean;
   url: string;
   close(): Promise<void>;
@@ -25,7 +30,10 @@ export interface Database {
 
 export interface DatabaseOptions {
   databaseUrl?: string;
-  replicaUrl?: string;
+  /** A streaming standby of the primary for reads (config.ts DATABASE_REPLICA_URL, GCS_REPLICA_*). */
+  replica?: { url: string; maxLagMs: number; checkMs: number };
+  /** Where the replica's changes of state (out of reads, back) are logged. */
+  logger?: Pick<Logger, "warn" | "info">;
   dataDir: string;
   poolSize: number;
   migrate?: boolean;
@@ -71,29 +79,46 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       opts.onIdleConnectionError?.(err),
     );
   const primaryPool = pool(url);
-  const readerPool = opts.replicaUrl ? pool(opts.replicaUrl) : primaryPool;
+  const primary = createPrismaClient(primaryPool);
+  const replicaPool = opts.replica && pool(opts.replica.url);
+  const replicaClient = replicaPool && createPrismaClient(replicaPool);
+  const replica =
+    replicaPool && new ReplicaHealth(primaryPool, replicaPool, {
+      ...opts.replica!,
+      logger: opts.logger,
+      label: redactUrl(opts.replica!.url),
+      address: new URL(opts.replica!.url).host,
+    });
+  // A standby that closed a pooled connection may be going down: no reads there until checked again.
+  replicaPool?.on("error", () => replica!.suspect());
+  await replica?.start();
   if (opts.onSettingsNotApplied) {
     const report = opts.onSettingsNotApplied;
     const check = async (p: Pool, u: string) => {
       const notApplied = await settingsNotApplied(p, settings);
       if (notApplied.length > 0) report(u, notApplied);
     };
-    await Promise.all([check(primaryPool, url), readerPool !== primaryPool && check(readerPool, opts.replicaUrl!)]);
+    // A standby that is down at start is the health check's to report; it must not stop the start.
+    await Promise.all([check(primaryPool, url), replicaPool && replica!.usable && check(replicaPool, opts.replica!.url).catch(() => undefined)]);
   }
-  const primary = createPrismaClient(primaryPool);
-  const reader = readerPool === primaryPool ? primary : createPrismaClient(readerPool);
   return {
     primary,
-    reader,
+    get reader() {
+      return replica?.usable ? replicaClient! : primary;
+    },
     primaryPool,
-    readerPool,
+    get readerPool() {
+      return replica?.usable ? replicaPool! : primaryPool;
+    },
+    replica,
     embedded: Boolean(embedded),
     url,
     async close() {
+      await replica?.stop();
       await primary.$disconnect();
-      if (reader !== primary) await reader.$disconnect();
+      await replicaClient?.$disconnect();
       await primaryPool.end();
-      if (readerPool !== primaryPool) await readerPool.end();
+      await replicaPool?.end();
       await embedded?.stop();
     },
   };

@@ -42,7 +42,7 @@ function build(services: Services, base: string, resourceUrl: string): RequestHa
   const { metadataHandler } = require("@modelcontextprotocol/sdk/server/auth/handlers/metadata.js") as typeof import("@modelcontextprotocol/sdk/server/auth/handlers/metadata.js");
   /* eslint-enable @typescript-eslint/no-require-imports */
   const prisma = services.db.primary;
-  const consent = new ConsentPage(prisma, { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey });
+  const consent = new ConsentPage(prisma, { prisma, pool: services.db.primaryPool, sessionKey: services.sessionKey });
   const provider = new PgOAuthProvider(prisma, resourceUrl, consent.start);
   const issuerUrl = new URL(base);
   const scopesSupported = [...CONNECTOR_SCOPES];

@@ -10,6 +10,7 @@ import express from "express";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Pool } from "pg";
 import type { Database } from "../db/database";
+import type { ReplicaStatus } from "../db/replica-health";
 import { deliveryGaugeRows, type DeliveryGaugeRow as DeliveryRow } from "../data/delivery";
 import type { Logger } from "../logger";
 
@@ -125,9 +126,38 @@ const poolMax = new Gauge({
 
 function pools(): [string, Pool][] {
   if (!observed) return [];
-  const { primaryPool, readerPool } = observed.db;
-  return readerPool === primaryPool ? [["primary", primaryPool]] : [["primary", primaryPool], ["replica", readerPool]];
+  const { primaryPool, replica } = observed.db;
+  return replica ? [["primary", primaryPool], ["replica", replica.pool]] : [["primary", primaryPool]];
 }
+
+// The read replica as this instance's last check saw it (db/replica-health.ts): no query at scrape
+// time. Labelled by its host:port, so that no series exists without a replica.
+function replicaGauge(name: string, help: string, value: (s: ReplicaStatus) => number | null) {
+  return new Gauge({
+    name,
+    help,
+    labelNames: ["replica"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const replica = observed?.db.replica;
+      const v = replica && value(replica.status());
+      if (replica && v != null) this.set({ replica: replica.address }, v);
+    },
+  });
+}
+
+replicaGauge(
+  "gcs_replica_lag_seconds",
+  "How far the read replica's replay is behind the primary's WAL, in seconds (at least; GCS_REPLICA_CHECK_MS resolution). Absent while it cannot be measured (down).",
+  (s) => s.lagSeconds,
+);
+replicaGauge("gcs_replica_lag_bytes", "WAL bytes the read replica had not replayed at the last check. Absent while it cannot be measured (down).", (s) => s.lagBytes);
+replicaGauge(
+  "gcs_replica_serving_reads",
+  "1 while reads go to the read replica; 0 while they go to the primary (replica down, more than GCS_REPLICA_MAX_LAG_MS behind, not a standby, or not checked yet).",
+  (s) => (s.state === "streaming" ? 1 : 0),
+);
 
 const deliveryLag = new Gauge({
   name: "gcs_delivery_lag_seconds",

@@ -13,6 +13,29 @@ const statusBody = (value: string) => ({
   additionalProperties: false,
 });
 
+/** /readyz: the replica's part is reported, never a reason for 503 (reads fall back to the primary). */
+const readinessBody = {
+  type: "object",
+  required: ["status"],
+  properties: {
+    status: { const: "ready" },
+    replica: {
+      type: "object",
+      description:
+        "Present when DATABASE_REPLICA_URL is set: the read replica as this instance's last check saw it. `streaming`: reads go to it; `lagging` (more than GCS_REPLICA_MAX_LAG_MS behind), `down`, `not_standby` (not in recovery) and `starting` (not checked yet): reads go to the primary.",
+      required: ["state", "serving_reads", "lag_seconds", "lag_bytes"],
+      properties: {
+        state: { type: "string", enum: ["starting", "streaming", "lagging", "down", "not_standby"] },
+        serving_reads: { type: "boolean" },
+        lag_seconds: { type: ["number", "null"], minimum: 0, description: "Seconds of WAL the standby had not replayed (at least; one check interval's resolution); null when not measured." },
+        lag_bytes: { type: ["integer", "null"], minimum: 0, description: "WAL bytes the standby had not replayed; null when not measured." },
+      },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+};
+
 function service(operationId: string, summary: string, description: string, ok: Record<string, unknown>, more = {}): OperationObject {
   return {
     operationId,
@@ -37,8 +60,19 @@ export function serviceOperations(): Record<string, Record<string, OperationObje
       get: service(
         "getReadiness",
         "Readiness",
-        "The database is reachable and the instance is not shutting down: send traffic here. 503 `unavailable` otherwise (from the first moment of a SIGTERM drain).",
-        { description: "Ready.", content: { "application/json": { schema: statusBody("ready"), example: { status: "ready" } } } },
+        "The database is reachable and the instance is not shutting down: send traffic here. 503 `unavailable` otherwise (from the first moment of a SIGTERM drain). With a read replica, its state and lag are reported; a replica that is down or behind does not make the instance unready (reads go to the primary meanwhile).",
+        {
+          description: "Ready.",
+          content: {
+            "application/json": {
+              schema: readinessBody,
+              examples: {
+                ready: { summary: "Without a read replica", value: { status: "ready" } },
+                replica: { summary: "With a read replica in use", value: { status: "ready", replica: { state: "streaming", serving_reads: true, lag_seconds: 0, lag_bytes: 0 } } },
+              },
+            },
+          },
+        },
         { "503": errorRef(503) },
       ),
     },

@@ -65,8 +65,9 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
 /** The real app on a database the caller provides and loaded (a test's own PostgreSQL). */
 export async function startAppOn(databaseUrl: string, manifest: FixtureManifest, env: Record<string, string> = {}, logger?: Logger): Promise<TestApp> {
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: databaseUrl, ...env });
-  const db = await openDatabase({ databaseUrl, dataDir: "", poolSize: 5 });
-  const services = await createServices(config, db, logger ?? createLogger(config.logLevel));
+  const log = logger ?? createLogger(config.logLevel);
+  const db = await openDatabase({ databaseUrl, replica: config.replica, logger: log, dataDir: "", poolSize: 5 });
+  const services = await createServices(config, db, log);
   const app: App = await createApp(services);
   return {
     api: validated(request(app.app)), // every response is checked against openapi.yaml

@@ -43,15 +43,28 @@ function asPostgresUserAsync(cmd: string, args: string[]): Promise<void> {
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export async function startTestPostgres(): Promise<TestPostgres> {
+  const { root, dataDir } = makeRoot();
+  asPostgresUser(path.join(PG_BIN!, "initdb"), ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  return startServerOn(root, dataDir);
+}
+
+/** A temp dir the postgres user owns, and the data directory's path in it (not created). */
+export function makeRoot(): { root: string; dataDir: string } {
   if (!PG_BIN) throw new Error("PostgreSQL server binaries not found (apt-get install postgresql-15)");
   const root = mkdtempSync(path.join(os.tmpdir(), "gcs-test-pg-"));
   chmodSync(root, 0o777);
   if (process.getuid?.() === 0) execFileSync("chown", ["postgres", root]);
-  const dataDir = path.join(root, "data");
+  return { root, dataDir: path.join(root, "data") };
+}
+
+/** Runs one of the server's programs (pg_basebackup, psql…) as the postgres user; its stdout. */
+export const runPgProgram = (program: string, args: string[]) => asPostgresUser(path.join(PG_BIN!, program), args);
+
+/** Starts a server on an existing data directory in `root` (a fresh initdb, or a base backup) on a free port. */
+export async function startServerOn(root: string, dataDir: string): Promise<TestPostgres> {
   const port = await freePort();
-  asPostgresUser(path.join(PG_BIN, "initdb"), ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const pgCtl = path.join(PG_BIN, "pg_ctl");
+  const pgCtl = path.join(PG_BIN!, "pg_ctl");
   const logFile = path.join(root, "log");
   const startArgs = ["-D", dataDir, "-o", options, "-l", logFile, "-w", "start"];
   asPostgresUser(pgCtl, startArgs);
