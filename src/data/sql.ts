@@ -15,6 +15,7 @@ export type { ColumnKind, RowShape, Sql, SqlModel };
 export const sql = Prisma.sql;
 export const join = Prisma.join;
 export const empty = Prisma.empty;
+export const raw = Prisma.raw;
 
 
 const ALIAS = "t";
@@ -42,6 +43,9 @@ function selectList(model: SqlModel, shape: RowShape): Sql {
   }
   return list;
 }
+
+/** A column as the API renders it (`column` is qualified, e.g. `t.created_at`). */
+export const renderColumn = (kind: ColumnKind, column: string) => render[kind](column);
 
 export interface Select {
   from: SqlModel;
