@@ -96,11 +96,11 @@ async function main() {
       const child = spawn(NODE, ["--max-semi-space-size=32", "--heap-growing-percent=50", ...profile, path.resolve(ROOT, dist, "cli/main.js"), "serve"], {
         cwd: ROOT,
         env: {
-          ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "warn",
+          ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info", // as bench/run.ts
           GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10", GCS_DELIVERY_SECRET_KEY: `base64:${randomBytes(32).toString("base64")}`,
           GCS_RATE_LIMIT: "1000000", GCS_CREDENTIAL_MAX_CONCURRENCY: "1000", GCS_CREDENTIAL_QUEUE_MS: "60000",
         },
-        stdio: ["ignore", "ignore", "inherit"],
+        stdio: ["ignore", "ignore", "ignore"],
       });
       children.push(child);
       variants.push({ name, port, pid: child.pid!, body: serviceBody });

@@ -87,7 +87,7 @@ export function guests(r: Readers) {
         const row = jsonRowSql(object, "t", scoped);
         return sql`SELECT ${CREATED_AT_TEXT} AS "createdAt", ${c("id")} AS id, ${row.json} AS json
           FROM guest_profiles t ${row.from} WHERE ${join(where, " AND ")} ORDER BY ${byCreatedAt.orderBy} LIMIT ${take}`;
-      }),
+      }, { prepare: true }),
     byId: <Row = GuestRow>(id: string, shape: RowShape) => byCreatedAt.byId<Row>(r.sql, id, shape),
 
     byIds: (ids: readonly string[]) => r.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf(c("id"), ids)] }),

@@ -104,6 +104,18 @@ describe("the JSON read path", () => {
     }
   });
 
+  it("prepares the page statement on the connection, so PostgreSQL plans it once per connection", async () => {
+    expect((await bothWays(NESTED)).fast).toBe(2);
+    // pg-pool hands out the connection released last: the one that ran the page.
+    const client = await t.db.readerPool.connect();
+    try {
+      const { rows } = await client.query("SELECT name, statement FROM pg_prepared_statements");
+      expect(rows).toEqual(expect.arrayContaining([expect.objectContaining({ name: expect.stringMatching(/^gcs_/), statement: expect.stringContaining("row_to_json") })]));
+    } finally {
+      client.release();
+    }
+  });
+
   it("holds the response cap", async () => {
     const capped = await startTestApp({ GCS_GRAPHQL_MAX_RESPONSE_BYTES: "4096" });
     try {
