@@ -330,7 +330,8 @@ function isPageNodes(parent: GraphQLNamedType | undefined, field: GraphQLField<u
 /**
  * How many bytes `value` takes as JSON, counted only until it passes `max`, without serialising it.
  * Exact for ASCII text; a string counts its length plus quotes, so escapes and multi-byte
- * characters make the real body somewhat larger.
+ * characters make the real body somewhat larger. Data already written as JSON (RawJson, the JSON
+ * read path) counts its text, escapes included.
  */
 export function jsonSize(value: unknown, max: number): number {
   let size = 0;
