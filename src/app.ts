@@ -18,6 +18,7 @@ import { buildSchema } from "./graphql/schema";
 import { apiError, errorCodeOf, withHttpStatus } from "./errors";
 import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
+import { stringifyResult } from "./graphql/raw-json";
 import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
@@ -156,6 +157,8 @@ export async function createApp(services: Services): Promise<App> {
     parseOptions: { maxTokens: services.config.graphqlMaxTokens },
     validationRules: validationRules(services.config),
     includeStacktraceInErrorResponses: false,
+    // Writes a result the JSON read path (graphql/json-plan.ts) wrote already as it is.
+    stringifyResult,
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,

@@ -3,7 +3,8 @@
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
-import { anyOf, columns, equals, equalsInsensitive, sql, type RowShape } from "./sql";
+import { jsonRowSql, type JsonObject, type JsonRow } from "./json-rows";
+import { anyOf, columns, equals, equalsInsensitive, join, raw, renderColumn, sql, type RowShape, type Sql } from "./sql";
 
 /** Every column of a guest, as the API renders it. */
 export const GUEST_ROW: RowShape = {
@@ -59,6 +60,7 @@ export interface GuestFilter {
 
 const c = columns("GuestProfile");
 const byCreatedAt = createdAtSql("GuestProfile");
+const CREATED_AT_TEXT = raw(renderColumn("instant", "t.created_at"));
 
 function conditions(f: GuestFilter) {
   return [
@@ -78,6 +80,14 @@ export function guests(r: Readers) {
     /** Guests matching the filter after `after`, oldest first, with the columns of `shape`. */
     page: <Row = GuestRow>(filter: GuestFilter, after: CursorKey | null, take: number, shape: RowShape) =>
       byCreatedAt.page<Row>(r.sql, conditions(filter), after, take, shape),
+    /** The same page with each guest as the JSON text of `object` (data/json-rows.ts). */
+    pageJson: (filter: GuestFilter, after: CursorKey | null, take: number, object: JsonObject) =>
+      r.sql.query<JsonRow>((scoped) => {
+        const where = [scoped("GuestProfile", "t"), ...conditions(filter), byCreatedAt.after(after)].filter((w): w is Sql => w !== undefined);
+        const row = jsonRowSql(object, "t", scoped);
+        return sql`SELECT ${CREATED_AT_TEXT} AS "createdAt", ${c("id")} AS id, ${row.json} AS json
+          FROM guest_profiles t ${row.from} WHERE ${join(where, " AND ")} ORDER BY ${byCreatedAt.orderBy} LIMIT ${take}`;
+      }, { prepare: true }),
     byId: <Row = GuestRow>(id: string, shape: RowShape) => byCreatedAt.byId<Row>(r.sql, id, shape),
 
     byIds: (ids: readonly string[]) => r.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf(c("id"), ids)] }),

@@ -3,6 +3,7 @@
 // parameterised statement, timestamps rendered by PostgreSQL as the API's ISO text. Every statement
 // is ANDed with the caller's tenant predicate from data/tenant.ts, the same rules the scoped Prisma
 // client applies, and column names come from data/schema.ts.
+import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
@@ -15,6 +16,7 @@ export type { ColumnKind, RowShape, Sql, SqlModel };
 export const sql = Prisma.sql;
 export const join = Prisma.join;
 export const empty = Prisma.empty;
+export const raw = Prisma.raw;
 
 
 const ALIAS = "t";
@@ -43,6 +45,9 @@ function selectList(model: SqlModel, shape: RowShape): Sql {
   return list;
 }
 
+/** A column as the API renders it (`column` is qualified, e.g. `t.created_at`). */
+export const renderColumn = (kind: ColumnKind, column: string) => render[kind](column);
+
 export interface Select {
   from: SqlModel;
   shape: RowShape;
@@ -62,9 +67,9 @@ export interface ScopedSql {
   /**
    * A statement written whole (joins, unions, aggregates): `build` gets `scoped(model, alias)`, the
    * tenant predicate of each table it reads, and must AND it in for every one of them. A statement
-   * that asks for no predicate at all is refused.
+   * that asks for no predicate at all is refused. `prepare`: see preparedName.
    */
-  query<Row>(build: (scoped: TenantPredicate) => Sql): Promise<Row[]>;
+  query<Row>(build: (scoped: TenantPredicate) => Sql, options?: { prepare?: boolean }): Promise<Row[]>;
 }
 
 const tableOf = (model: SqlModel) => Prisma.raw(`${SQL_TABLES[model].table} ${ALIAS}`);
@@ -74,8 +79,8 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
     const conditions = [tenantSql(select.from, scope, ALIAS), ...(select.where ?? []).filter((c): c is Sql => c !== undefined)];
     return Prisma.join(conditions, " AND ");
   };
-  const run = async <Row>(query: Sql): Promise<Row[]> => {
-    return (await runStatement(pool, query.text, query.values as unknown[])).rows as Row[];
+  const run = async <Row>(query: Sql, name?: string): Promise<Row[]> => {
+    return (await runStatement(pool, query.text, query.values as unknown[], name)).rows as Row[];
   };
   return {
     rows: async <Row>(s: Select) =>
@@ -84,20 +89,35 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
           s.orderBy ? Prisma.sql` ORDER BY ${s.orderBy}` : Prisma.empty
         }${s.limit !== undefined ? Prisma.sql` LIMIT ${s.limit}` : Prisma.empty}${s.offset ? Prisma.sql` OFFSET ${s.offset}` : Prisma.empty}`,
       ),
-    query: async <Row>(build: (scoped: TenantPredicate) => Sql) => {
+    query: async <Row>(build: (scoped: TenantPredicate) => Sql, options?: { prepare?: boolean }) => {
       let scopedTables = 0;
       const statement = build((model, alias) => {
         scopedTables++;
         return tenantSql(model, scope, alias);
       });
       if (scopedTables === 0) throw new Error("a scoped SQL statement must carry the caller's tenant predicate");
-      return run<Row>(statement);
+      return run<Row>(statement, options?.prepare ? preparedName(statement.text) : undefined);
     },
     count: async (s) => {
       const [row] = await run<{ n: string }>(Prisma.sql`SELECT count(*) AS n FROM ${tableOf(s.from)} WHERE ${whereClause(s)}`);
       return Number(row.n);
     },
   };
+}
+
+// A statement planned per request costs PostgreSQL its planning every time; a large one (the JSON
+// read path's nested page) noticeably. Prepared, each connection plans it once. The texts come from
+// arbitrary /graphql documents, and every connection keeps every statement it prepared, so only the
+// first MAX_PREPARED texts get a name; the rest run unnamed as before.
+const MAX_PREPARED = 100;
+const preparedNames = new Map<string, string>();
+function preparedName(text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < MAX_PREPARED) {
+    name = `gcs_${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 /**

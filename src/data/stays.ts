@@ -4,6 +4,7 @@
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";
+import type { JsonRelation } from "./json-rows";
 import { datesAsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { anyOf, columns, sql, type RowShape } from "./sql";
@@ -115,6 +116,10 @@ const RESERVATIONS_OLDEST_FIRST = oldestFirst("Reservation");
 const TRANSACTIONS_OLDEST_FIRST = oldestFirst("Transaction");
 
 export const stayKeyOf = createdAtKey;
+
+/** A guest's reservations and transactions, oldest first: what reservationsOfGuests and transactionsOfGuests read, per guest. */
+export const RESERVATIONS_OF_GUEST: JsonRelation = { model: "Reservation", foreignKey: "guestProfileId", references: "id", orderBy: ["createdAt", "id"] };
+export const TRANSACTIONS_OF_GUEST: JsonRelation = { model: "Transaction", foreignKey: "guestProfileId", references: "id", orderBy: ["createdAt", "id"] };
 
 export function stays(r: Readers) {
   async function reservationWhere(f: ReservationFilter): Promise<Prisma.ReservationWhereInput> {

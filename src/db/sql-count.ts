@@ -11,13 +11,16 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { currentRecord } from "../observability/request";
 import { traceStatement } from "../observability/tracing";
 
-/** Runs one statement of a SQL read path on `pool`: counted, timed and traced for the current request. */
-export async function runStatement<Row extends QueryResultRow>(pool: Pool, text: string, values: unknown[]): Promise<QueryResult<Row>> {
+/**
+ * Runs one statement of a SQL read path on `pool`: counted, timed and traced for the current request.
+ * A `name` makes it a prepared statement on each connection (parsed and planned there once).
+ */
+export async function runStatement<Row extends QueryResultRow>(pool: Pool, text: string, values: unknown[], name?: string): Promise<QueryResult<Row>> {
   const record = currentRecord();
   if (record) record.statements++;
   const started = performance.now();
   try {
-    return await traceStatement(text, () => pool.query<Row>(text, values));
+    return await traceStatement(text, () => (name ? pool.query<Row>({ name, text, values }) : pool.query<Row>(text, values)));
   } finally {
     if (record) record.sqlMs += performance.now() - started;
   }

@@ -5,6 +5,7 @@
 // function lives as long as Apollo keeps the document (a WeakMap: nothing here grows unbounded).
 // Each compiled function is observed where both doors run it: an operation span, the
 // gcs_graphql_operations_total count and the request's `exec` time (observability/).
+// /graphql runs a document on the JSON read path instead when it has a plan (graphql/json-plan.ts).
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { getVariableValues } from "graphql/execution/values";
 import { GraphQLError, getOperationAST, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
@@ -14,6 +15,8 @@ import { jsonSize } from "./limits";
 import { operationLabel, recordOperation, type Outcome } from "../observability/metrics";
 import { timed } from "../observability/request";
 import { traceOperation } from "../observability/tracing";
+import type { RequestContext } from "../context";
+import { jsonPlan, type JsonPlan } from "./json-plan";
 
 const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery>>();
 
@@ -34,22 +37,51 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode, 
 
 /** The compiled operation, its `query` counted, timed and traced on every run. */
 function observed(compiledQuery: CompiledQuery, document: DocumentNode, operationName?: string | null): CompiledQuery {
+  return Object.assign(compiledQuery, { query: observe(compiledQuery.query, document, operationName) });
+}
+
+function observe<A extends unknown[]>(
+  run: (...args: A) => Promise<ExecutionResult> | ExecutionResult,
+  document: DocumentNode,
+  operationName?: string | null,
+): (...args: A) => Promise<ExecutionResult> {
   const operation = getOperationAST(document, operationName);
   const type = operation?.operation ?? "query";
   const name = operation?.name?.value;
   const label = operationLabel(name);
-  const run = compiledQuery.query;
-  const query: CompiledQuery["query"] = async (root, context, variables) => {
+  return async (...args) => {
     let outcome: Outcome = "error";
     try {
-      const result = await timed("execMs", () => traceOperation(type, name, async () => run(root, context, variables)));
+      const result = await timed("execMs", () => traceOperation(type, name, async () => run(...args)));
       outcome = !result.errors?.length ? "ok" : result.data ? "partial" : "error";
       return result;
     } finally {
       recordOperation(label, type, outcome);
     }
   };
-  return Object.assign(compiledQuery, { query });
+}
+
+const planned = new WeakMap<JsonPlan, CompiledQuery["query"]>();
+
+/**
+ * How /graphql runs a document: on the JSON read path when it has a plan that applies to this
+ * request (graphql/json-plan.ts), else compiled. Observed once either way.
+ */
+function gatewayQuery(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledQuery["query"] | ExecutionResult {
+  const compiledQuery = compileOperation(schema, document, operationName);
+  if (!isCompiledQuery(compiledQuery)) return compiledQuery;
+  const plan = jsonPlan(schema, document, operationName);
+  if (!plan) return compiledQuery.query;
+  let query = planned.get(plan);
+  if (!query) {
+    const fast = observe(plan.run, document, operationName);
+    query = (root, context, variables) => {
+      const args = plan.argumentsFor(context as RequestContext, variables ?? {});
+      return args ? fast(context as RequestContext, args) : compiledQuery.query(root, context, variables);
+    };
+    planned.set(plan, query);
+  }
+  return query;
 }
 
 /**
@@ -60,10 +92,10 @@ function observed(compiledQuery: CompiledQuery, document: DocumentNode, operatio
  */
 export function compiledExecutorGateway(schema: GraphQLSchema, maxResponseBytes = Infinity): GatewayInterface {
   const executor: GatewayExecutor = async (request) => {
-    const operation = compileOperation(schema, request.document, request.operationName);
-    if (!isCompiledQuery(operation)) return operation;
+    const query = gatewayQuery(schema, request.document, request.operationName);
+    if (typeof query !== "function") return query;
     const variables = request.request.variables ?? {};
-    const result = await operation.query(undefined, request.context, variables);
+    const result = await query(undefined, request.context, variables);
     if (result.data === undefined && result.errors?.length) {
       // The variables did not coerce; graphql-js says why in the scalar's own words ("expected a
       // uuid, e.g. ..."), where graphql-jit only names the type.

@@ -47,6 +47,7 @@ import {
 } from "graphql";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../pagination/keyset";
 import { apiError } from "../errors";
+import { RawJson } from "./raw-json";
 
 /** How many items an unpaged list (a guest's reservations, a table's bindings) is assumed to hold. */
 export const LIST_FANOUT = 5;
@@ -329,13 +330,15 @@ function isPageNodes(parent: GraphQLNamedType | undefined, field: GraphQLField<u
 /**
  * How many bytes `value` takes as JSON, counted only until it passes `max`, without serialising it.
  * Exact for ASCII text; a string counts its length plus quotes, so escapes and multi-byte
- * characters make the real body somewhat larger.
+ * characters make the real body somewhat larger. Data already written as JSON (RawJson, the JSON
+ * read path) counts its text, escapes included.
  */
 export function jsonSize(value: unknown, max: number): number {
   let size = 0;
   const visit = (v: unknown): void => {
     if (size > max) return;
-    if (typeof v === "string") size += v.length + 2;
+    if (v instanceof RawJson) size += v.text.length;
+    else if (typeof v === "string") size += v.length + 2;
     else if (typeof v === "number" || typeof v === "boolean") size += String(v).length;
     else if (Array.isArray(v)) {
       size += 2 + Math.max(v.length - 1, 0); // brackets and commas

@@ -14,7 +14,7 @@ export function buildSchema(): GraphQLSchema {
   const schema = makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
   return mapSchema(schema, {
     [MapperKind.OBJECT_FIELD]: (field) => {
-      const required = getDirective(schema, field, "requiresScope")?.[0]?.scope as string | undefined;
+      const required = requiredScope(schema, field);
       if (!required) return field;
       const resolve = field.resolve ?? defaultFieldResolver;
       field.resolve = (source, args, ctx: RequestContext, info) => {
@@ -24,4 +24,9 @@ export function buildSchema(): GraphQLSchema {
       return field;
     },
   });
+}
+
+/** The scope a field's @requiresScope names, if it carries one. */
+export function requiredScope(schema: GraphQLSchema, field: Parameters<typeof getDirective>[1]): string | undefined {
+  return getDirective(schema, field, "requiresScope")?.[0]?.scope as string | undefined;
 }

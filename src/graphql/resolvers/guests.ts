@@ -4,7 +4,11 @@ import type { RequestContext } from "../../context";
 import { guestKeyOf, type GuestFilter } from "../../data/guests";
 import { GUEST, RESERVATION, TRANSACTION } from "../row-types";
 import { selectedShape } from "../selection";
-import { getById, requireIntegrationForSourceId, selectedKeysetList } from "./lists";
+import type { JsonRow } from "../../data/json-rows";
+import { getById, jsonKeysetList, requireIntegrationForSourceId, selectedKeysetList } from "./lists";
+
+/** Query.guests for the JSON read path (graphql/json-plan.ts): the resolver below, rows as JSON text. */
+export const guestPageJson = jsonKeysetList<GuestFilter, JsonRow>("guests", guestKeyOf, (ctx) => ctx.data.guests.pageJson, requireIntegrationForSourceId);
 
 export const guestResolvers = {
   Query: {

@@ -2,6 +2,7 @@
 // not_found, and argument checks. The rows come from the request's data handle (src/data).
 import type { GraphQLResolveInfo } from "graphql";
 import type { RequestContext } from "../../context";
+import type { JsonObject } from "../../data/json-rows";
 import type { RowShape } from "../../data/schema";
 import { apiError, notFound } from "../../errors";
 import type { CursorKey } from "../../pagination/cursor";
@@ -60,6 +61,23 @@ export function selectedKeysetList<F extends object, Row>(
     if (check) check(args.filter ?? ({} as F));
     const fetch = page(ctx);
     return boundPage(family, args, ctx, keyOf, (filter: F, after, take) => fetch(filter, after, take, shape));
+  };
+}
+
+/**
+ * The same page for the JSON read path (graphql/json-plan.ts): the same checks and cursor binding,
+ * each row read as the JSON text of `object`.
+ */
+export function jsonKeysetList<F extends object, Row>(
+  family: string,
+  keyOf: (row: Row) => CursorKey,
+  page: (ctx: RequestContext) => (filter: F, after: CursorKey | null, take: number, object: JsonObject) => Promise<Row[]>,
+  check?: (filter: F) => void,
+) {
+  return (args: PageArgs<F>, ctx: RequestContext, object: JsonObject) => {
+    if (check) check(args.filter ?? ({} as F));
+    const fetch = page(ctx);
+    return boundPage(family, args, ctx, keyOf, (filter: F, after, take) => fetch(filter, after, take, object));
   };
 }
 

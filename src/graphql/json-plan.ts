@@ -1,0 +1,245 @@
+// The JSON read path for /graphql: a document that only reads a guests page, its guests' columns and
+// their reservations and transactions (the nested page clients send most) is planned once into one
+// statement that has PostgreSQL write each guest's JSON (data/json-rows.ts), and its response is
+// that text joined (graphql/raw-json.ts). No executor walks the values and no row becomes an object.
+//
+// Only where the answer is provably what the general executor gives; everything else (any other
+// field or type, directives, aliases that collide, a missing scope, variables that do not coerce)
+// runs on the general executor (graphql/compiled.ts). What makes it equal:
+// - columns only where the schema has no resolver for the field and the row type (row-types.ts) has
+//   the column; leaves of scalars whose serialisers pass text, integers and booleans through and
+//   enums whose values are their names (test/integration/json-plan.test.ts holds the enums to the
+//   database's, and every non-null column field to a NOT NULL column);
+// - relations only where this file names what the resolver reads (data/stays.ts says it once);
+// - the page, its checks, its cursor and its errors from the same code as the resolver (resolvers/guests.ts);
+// - a scope missing anywhere: the general executor answers, with its errors and partial data.
+import {
+  GraphQLObjectType,
+  Kind,
+  getArgumentValues,
+  getNamedType,
+  getNullableType,
+  getOperationAST,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  locatedError,
+  type DocumentNode,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from "graphql";
+import { getVariableValues } from "graphql/execution/values";
+import type { RequestContext } from "../context";
+import { MAX_KEY_LENGTH, type JsonField, type JsonObject, type JsonRelation, type JsonRow } from "../data/json-rows";
+import type { SqlModel } from "../data/schema";
+import { RESERVATIONS_OF_GUEST, TRANSACTIONS_OF_GUEST } from "../data/stays";
+import type { Page } from "../pagination/keyset";
+import { guestPageJson } from "./resolvers/guests";
+import { RawJson } from "./raw-json";
+import { GUEST, RESERVATION, TRANSACTION } from "./row-types";
+import type { RowType } from "./selection";
+import { requiredScope } from "./schema";
+
+/** The object types the path reads: their table, columns and the relations it knows. */
+const TYPES: Record<string, { model: SqlModel; row: RowType; relations: Record<string, JsonRelation> }> = {
+  Guest: { model: "GuestProfile", row: GUEST, relations: { reservations: RESERVATIONS_OF_GUEST, transactions: TRANSACTIONS_OF_GUEST } },
+  Reservation: { model: "Reservation", row: RESERVATION, relations: {} },
+  Transaction: { model: "Transaction", row: TRANSACTION, relations: {} },
+};
+
+/** The root fields it reads: keyset pages of a type above. */
+const PAGES: Record<string, { nodes: string; read: (args: Record<string, unknown>, ctx: RequestContext, object: JsonObject) => Promise<Page<JsonRow>> }> = {
+  guests: { nodes: "Guest", read: guestPageJson },
+};
+
+/** Scalars whose serialisers write what PostgreSQL's JSON does for the column (text, integers, booleans). */
+const PASSING_SCALARS = new Set(["String", "ID", "Boolean", "Int", "UUID", "Long", "DateTime", "Date"]);
+
+export interface JsonPlan {
+  /** The root field's arguments, or undefined when the general executor must answer (a scope missing, variables that do not coerce). */
+  argumentsFor(ctx: RequestContext, variables: Record<string, unknown>): Record<string, unknown> | undefined;
+  run(ctx: RequestContext, args: Record<string, unknown>): Promise<ExecutionResult>;
+}
+
+const plans = new WeakMap<DocumentNode, Map<string, JsonPlan | null>>();
+
+/** The document's plan, worked out once per document and operation; null when it cannot be read this way. */
+export function jsonPlan(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): JsonPlan | null {
+  let byName = plans.get(document);
+  if (!byName) plans.set(document, (byName = new Map()));
+  const key = operationName ?? "";
+  let plan = byName.get(key);
+  if (plan === undefined) {
+    plan = planOf(schema, document, operationName) ?? null;
+    byName.set(key, plan);
+  }
+  return plan;
+}
+
+/** Planning context: the fragments of the document and the scopes its fields need. */
+interface Planning {
+  schema: GraphQLSchema;
+  fragments: Record<string, FragmentDefinitionNode>;
+  scopes: Set<string>;
+}
+
+function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): JsonPlan | undefined {
+  const operation = getOperationAST(document, operationName);
+  const query = schema.getQueryType();
+  if (!operation || operation.operation !== "query" || operation.directives?.length || !query) return;
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  const planning: Planning = { schema, fragments, scopes: new Set() };
+
+  const roots = fieldsOf(operation.selectionSet, query, planning);
+  if (!roots || roots.length !== 1) return;
+  const [root] = roots;
+  const page = Object.hasOwn(PAGES, root.name.value) ? PAGES[root.name.value] : undefined;
+  const rootField = query.getFields()[root.name.value];
+  // Non-null, so a failed read nulls `data` (as run() answers it).
+  if (!page || !rootField || !root.selectionSet || !isNonNullType(rootField.type)) return;
+  needScope(rootField, planning);
+  const pageType = getNullableType(rootField.type);
+  if (!isObjectType(pageType)) return;
+  const pageFields = fieldsOf(root.selectionSet, pageType, planning);
+  if (!pageFields) return;
+
+  // The page's members in selection order: the nodes (one `nodes` at most: a row has one JSON text).
+  let nodes: JsonObject | undefined;
+  const members: { key: string; member: "nodes" | "nextCursor" | "hasMore" | "__typename" }[] = [];
+  for (const f of pageFields) {
+    const name = f.name.value;
+    const field = pageType.getFields()[name];
+    if (f.arguments?.length || (name !== "__typename" && (!field || field.resolve))) return;
+    if (name === "nodes") {
+      if (nodes || !f.selectionSet || !isListOf(field.type, page.nodes)) return;
+      nodes = objectOf(schema.getType(page.nodes) as GraphQLObjectType, f.selectionSet, planning);
+      if (!nodes) return;
+    } else if (name !== "nextCursor" && name !== "hasMore" && name !== "__typename") return;
+    members.push({ key: keyOf(f), member: name });
+  }
+
+  if (!nodes) return;
+  const object = nodes;
+  const rootKey = JSON.stringify(keyOf(root));
+  const typename = JSON.stringify(pageType.name);
+  const scopes = [...planning.scopes];
+  const variableDefinitions = operation.variableDefinitions ?? [];
+  return {
+    argumentsFor(ctx, variables) {
+      if (!scopes.every((s) => ctx.credential.scopes.has(s))) return undefined;
+      try {
+        let coerced: Record<string, unknown> = {};
+        if (variableDefinitions.length) {
+          const result = getVariableValues(schema, variableDefinitions, variables);
+          if (result.errors) return undefined;
+          coerced = result.coerced;
+        }
+        return getArgumentValues(rootField, root, coerced);
+      } catch {
+        return undefined;
+      }
+    },
+    async run(ctx, args) {
+      let result: Page<JsonRow>;
+      try {
+        result = await page.read(args, ctx, object);
+      } catch (err) {
+        // As the executor reports a resolver's error: located at the root field, which is non-null.
+        return { data: null, errors: [locatedError(err, [root], [keyOf(root)])] };
+      }
+      const text = members.map(({ key, member }) => {
+        const value =
+          member === "nodes" ? `[${result.nodes.map((n) => n.json).join(",")}]`
+          : member === "nextCursor" ? JSON.stringify(result.nextCursor)
+          : member === "hasMore" ? String(result.hasMore)
+          : typename;
+        return `${JSON.stringify(key)}:${value}`;
+      });
+      return { data: new RawJson(`{${rootKey}:{${text.join(",")}}}`) as unknown as Record<string, unknown> };
+    },
+  };
+}
+
+/** A type's JSON object for a selection, or undefined when some field is not a known column or relation. */
+function objectOf(type: GraphQLObjectType, set: SelectionSetNode, planning: Planning): JsonObject | undefined {
+  const known = Object.hasOwn(TYPES, type.name) ? TYPES[type.name] : undefined;
+  const selected = known && fieldsOf(set, type, planning);
+  if (!known || !selected) return;
+  const fields: JsonField[] = [];
+  for (const node of selected) {
+    const name = node.name.value;
+    const key = keyOf(node);
+    if (name === "__typename") {
+      fields.push({ key, constant: type.name });
+      continue;
+    }
+    const field = type.getFields()[name];
+    if (!field || node.arguments?.length) return;
+    needScope(field, planning);
+    if (Object.hasOwn(known.relations, name)) {
+      const relation = known.relations[name];
+      const childType = getNamedType(field.type);
+      if (!node.selectionSet || !isListOf(field.type, childType.name) || !isNonNullType(field.type)) return;
+      const object = objectOf(childType as GraphQLObjectType, node.selectionSet, planning);
+      if (!object || object.model !== relation.model) return;
+      fields.push({ key, relation, object });
+    } else if (Object.hasOwn(known.row.shape, name) && !field.resolve && passesThrough(field.type) && !node.selectionSet) {
+      fields.push({ key, field: name, kind: known.row.shape[name] });
+    } else return;
+  }
+  return { model: known.model, fields };
+}
+
+/** `[T!]` or `[T!]!` of the named type. */
+function isListOf(type: GraphQLOutputType, name: string): boolean {
+  const list = getNullableType(type);
+  return isListType(list) && isNonNullType(list.ofType) && getNamedType(list.ofType).name === name;
+}
+
+function passesThrough(type: GraphQLOutputType): boolean {
+  const leaf = getNullableType(type);
+  if (isScalarType(leaf)) return PASSING_SCALARS.has(leaf.name);
+  return isEnumType(leaf) && leaf.getValues().every((v) => v.value === v.name);
+}
+
+function needScope(field: GraphQLField<unknown, unknown>, planning: Planning) {
+  const scope = requiredScope(planning.schema, field);
+  if (scope) planning.scopes.add(scope);
+}
+
+const keyOf = (node: FieldNode) => node.alias?.value ?? node.name.value;
+
+/**
+ * The fields of a selection set on `type`, fragments spread in document order; undefined when a
+ * directive, a fragment on another type, two fields under one response key or a key too long for a
+ * column name make it more than a plain list of fields.
+ */
+function fieldsOf(set: SelectionSetNode, type: GraphQLObjectType, planning: Planning): FieldNode[] | undefined {
+  const fields: FieldNode[] = [];
+  const keys = new Set<string>();
+  const visit = (s: SelectionSetNode): boolean => {
+    for (const selection of s.selections) {
+      if (selection.directives?.length) return false;
+      if (selection.kind === Kind.FIELD) {
+        const key = keyOf(selection);
+        if (keys.has(key) || key.length > MAX_KEY_LENGTH) return false;
+        keys.add(key);
+        fields.push(selection);
+        continue;
+      }
+      const fragment = selection.kind === Kind.INLINE_FRAGMENT ? selection : planning.fragments[selection.name.value];
+      if (!fragment || fragment.directives?.length || (fragment.typeCondition && fragment.typeCondition.name.value !== type.name)) return false;
+      if (!visit(fragment.selectionSet)) return false;
+    }
+    return true;
+  };
+  return visit(set) ? fields : undefined;
+}

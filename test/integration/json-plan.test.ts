@@ -1,0 +1,182 @@
+// The JSON read path for /graphql (src/graphql/json-plan.ts): the documents it plans answer from one
+// statement, byte for byte what the general executor writes for the same document; everything it
+// cannot prove equal runs on the general executor. A document is sent twice: as written, and with
+// `@include(if: true)` on its last field, which the planner refuses (any directive), so the second
+// answer is the general executor's. The directive comes after every other token, so error
+// locations are the same in both.
+import { buildSchema, getNamedType, getNullableType, isEnumType, isNonNullType, isObjectType } from "graphql";
+import { Client } from "pg";
+import { loadTypeDefs } from "../../src/graphql/schema-source";
+import { GUEST, RESERVATION, TRANSACTION } from "../../src/graphql/row-types";
+import { columnOf, SQL_TABLES, type SqlModel } from "../../src/data/schema";
+import { startTestApp, type TestApp } from "../helpers/app";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+const A = () => t.manifest.groups.A;
+const post = (query: string, token: string, variables?: Record<string, unknown>) =>
+  t.api.post("/graphql").set("Content-Type", "application/json").set("Authorization", `Bearer ${token}`).send({ query, variables });
+
+/** The document on the general executor: `@include(if: true)` on its last field (the last `}` run closes it). */
+const general = (query: string) => query.replace(/((?:\s*})+\s*)$/, " @include(if: true)$1");
+
+const NESTED = `{ guests(limit: 30) { nodes { id givenName familyName email reservations { id confirmationNumber status arrivalDate departureDate totalAmountMinor currency } transactions { id kind category amountMinor currency occurredAt } } nextCursor hasMore } }`;
+
+/** Sends both forms; expects the same status and body text, and returns them with each form's statement count. */
+async function bothWays(query: string, token = A().credentials.api_key, variables?: Record<string, unknown>) {
+  const fast = await post(query, token, variables);
+  const slow = await post(general(query), token, variables);
+  expect(fast.status).toBe(slow.status);
+  expect(fast.text).toBe(slow.text);
+  return { status: fast.status, body: fast.body, text: fast.text, fast: Number(fast.headers["x-sql-statements"]), slow: Number(slow.headers["x-sql-statements"]) };
+}
+
+describe("the JSON read path", () => {
+  it("answers the nested page from one statement, as the general executor does", async () => {
+    const r = await bothWays(NESTED); // bench/run.ts asks for 100; the test data has 40 guests per group
+    expect(r.status).toBe(200);
+    const nodes = r.body.data.guests.nodes as { reservations: unknown[]; transactions: unknown[] }[];
+    expect(nodes).toHaveLength(30);
+    expect(nodes.some((g) => g.reservations.length > 1) && nodes.some((g) => g.transactions.length > 1)).toBe(true);
+    expect(r.body.data.guests.hasMore).toBe(true);
+    // The credential and the page, against the credential, the page and one per relation.
+    expect(r.fast).toBe(2);
+    expect(r.slow).toBe(4);
+  });
+
+  it("is the same with aliases, fragments, __typename, every column, variables and the next page", async () => {
+    const reservation = `id propertyId integrationId sourceId guestProfileId confirmationNumber kind status arrivalDate departureDate startsAt adults
+      children roomType roomNumber rateCode spaceId bookingChannel totalAmountMinor currency specialRequests bookedAt cancelledAt createdAt updatedAt`;
+    const transaction = "id propertyId integrationId sourceId guestProfileId reservationId kind category description amountMinor currency outlet occurredAt createdAt";
+    const guest = "id propertyId integrationId sourceId masterProfileId givenName familyName email phone language countryCode city birthDate vipCode createdAt updatedAt";
+    const query = `query Page($cursor: String) { page: guests(limit: 15, cursor: $cursor) { __typename more: hasMore nodes { ...G } nextCursor } }
+      fragment G on Guest { __typename ${guest} stays: reservations { ${reservation} } ... on Guest { folio: transactions { __typename ${transaction} } } }`;
+    const first = await bothWays(query);
+    expect(first.body.data.page.nodes).toHaveLength(15);
+    expect(first.fast).toBe(2);
+    const second = await bothWays(query, A().credentials.api_key, { cursor: first.body.data.page.nextCursor });
+    expect(second.body.data.page.nodes[0].id).not.toBe(first.body.data.page.nodes[0].id);
+    expect(second.fast).toBe(2);
+  });
+
+  it("is the same for a key pinned to a property and with filters", async () => {
+    const pinned = A().credentials.api_key_pinned;
+    const r = await bothWays(NESTED, pinned.token);
+    expect(r.body.data.guests.nodes.length).toBeGreaterThan(0);
+    expect(r.fast).toBe(2);
+    const { integration_id, source_id } = A().guest_lookup;
+    const bySource = await bothWays(`{ guests(filter: { integrationId: "${integration_id}", sourceId: "${source_id}" }) { nodes { id sourceId reservations { id } } hasMore } }`);
+    expect(bySource.body.data.guests.nodes).toHaveLength(1);
+  });
+
+  it("answers the executor's errors: a bad limit, a foreign cursor, source_id alone, variables that do not coerce", async () => {
+    expect((await bothWays(NESTED)).fast).toBe(2); // the same document without the error takes the JSON path
+    for (const query of [
+      `{ guests(limit: 0) { nodes { id } hasMore } }`,
+      `{ guests(cursor: "bm90LmEuY3Vyc29y.AAAAAAAAAAAAAAAAAAAAAA") { nodes { id } hasMore } }`,
+      `{ guests(filter: { sourceId: "x" }) { nodes { id } hasMore } }`,
+    ]) {
+      const r = await bothWays(query);
+      expect(r.body.data).toBeNull();
+      expect(r.body.errors).toHaveLength(1);
+    }
+    const badVariable = await bothWays(`query($limit: Int) { guests(limit: $limit) { nodes { id } hasMore } }`, A().credentials.api_key, { limit: "many" });
+    expect(badVariable.status).toBe(400);
+  });
+
+  it("leaves a caller without a relation's scope to the executor: partial data and its errors", async () => {
+    expect((await bothWays(NESTED)).fast).toBe(2); // a caller with every scope takes the JSON path
+    const r = await bothWays(NESTED, A().credentials.api_key_limited);
+    expect(r.body.errors.length).toBeGreaterThan(0);
+    expect(r.body.errors[0].extensions.code).toBe("forbidden");
+    expect(r.fast).toBe(r.slow);
+  });
+
+  it("runs on the executor what it cannot read as columns (a computed field, a relation it does not know)", async () => {
+    expect((await bothWays(`{ guests(limit: 5) { nodes { id reservations { id } } } }`)).fast).toBe(2);
+    for (const field of ["nights", "guest { id }"]) {
+      const r = await bothWays(`{ guests(limit: 5) { nodes { id reservations { id ${field} } } } }`);
+      expect(r.fast).toBe(r.slow);
+    }
+  });
+
+  it("prepares the page statement on the connection, so PostgreSQL plans it once per connection", async () => {
+    expect((await bothWays(NESTED)).fast).toBe(2);
+    // pg-pool hands out the connection released last: the one that ran the page.
+    const client = await t.db.readerPool.connect();
+    try {
+      const { rows } = await client.query("SELECT name, statement FROM pg_prepared_statements");
+      expect(rows).toEqual(expect.arrayContaining([expect.objectContaining({ name: expect.stringMatching(/^gcs_/), statement: expect.stringContaining("row_to_json") })]));
+    } finally {
+      client.release();
+    }
+  });
+
+  it("holds the response cap", async () => {
+    const capped = await startTestApp({ GCS_GRAPHQL_MAX_RESPONSE_BYTES: "4096" });
+    try {
+      const res = await capped.api.post("/graphql").set("Content-Type", "application/json").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: NESTED });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].extensions.code).toBe("response_too_large");
+    } finally {
+      await capped.close();
+    }
+  });
+});
+
+describe("what makes its text the executor's", () => {
+  const schema = buildSchema(loadTypeDefs());
+  const TYPES: [string, SqlModel, Record<string, string>][] = [
+    ["Guest", "GuestProfile", GUEST.shape],
+    ["Reservation", "Reservation", RESERVATION.shape],
+    ["Transaction", "Transaction", TRANSACTION.shape],
+  ];
+  // The PostgreSQL types whose JSON is the text each scalar's serialiser writes for the value pg returns.
+  const STORED_AS: Record<string, string[]> = {
+    String: ["text", "character varying", "character"],
+    UUID: ["uuid"],
+    Int: ["integer", "smallint"],
+    Long: ["bigint"],
+    Boolean: ["boolean"],
+    DateTime: ["timestamp with time zone"],
+    Date: ["date"],
+  };
+
+  it("reads only columns whose type, nullability and enum values the GraphQL field serialises unchanged", async () => {
+    const db = new Client({ connectionString: t.databaseUrl });
+    await db.connect();
+    try {
+      const problems: string[] = [];
+      for (const [typeName, model, shape] of TYPES) {
+        const type = schema.getType(typeName);
+        if (!isObjectType(type)) throw new Error(typeName);
+        for (const [name, field] of Object.entries(type.getFields())) {
+          if (!Object.hasOwn(shape, name)) continue;
+          const column = columnOf(model, name);
+          const { rows } = await db.query(
+            `SELECT data_type, is_nullable, udt_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 AND column_name = $2`,
+            [SQL_TABLES[model].table, column],
+          );
+          const [c] = rows;
+          const leaf = getNamedType(field.type);
+          if (isNonNullType(field.type) && c.is_nullable !== "NO") problems.push(`${typeName}.${name} is non-null, ${column} is nullable`);
+          const nullable = getNullableType(field.type);
+          if (isEnumType(nullable)) {
+            const { rows: labels } = await db.query(`SELECT unnest(enum_range(NULL::"${c.udt_name}"))::text AS label`);
+            const values = new Set(nullable.getValues().map((v) => v.name));
+            for (const { label } of labels) if (!values.has(label)) problems.push(`${typeName}.${name}: ${label} is not a value of ${leaf.name}`);
+          } else if (!(STORED_AS[leaf.name] ?? []).includes(c.data_type)) {
+            problems.push(`${typeName}.${name}: ${leaf.name} stored as ${c.data_type}`);
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+    } finally {
+      await db.end();
+    }
+  });
+});
