@@ -12,15 +12,35 @@ import { currentRecord } from "../observability/request";
 import { traceStatement } from "../observability/tracing";
 
 /**
+ * Behind a pooler in transaction mode (PgBouncer before 1.21), a prepared statement lives on the server
+ * connection that parsed it, and the next use may land on another: "does not exist" (26000), or a
+ * parse where it already exists (42P05). Either fails before anything runs, so the first such error
+ * turns naming off for this process and the statement runs again unnamed.
+ */
+const POOLER_PREPARED_ERRORS = new Set(["26000", "42P05"]);
+let preparing = true;
+
+/**
  * Runs one statement of a SQL read path on `pool`: counted, timed and traced for the current request.
- * A `name` makes it a prepared statement on each connection (parsed and planned there once).
+ * A `name` makes it a prepared statement on each connection (parsed and planned there once), unless
+ * a pooler has shown that it cannot keep them (above).
  */
 export async function runStatement<Row extends QueryResultRow>(pool: Pool, text: string, values: unknown[], name?: string): Promise<QueryResult<Row>> {
   const record = currentRecord();
   if (record) record.statements++;
   const started = performance.now();
+  const unnamed = () => pool.query<Row>(text, values);
   try {
-    return await traceStatement(text, () => (name ? pool.query<Row>({ name, text, values }) : pool.query<Row>(text, values)));
+    return await traceStatement(text, async () => {
+      if (!name || !preparing) return unnamed();
+      try {
+        return await pool.query<Row>({ name, text, values });
+      } catch (err) {
+        if (!POOLER_PREPARED_ERRORS.has((err as { code?: string }).code ?? "")) throw err;
+        preparing = false;
+        return unnamed();
+      }
+    });
   } finally {
     if (record) record.sqlMs += performance.now() - started;
   }

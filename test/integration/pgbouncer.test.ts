@@ -166,6 +166,19 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
     expect(resumed.body.data.resumeDestination.state).not.toBe("paused");
   });
 
+  it("answers concurrent nested pages whose statement is prepared, though the pooler moves each transaction to another server connection", async () => {
+    // The JSON read path prepares its statement on a connection; behind PgBouncer 1.18 in transaction
+    // mode the next use lands on a server connection that never parsed it (or already has it).
+    const query = `{ guests(limit: 20) { nodes { id givenName reservations { id status } transactions { id amountMinor } } hasMore } }`;
+    const expected = (await graphql(instances[0], query)).body;
+    expect(expected.errors).toBeUndefined();
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(Array.from({ length: 24 }, (_, k) => graphql(instances[k % 2], query)));
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+      for (const a of answers) expect(a.body).toEqual(expected);
+    }
+  });
+
   it.each([0, 1])("instance %i answers every MCP task tool", async (i) => {
     const t = instances[i];
     const people = await graphql(t, "{ guests(limit: 100) { nodes { givenName familyName email masterProfileId } } }");
