@@ -163,7 +163,9 @@ async function startDemo(dataDir: string): Promise<Demo> {
       await sleep(50);
     }
   })();
-  const shown = await Promise.race([banner, exited, sleep(300_000).then(() => Promise.reject(new Error(`no banner after 5 minutes: ${out}`)))]);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no banner after 5 minutes: ${out}`)), 300_000)));
+  const shown = await Promise.race([banner, exited, timeout]).finally(() => clearTimeout(timer));
   const cpuMs = treeCpuMs(child.pid!);
   const readyMs = await Promise.race([ready, exited]);
   return { child, samples, base, key: shown.key, readyMs, bannerMs: shown.ms, cpuMs, startPeakMb: peak(samples.since(0)) };
