@@ -7,9 +7,12 @@
 // `gcs-server.json`; any other process (`gcs keys create`, `gcs deliver`, …) then connects to that
 // address instead of opening the directory, so the running server sees its writes at once. With no
 // server running, a tool takes the lock and opens the directory itself.
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { migrate } from "./migrate";
 
 export interface EmbeddedPostgres {
@@ -36,6 +39,16 @@ interface ServerAddress {
 
 /** Connections a serving process accepts: its own pool (1) and local tools. */
 const MAX_CONNECTIONS = 8;
+/**
+ * PostgreSQL settings for PGlite, on top of its own. PGlite's shared memory lives in its WebAssembly
+ * heap, is zeroed (so resident) when it starts, and a WebAssembly heap never shrinks: the 128 MB of
+ * shared_buffers that initdb writes into postgresql.conf would stay resident for the life of the
+ * process. The demo's data is a few MB; a larger database is read through the OS page cache.
+ * maintenance_work_mem bounds what VACUUM and CREATE INDEX take from the heap (and leave in it).
+ */
+const POSTGRES_SETTINGS = ["shared_buffers=16MB", "maintenance_work_mem=16MB"];
+/** How long initdb of a new data directory may take (it takes seconds). */
+const INITDB_TIMEOUT_MS = 120_000;
 /** How long a tool waits for a server that holds the lock but has not written its address yet. */
 const SERVER_START_WAIT_MS = 30_000;
 
@@ -66,9 +79,10 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
 }
 
 async function openAndServe(dir: string, release: () => void): Promise<EmbeddedPostgres> {
+  if (!existsSync(path.join(dir, "PG_VERSION"))) await initdbInChild(dir);
   const { PGlite } = await import("@electric-sql/pglite");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
-  const db = await PGlite.create(dir);
+  const db = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...POSTGRES_SETTINGS.flatMap((s) => ["-c", s])] });
   const sharing = role === "server";
   // Port 0: the OS picks a free one when the server listens (no race with another process).
   const server = new PGLiteSocketServer({ db: heldUntilIdle(db), port: 0, host: "127.0.0.1", maxConnections: sharing ? MAX_CONNECTIONS : 1 });
@@ -101,6 +115,28 @@ async function openAndServe(dir: string, release: () => void): Promise<EmbeddedP
       }
     },
   };
+}
+
+/**
+ * Creates the database in a new data directory (PGlite's initdb) in a child process. PGlite runs
+ * initdb in a second PostgreSQL instance beside a copy of its heap: hundreds of MB for a few
+ * seconds, and tens of MB left in this process's malloc heap that it would keep for its life.
+ * A child gives everything back when it exits. `--liftoff-only`: V8's optimising compiler would
+ * take more memory and time compiling PostgreSQL than this one-off run needs.
+ */
+async function initdbInChild(dir: string): Promise<void> {
+  const pglite = pathToFileURL(require.resolve("@electric-sql/pglite")).href;
+  const script =
+    `import(${JSON.stringify(pglite)}).then(async ({ PGlite }) => {` +
+    ` const settings = JSON.parse(process.argv[2]).flatMap((s) => ["-c", s]);` +
+    ` await (await PGlite.create(process.argv[1], { startParams: [...PGlite.defaultStartParams, ...settings] })).close(); })`;
+  try {
+    await promisify(execFile)(process.execPath, ["--liftoff-only", "-e", script, dir, JSON.stringify(POSTGRES_SETTINGS)], { timeout: INITDB_TIMEOUT_MS });
+  } catch (err) {
+    const { stderr, message } = err as { stderr?: string; message: string };
+    const reason = (stderr ?? "").trim().split("\n").pop() || message.split("\n")[0];
+    throw new Error(`could not create the embedded database in ${dir}: ${reason}`);
+  }
 }
 
 /**

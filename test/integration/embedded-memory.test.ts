@@ -1,0 +1,75 @@
+// The embedded demo's memory: `npm start`'s command (its node flags included) on an empty data
+// directory, so PGlite's initdb and the demo data load both run, then requests, then idle. The bound
+// is generous (machines differ): it holds the start-up settings in place (shared_buffers, initdb in
+// a child process, V8's flags), without which the process idles near 600 MB.
+// bench/embedded-memory.ts measures the whole story (load, restart, start times).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { treeRssMb } from "../../bench/embedded-memory";
+
+const ROOT = path.resolve(__dirname, "../..");
+const NODE = path.join(ROOT, "node_modules/.bin/node");
+const STEADY_BOUND_MB = 400;
+
+/** `npm start` as package.json has it: node, its flags, bin/gcs.js serve. */
+function startCommand(): string[] {
+  const script: string = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")).scripts.start;
+  const [node, ...args] = script.split(/\s+/);
+  if (node !== "node") throw new Error(`start should run node, not ${node}`);
+  return args.map((arg) => (arg.startsWith("bin/") ? path.join(ROOT, arg) : arg));
+}
+
+let dir: string;
+let server: ChildProcess;
+let base = "";
+let key = "";
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), "gcs-embedded-memory-"));
+  const env: NodeJS.ProcessEnv = { ...process.env, GCS_DATA_DIR: path.join(dir, "pglite"), LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" };
+  delete env.DATABASE_URL;
+  server = spawn(NODE, startCommand(), { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not print its banner: ${out}`)), 180_000);
+    server.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const m = /curl -s -H "Authorization: Bearer (gcs_\S+)" "(http:\/\/localhost:\d+)/.exec(out);
+      if (m) {
+        [key, base] = [m[1], m[2]];
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    server.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+  });
+}, 200_000);
+
+afterAll(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once("exit", r));
+    server.kill("SIGTERM");
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it(`a first start with the demo data, then requests: the process tree idles under ${STEADY_BOUND_MB} MB`, async () => {
+  const auth = { authorization: `Bearer ${key}` };
+  const nested = "{ guests(limit: 100) { nodes { id reservations { id status } transactions { id amountMinor } } } }";
+  for (let round = 0; round < 4; round++) {
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        i % 2
+          ? fetch(`${base}/v1/guests?limit=100`, { headers: auth })
+          : fetch(`${base}/graphql`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ query: nested }) }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(8).fill(200));
+    await Promise.all(answers.map((r) => r.text()));
+  }
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(treeRssMb(server.pid!)).toBeLessThan(STEADY_BOUND_MB);
+}, 60_000);
