@@ -49,6 +49,14 @@ export const SQL_TABLES = {
       operation: "operation", delta: "delta", occurredAt: "occurred_at", recordedAt: "recorded_at", txid: "txid",
     },
   },
+  GuestTable: {
+    table: "tables",
+    columns: {
+      id: "id", propertyGroupId: "property_group_id", propertyId: "property_id", name: "name", description: "description",
+      kind: "kind", memberType: "member_type", filterDoc: "filter_doc", createdBy: "created_by", createdAt: "created_at",
+      updatedAt: "updated_at",
+    },
+  },
   TableMember: {
     table: "table_members",
     columns: { tableId: "table_id", memberId: "member_id", propertyGroupId: "property_group_id", addedAt: "added_at", position: "position" },
