@@ -10,8 +10,12 @@ export type DatabaseFault =
   /** A statement ran past statement_timeout and was cancelled: 504 `query_timeout`. */
   | { kind: "timeout"; reason: string };
 
-/** SQLSTATEs: admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections. */
-const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+/**
+ * SQLSTATEs: admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections; and the
+ * transient refusals a retry clears: serialization_failure (a hot standby cancels a read that
+ * conflicts with replay with it) and deadlock_detected.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "40001", "40P01"]);
 /** query_canceled: statement_timeout (or a cancel request). */
 const TIMEOUT_SQLSTATE = "57014";
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
