@@ -8,15 +8,13 @@
 // Environment: LIMITS_GUESTS (default 20000), LIMITS_ROUNDS (default 5), LIMITS_DURATION (s, default
 // 8), LIMITS_CONNECTIONS (default 32).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { readFileSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
-import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { cpuMs, medianSample, waitFor, type Sample } from "./process";
+import { cpuMs, fixtureDatabase, medianSample, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node"); // the Node the benchmark runs (bench/run.ts)
@@ -40,18 +38,9 @@ async function main() {
   const pg = await startTestPostgres();
   const children: ChildProcess[] = [];
   try {
-    const admin = new Client({ connectionString: pg.adminUrl() });
-    await admin.connect();
-    await admin.query("CREATE DATABASE limits");
-    await admin.end();
-    const databaseUrl = pg.adminUrl("limits");
-    const manifestPath = path.join(mkdtempSync(path.join(os.tmpdir(), "gcs-limits-")), "manifest.json");
     log(`loading ${GUESTS} guests per group, building`);
-    const gcs = (args: string[]) =>
-      execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" }, stdio: ["ignore", "ignore", "inherit"] });
-    gcs(["fixtures", "--out", manifestPath, "--guests", String(GUESTS), "--seed", "1"]);
+    const { databaseUrl, manifest } = await fixtureDatabase(pg, "limits", GUESTS, path.join(mkdtempSync(path.join(os.tmpdir(), "gcs-limits-")), "manifest.json"));
     execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest;
     const ports: Record<Variant, number> = { on: await freePort(), wide: await freePort(), off: await freePort() };
     const pids = {} as Record<Variant, number>;
     for (const variant of Object.keys(VARIANTS) as Variant[]) {

@@ -19,9 +19,8 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
-import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { cpuMs, waitFor } from "./process";
+import { cpuMs, fixtureDatabase, waitFor } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -66,18 +65,9 @@ async function main() {
   const pg = await startTestPostgres();
   const children: ChildProcess[] = [];
   try {
-    const admin = new Client({ connectionString: pg.adminUrl() });
-    await admin.connect();
-    await admin.query("CREATE DATABASE nested");
-    await admin.end();
-    const databaseUrl = pg.adminUrl("nested");
-    const manifestPath = path.join(mkdtempSync(path.join(os.tmpdir(), "gcs-nested-")), "manifest.json");
     log(`loading ${GUESTS} guests per group, building`);
-    const gcs = (args: string[]) =>
-      execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" }, stdio: ["ignore", "ignore", "inherit"] });
-    gcs(["fixtures", "--out", manifestPath, "--guests", String(GUESTS), "--seed", "1"]);
+    const { databaseUrl, manifest } = await fixtureDatabase(pg, "nested", GUESTS, path.join(mkdtempSync(path.join(os.tmpdir(), "gcs-nested-")), "manifest.json"));
     execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest;
     const db = new Client({ connectionString: databaseUrl });
     await db.connect();
     // As bench/run.ts: a table PostGraphile would name-clash on stays out of its schema.

@@ -7,15 +7,13 @@
 // Environment: OBS_BASE (git ref), OBS_GUESTS (default 5000), OBS_ROUNDS (default 3), OBS_DURATION
 // (s, default 6), OBS_CONNECTIONS (default 32), OBS_PROFILE_DIR (write each server's --cpu-prof there).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
-import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { cpuMs, medianSample, waitFor, type Sample } from "./process";
+import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -37,25 +35,10 @@ async function main() {
   const children: ChildProcess[] = [];
   const baseDir = mkdtempSync(path.join(os.tmpdir(), "gcs-obs-base-"));
   try {
-    const admin = new Client({ connectionString: pg.adminUrl() });
-    await admin.connect();
-    await admin.query("CREATE DATABASE observability");
-    await admin.end();
-    const databaseUrl = pg.adminUrl("observability");
-    const manifestPath = path.join(baseDir, "manifest.json");
     log(`loading ${GUESTS} guests per group; building ${BASE} and this tree`);
-    execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "fixtures", "--out", manifestPath, "--guests", String(GUESTS), "--seed", "1"], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
-    // The base ref's sources beside this tree's node_modules and generated Prisma client.
+    const { databaseUrl, manifest } = await fixtureDatabase(pg, "observability", GUESTS, path.join(baseDir, "manifest.json"));
     const src = path.join(baseDir, "tree");
-    execFileSync("sh", ["-c", `mkdir -p ${src} && git -C ${ROOT} archive ${BASE} | tar -x -C ${src}`]);
-    symlinkSync(path.join(ROOT, "node_modules"), path.join(src, "node_modules"));
-    cpSync(path.join(ROOT, "src/generated"), path.join(src, "src/generated"), { recursive: true });
-    for (const dir of [src, ROOT]) execFileSync("npm", ["run", "build", "--silent"], { cwd: dir, stdio: "inherit" });
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest;
+    buildBaseAndTree(BASE, src);
 
     const roots: Record<Variant, string> = { before: src, after: ROOT, "no-port": ROOT };
     const ports: Record<Variant, number> = { before: await freePort(), after: await freePort(), "no-port": await freePort() };

@@ -1,6 +1,37 @@
-// Small helpers the A/B overhead scripts share: a child's CPU time, waiting until a server answers,
-// and the median of a variant's rounds.
-import { readFileSync } from "node:fs";
+// Small helpers the A/B overhead scripts share: a fixture database, the base ref's build, a child's
+// CPU time, waiting until a server answers, and the median of a variant's rounds.
+import { execFileSync } from "node:child_process";
+import { cpSync, readFileSync, symlinkSync } from "node:fs";
+import path from "node:path";
+import { Client } from "pg";
+import type { FixtureManifest } from "../src/fixtures";
+import type { TestPostgres } from "../test/helpers/postgres";
+
+const ROOT = path.resolve(__dirname, "..");
+const NODE = path.join(ROOT, "node_modules/.bin/node");
+
+/** A new database `name` on `pg`, loaded by `gcs fixtures --guests <guests> --seed 1`. */
+export async function fixtureDatabase(pg: TestPostgres, name: string, guests: number, manifestPath: string): Promise<{ databaseUrl: string; manifest: FixtureManifest }> {
+  const admin = new Client({ connectionString: pg.adminUrl() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const databaseUrl = pg.adminUrl(name);
+  execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "fixtures", "--out", manifestPath, "--guests", String(guests), "--seed", "1"], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  return { databaseUrl, manifest: JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest };
+}
+
+/** `ref`'s sources in `dir`, beside this tree's node_modules and generated Prisma client; both built. */
+export function buildBaseAndTree(ref: string, dir: string): void {
+  execFileSync("sh", ["-c", `mkdir -p ${dir} && git -C ${ROOT} archive ${ref} | tar -x -C ${dir}`]);
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
+  cpSync(path.join(ROOT, "src/generated"), path.join(dir, "src/generated"), { recursive: true });
+  for (const root of [dir, ROOT]) execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
+}
 
 /** User + system CPU time of a process so far, in ms (Linux /proc; clock ticks are 10 ms). */
 export function cpuMs(pid: number): number {

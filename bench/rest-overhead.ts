@@ -12,16 +12,15 @@
 // REST_CONNECTIONS (default 32), REST_LIMIT (page size, default 100), REST_TREE_ENV (JSON: extra
 // environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { cpSync, readFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
 import { encodeCursor } from "../src/pagination/cursor";
-import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { cpuMs, medianSample, waitFor, type Sample } from "./process";
+import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -45,23 +44,10 @@ async function main() {
   const children: ChildProcess[] = [];
   const baseDir = mkdtempSync(path.join(os.tmpdir(), "gcs-rest-base-"));
   try {
-    const admin = new Client({ connectionString: pg.adminUrl() });
-    await admin.connect();
-    await admin.query("CREATE DATABASE rest");
-    await admin.end();
-    const databaseUrl = pg.adminUrl("rest");
-    const manifestPath = path.join(baseDir, "manifest.json");
     log(`loading ${GUESTS} guests per group; building ${BASE} and this tree`);
-    execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "fixtures", "--out", manifestPath, "--guests", String(GUESTS), "--seed", "1"], {
-      cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" }, stdio: ["ignore", "ignore", "inherit"],
-    });
-    // The base ref's sources beside this tree's node_modules and generated Prisma client.
+    const { databaseUrl, manifest } = await fixtureDatabase(pg, "rest", GUESTS, path.join(baseDir, "manifest.json"));
     const baseRoot = path.join(baseDir, "tree");
-    execFileSync("sh", ["-c", `mkdir -p ${baseRoot} && git -C ${ROOT} archive ${BASE} | tar -x -C ${baseRoot}`]);
-    symlinkSync(path.join(ROOT, "node_modules"), path.join(baseRoot, "node_modules"));
-    cpSync(path.join(ROOT, "src/generated"), path.join(baseRoot, "src/generated"), { recursive: true });
-    for (const dir of [baseRoot, ROOT]) execFileSync("npm", ["run", "build", "--silent"], { cwd: dir, stdio: "inherit" });
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest;
+    buildBaseAndTree(BASE, baseRoot);
     const ports: Record<System, number> = { base: await freePort(), tree: await freePort(), ceiling: await freePort() };
     const kind = process.env.REST_PROFILE === "heap" ? "heap" : "cpu";
     const profile = (system: System) => (process.env.REST_PROFILE ? [`--${kind}-prof`, `--${kind}-prof-dir=${path.join(PROFILE_DIR, system)}`] : []);
