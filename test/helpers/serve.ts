@@ -48,3 +48,23 @@ export async function serve(env: Record<string, string>): Promise<ServeProcess> 
   });
   return { child, url: `http://127.0.0.1:${await port}`, log, exited };
 }
+
+/**
+ * Waits for an embedded `gcs serve` (stdout piped) to print its demo banner; gives its demo key and
+ * base URL. Rejects with what it printed when it exits first or prints nothing within `timeoutMs`.
+ */
+export function demoBanner(server: ChildProcess, timeoutMs: number): Promise<{ key: string; base: string }> {
+  let out = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not print its demo banner: ${out}`)), timeoutMs);
+    server.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const m = /curl -s -H "Authorization: Bearer (gcs_\S+)" "(http:\/\/localhost:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ key: m[1], base: m[2] });
+      }
+    });
+    server.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
+  });
+}

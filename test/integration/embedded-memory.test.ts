@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { treeRssMb } from "../../bench/embedded-memory";
+import { demoBanner } from "../helpers/serve";
 
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -31,20 +32,7 @@ beforeAll(async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, GCS_DATA_DIR: path.join(dir, "pglite"), LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1" };
   delete env.DATABASE_URL;
   server = spawn(NODE, startCommand(), { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not print its banner: ${out}`)), 180_000);
-    server.stdout!.on("data", (chunk) => {
-      out += chunk;
-      const m = /curl -s -H "Authorization: Bearer (gcs_\S+)" "(http:\/\/localhost:\d+)/.exec(out);
-      if (m) {
-        [key, base] = [m[1], m[2]];
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    server.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-  });
+  ({ key, base } = await demoBanner(server, 180_000));
 }, 200_000);
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { FixtureManifest } from "../../src/fixtures";
 import { contract } from "../helpers/openapi-validate";
+import { demoBanner } from "../helpers/serve";
 
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -35,20 +36,7 @@ beforeAll(async () => {
   manifest = JSON.parse(readFileSync(path.join(dir, "m.json"), "utf8"));
 
   server = spawn(NODE, [GCS, "serve"], { cwd: ROOT, env: embeddedEnv(), stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not print its curl line: ${out}`)), 120_000);
-    server.stdout!.on("data", (chunk) => {
-      out += chunk;
-      const m = /curl -s -H "Authorization: Bearer (gcs_\S+)" "(http:\/\/localhost:\d+)/.exec(out);
-      if (m) {
-        [demoKey, base] = [m[1], m[2]];
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    server.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-  });
+  ({ key: demoKey, base } = await demoBanner(server, 120_000));
 }, 300_000);
 
 afterAll(async () => {
