@@ -3,8 +3,8 @@
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
-import { jsonRowSql, type JsonObject, type JsonRow } from "./json-rows";
-import { anyOf, columns, equals, equalsInsensitive, join, raw, renderColumn, sql, type RowShape, type Sql } from "./sql";
+import { flatRowSql, jsonRowSql, type JsonObject, type JsonRow } from "./json-rows";
+import { anyOf, columns, equals, equalsInsensitive, join, raw, renderColumn, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 
 /** Every column of a guest, as the API renders it. */
 export const GUEST_ROW: RowShape = {
@@ -75,6 +75,10 @@ function conditions(f: GuestFilter) {
 
 export const guestKeyOf = createdAtKey;
 
+/** The tenant predicate, the filter and the position of a page on `guest_profiles t`. */
+const pageWhere = (scoped: TenantPredicate, filter: GuestFilter, after: CursorKey | null) =>
+  join([scoped("GuestProfile", "t"), ...conditions(filter), byCreatedAt.after(after)].filter((w): w is Sql => w !== undefined), " AND ");
+
 export function guests(r: Readers) {
   return {
     /** Guests matching the filter after `after`, oldest first, with the columns of `shape`. */
@@ -83,10 +87,16 @@ export function guests(r: Readers) {
     /** The same page with each guest as the JSON text of `object` (data/json-rows.ts). */
     pageJson: (filter: GuestFilter, after: CursorKey | null, take: number, object: JsonObject) =>
       r.sql.query<JsonRow>((scoped) => {
-        const where = [scoped("GuestProfile", "t"), ...conditions(filter), byCreatedAt.after(after)].filter((w): w is Sql => w !== undefined);
+        const where = pageWhere(scoped, filter, after);
         const row = jsonRowSql(object, "t", scoped);
         return sql`SELECT ${CREATED_AT_TEXT} AS "createdAt", ${c("id")} AS id, ${row.json} AS json
-          FROM guest_profiles t ${row.from} WHERE ${join(where, " AND ")} ORDER BY ${byCreatedAt.orderBy} LIMIT ${take}`;
+          FROM guest_profiles t ${row.from} WHERE ${where} ORDER BY ${byCreatedAt.orderBy} LIMIT ${take}`;
+      }, { prepare: true }),
+    /** The same page of a flat `object`: each row is its member object (data/json-rows.ts flatRowSql). */
+    pageRows: (filter: GuestFilter, after: CursorKey | null, take: number, object: JsonObject) =>
+      r.sql.query<Record<string, unknown>>((scoped) => {
+        const where = pageWhere(scoped, filter, after);
+        return sql`SELECT ${flatRowSql(object, "t")} FROM guest_profiles t WHERE ${where} ORDER BY ${byCreatedAt.orderBy} LIMIT ${take}`;
       }, { prepare: true }),
     byId: <Row = GuestRow>(id: string, shape: RowShape) => byCreatedAt.byId<Row>(r.sql, id, shape),
 

@@ -69,3 +69,20 @@ export function jsonRowSql(object: JsonObject, alias: string, scoped: TenantPred
   const row = raw(`${alias}_j`);
   return { from: sql`CROSS JOIN LATERAL (SELECT ${join(members, ", ")}) ${row}`, json: sql`row_to_json(${row})::text` };
 }
+
+/**
+ * The members of a flat `object` (columns and constants, no relation) as the select list of the row
+ * aliased `alias`, each column named by its key: the driver's row object is then the member object
+ * itself, keys in selection order, for Node to serialise (graphql/json-plan.ts decides when).
+ */
+export function flatRowSql(object: JsonObject, alias: string): Sql {
+  return join(
+    object.fields.map((f) => {
+      const as = raw(`"${checked(f.key)}"`);
+      if ("kind" in f) return sql`${raw(renderColumn(f.kind, `${alias}.${columnOf(object.model, f.field)}`))} AS ${as}`;
+      if ("constant" in f) return sql`${raw(`'${checked(f.constant)}'`)}::text AS ${as}`;
+      throw new Error(`a relation is no column: ${f.key}`);
+    }),
+    ", ",
+  );
+}

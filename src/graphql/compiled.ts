@@ -64,10 +64,10 @@ function observe<A extends unknown[]>(
 const planned = new WeakMap<JsonPlan, CompiledQuery["query"]>();
 
 /**
- * How /graphql runs a document: on the JSON read path when it has a plan that applies to this
- * request (graphql/json-plan.ts), else compiled. Observed once either way.
+ * How /graphql and /v1 run a document: on the JSON read path when it has a plan that applies to this
+ * request (graphql/json-plan.ts; its `data` is then RawJson), else compiled. Observed once either way.
  */
-function gatewayQuery(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledQuery["query"] | ExecutionResult {
+export function operationRunner(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): CompiledQuery["query"] | ExecutionResult {
   const compiledQuery = compileOperation(schema, document, operationName);
   if (!isCompiledQuery(compiledQuery)) return compiledQuery;
   const plan = jsonPlan(schema, document, operationName);
@@ -92,7 +92,7 @@ function gatewayQuery(schema: GraphQLSchema, document: DocumentNode, operationNa
  */
 export function compiledExecutorGateway(schema: GraphQLSchema, maxResponseBytes = Infinity): GatewayInterface {
   const executor: GatewayExecutor = async (request) => {
-    const query = gatewayQuery(schema, request.document, request.operationName);
+    const query = operationRunner(schema, request.document, request.operationName);
     if (typeof query !== "function") return query;
     const variables = request.request.variables ?? {};
     const result = await query(undefined, request.context, variables);

@@ -1,7 +1,9 @@
 // The JSON read path for /graphql: a document that only reads a guests page, its guests' columns and
 // their reservations and transactions (the nested page clients send most) is planned once into one
 // statement that has PostgreSQL write each guest's JSON (data/json-rows.ts), and its response is
-// that text joined (graphql/raw-json.ts). No executor walks the values and no row becomes an object.
+// that text joined (graphql/raw-json.ts); a flat selection (columns only) is read as row objects named
+// by the response keys and serialised as they are, as cheap for PostgreSQL as any page. /v1 runs its
+// fixed operations the same way (rest/execute.ts). No executor walks the values.
 //
 // Only where the answer is provably what the general executor gives; everything else (any other
 // field or type, directives, aliases that collide, a missing scope, variables that do not coerce)
@@ -41,7 +43,8 @@ import { MAX_KEY_LENGTH, type JsonField, type JsonObject, type JsonRelation, typ
 import type { SqlModel } from "../data/schema";
 import { RESERVATIONS_OF_GUEST, TRANSACTIONS_OF_GUEST } from "../data/stays";
 import type { Page } from "../pagination/keyset";
-import { guestPageJson } from "./resolvers/guests";
+import type { CursorKey } from "../pagination/cursor";
+import { guestPageJson, guestPageRows } from "./resolvers/guests";
 import { RawJson } from "./raw-json";
 import { GUEST, RESERVATION, TRANSACTION } from "./row-types";
 import type { RowType } from "./selection";
@@ -54,10 +57,21 @@ const TYPES: Record<string, { model: SqlModel; row: RowType; relations: Record<s
   Transaction: { model: "Transaction", row: TRANSACTION, relations: {} },
 };
 
-/** The root fields it reads: keyset pages of a type above. */
-const PAGES: Record<string, { nodes: string; read: (args: Record<string, unknown>, ctx: RequestContext, object: JsonObject) => Promise<Page<JsonRow>> }> = {
-  guests: { nodes: "Guest", read: guestPageJson },
+type Row = Record<string, unknown>;
+type PageMember = "nodes" | "nextCursor" | "hasMore" | "__typename";
+type PageReader<R> = (args: Record<string, unknown>, ctx: RequestContext, object: JsonObject) => Promise<Page<R>>;
+
+/**
+ * The root fields it reads: keyset pages of a type above. `read` has PostgreSQL write each node's
+ * JSON; `readRows` reads a flat selection (columns only) as row objects that Node serialises, which
+ * costs PostgreSQL far less than its JSON functions; it needs the cursor's `key` fields selected.
+ */
+const PAGES: Record<string, { nodes: string; read: PageReader<JsonRow>; key: readonly string[]; readRows: (keyOf: (row: Row) => CursorKey) => PageReader<Row> }> = {
+  guests: { nodes: "Guest", read: guestPageJson, key: ["createdAt", "id"], readRows: guestPageRows },
 };
+
+/** Scalars the driver reads as the value their serialisers write (Long: pg reads bigint as a string). */
+const ROW_SCALARS = new Set(["String", "ID", "Boolean", "Int", "UUID", "DateTime", "Date"]);
 
 /** Scalars whose serialisers write what PostgreSQL's JSON does for the column (text, integers, booleans). */
 const PASSING_SCALARS = new Set(["String", "ID", "Boolean", "Int", "UUID", "Long", "DateTime", "Date"]);
@@ -113,7 +127,7 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: s
 
   // The page's members in selection order: the nodes (one `nodes` at most: a row has one JSON text).
   let nodes: JsonObject | undefined;
-  const members: { key: string; member: "nodes" | "nextCursor" | "hasMore" | "__typename" }[] = [];
+  const members: { key: string; member: PageMember }[] = [];
   for (const f of pageFields) {
     const name = f.name.value;
     const field = pageType.getFields()[name];
@@ -128,10 +142,15 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: s
 
   if (!nodes) return;
   const object = nodes;
-  const rootKey = JSON.stringify(keyOf(root));
-  const typename = JSON.stringify(pageType.name);
+  const rootKey = keyOf(root);
+  // A `__proto__` key is refused on the rows' path: no plain object should be trusted to keep it as a member.
+  const keys = [rootKey, ...members.map((m) => m.key)];
+  const keyOfRow = keys.includes("__proto__") ? undefined : rowKeyOf(object, schema.getType(page.nodes) as GraphQLObjectType, page.key);
+  const read: PageReader<JsonRow | Row> = keyOfRow ? page.readRows(keyOfRow) : page.read;
   const scopes = [...planning.scopes];
   const variableDefinitions = operation.variableDefinitions ?? [];
+  const valueOf = (member: PageMember, result: Page<JsonRow | Row>) =>
+    member === "nodes" ? result.nodes : member === "nextCursor" ? result.nextCursor : member === "hasMore" ? result.hasMore : pageType.name;
   return {
     argumentsFor(ctx, variables) {
       if (!scopes.every((s) => ctx.credential.scopes.has(s))) return undefined;
@@ -148,22 +167,24 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: s
       }
     },
     async run(ctx, args) {
-      let result: Page<JsonRow>;
+      let result: Page<JsonRow | Row>;
       try {
-        result = await page.read(args, ctx, object);
+        result = await read(args, ctx, object);
       } catch (err) {
         // As the executor reports a resolver's error: located at the root field, which is non-null.
         return { data: null, errors: [locatedError(err, [root], [keyOf(root)])] };
       }
+      if (keyOfRow) {
+        // Row objects: the whole answer is serialised once, in one flat string, by whoever sends it.
+        const value: Row = {};
+        for (const { key, member } of members) value[key] = valueOf(member, result);
+        return { data: { [rootKey]: value } };
+      }
       const text = members.map(({ key, member }) => {
-        const value =
-          member === "nodes" ? `[${result.nodes.map((n) => n.json).join(",")}]`
-          : member === "nextCursor" ? JSON.stringify(result.nextCursor)
-          : member === "hasMore" ? String(result.hasMore)
-          : typename;
+        const value = member === "nodes" ? `[${result.nodes.map((n) => (n as JsonRow).json).join(",")}]` : JSON.stringify(valueOf(member, result));
         return `${JSON.stringify(key)}:${value}`;
       });
-      return { data: new RawJson(`{${rootKey}:{${text.join(",")}}}`) as unknown as Record<string, unknown> };
+      return { data: RawJson.object(rootKey, `{${text.join(",")}}`) as unknown as Record<string, unknown> };
     },
   };
 }
@@ -196,6 +217,25 @@ function objectOf(type: GraphQLObjectType, set: SelectionSetNode, planning: Plan
     } else return;
   }
   return { model: known.model, fields };
+}
+
+/**
+ * How to read the cursor key from a row of a flat `object`, or undefined when it must be read as JSON
+ * text: a relation, a column the driver reads otherwise than it is serialised, a key field not
+ * selected, or a `__proto__` key (a member no plain object should be trusted to keep).
+ */
+function rowKeyOf(object: JsonObject, type: GraphQLObjectType, key: readonly string[]): ((row: Row) => CursorKey) | undefined {
+  const keyOf = new Map<string, string>();
+  for (const f of object.fields) {
+    if ("relation" in f || f.key === "__proto__") return;
+    if ("constant" in f) continue;
+    const leaf = getNamedType(type.getFields()[f.field].type);
+    if (!ROW_SCALARS.has(leaf.name) && !isEnumType(leaf)) return;
+    if (!keyOf.has(f.field)) keyOf.set(f.field, f.key);
+  }
+  const keys = key.map((field) => keyOf.get(field));
+  if (keys.some((k) => k === undefined)) return;
+  return (row) => keys.map((k) => row[k!] as string);
 }
 
 /** `[T!]` or `[T!]!` of the named type. */

@@ -3,7 +3,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isCompiledQuery, type CompiledQuery } from "graphql-jit";
-import { compileOperation } from "../graphql/compiled";
+import { compileOperation, operationRunner } from "../graphql/compiled";
+import { RawJson } from "../graphql/raw-json";
 import {
   GraphQLError,
   Kind,
@@ -71,14 +72,39 @@ function compile(schema: GraphQLSchema, document: DocumentNode): CompiledQuery {
   return result;
 }
 
+/**
+ * How a caller takes `data`: `rawJson` accepts it as JSON text already written (graphql/raw-json.ts)
+ * when the operation has a plan on the JSON read path (graphql/json-plan.ts); /v1 sends that text as
+ * it is. MCP tools work with values, so they run compiled.
+ */
+export interface RunOptions {
+  rawJson?: boolean;
+}
+
 /** Executes and returns `data`, or throws the first error (coded errors pass through unchanged). */
 export async function runOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Record<string, unknown>,
   context: RequestContext,
-): Promise<Record<string, unknown>> {
-  const result = await compile(schema, document).query(undefined, context, variables);
+): Promise<Record<string, unknown>>;
+export async function runOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  context: RequestContext,
+  options: RunOptions,
+): Promise<Record<string, unknown> | RawJson>;
+export async function runOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  context: RequestContext,
+  options: RunOptions = {},
+): Promise<Record<string, unknown> | RawJson> {
+  const run = options.rawJson ? operationRunner(schema, document) : compile(schema, document).query;
+  if (typeof run !== "function") throw new GraphQLError("operation does not compile");
+  const result = await run(undefined, context, variables);
   const first = result.errors?.[0];
   if (first) {
     // No data at all means the request never ran: variables did not coerce (bad input).
@@ -86,7 +112,7 @@ export async function runOperation(
     throw first;
   }
   if (!result.data) throw new GraphQLError("operation returned no data");
-  return result.data as Record<string, unknown>;
+  return result.data as Record<string, unknown> | RawJson;
 }
 
 /** A route's response body for raw path and query parameters: shared by /v1 and the MCP tools. */
@@ -96,13 +122,16 @@ export async function runRoute(
   route: RouteSpec,
   context: RequestContext,
   raw: { path: Record<string, string>; query: Record<string, unknown>; body?: unknown },
-): Promise<unknown> {
+  options: RunOptions = {},
+): Promise<Record<string, unknown> | RawJson> {
   const variables = {
     ...parsePath(raw.path, route.pathParams ?? {}),
     ...parseQuery(raw.query, route.query ?? {}),
     ...(route.body ? parseBody(raw.body ?? {}, route.body) : {}),
   };
-  const data = await runOperation(schema, operations.get(route.operation)!, variables, context);
+  const data = await runOperation(schema, operations.get(route.operation)!, variables, context, options);
+  // A plan writes only the page's nodes, cursor and has_more: no member that omitNull would drop.
+  if (data instanceof RawJson) return route.envelope === "unwrap" ? data.member! : data;
   const body = (route.envelope === "unwrap" ? Object.values(data)[0] : data) as Record<string, unknown>;
   for (const key of route.omitNull ?? []) if (body[key] === null) delete body[key];
   return body;

@@ -22,7 +22,8 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           response: res,
         });
         res.locals.credential = context.credential;
-        const body = await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body });
+        const raw = { path: req.params as Record<string, string>, query: req.query, body: req.body };
+        const body = await runRoute(schema, operations, route, context, raw, { rawJson: true });
         setDeprecationHeaders(res, route, req.query);
         sendJson(res, body);
       } catch (err) {

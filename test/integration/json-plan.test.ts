@@ -10,6 +10,12 @@ import { loadTypeDefs } from "../../src/graphql/schema-source";
 import { GUEST, RESERVATION, TRANSACTION } from "../../src/graphql/row-types";
 import { columnOf, SQL_TABLES, type SqlModel } from "../../src/data/schema";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { buildSchema as buildServiceSchema } from "../../src/graphql/schema";
+import { RawJson } from "../../src/graphql/raw-json";
+import { prepareOperations, runRoute } from "../../src/rest/execute";
+import { toHttpError } from "../../src/rest/http-errors";
+import { routes } from "../../src/rest/routes";
+import { createContext } from "../../src/context";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -25,6 +31,17 @@ const post = (query: string, token: string, variables?: Record<string, unknown>)
 const general = (query: string) => query.replace(/((?:\s*})+\s*)$/, " @include(if: true)$1");
 
 const NESTED = `{ guests(limit: 30) { nodes { id givenName familyName email reservations { id confirmationNumber status arrivalDate departureDate totalAmountMinor currency } transactions { id kind category amountMinor currency occurredAt } } nextCursor hasMore } }`;
+
+/** The statement prepared last on the connection pg-pool hands out next: the one released last, which ran the page. */
+async function lastPrepared(): Promise<{ name: string; statement: string } | undefined> {
+  const client = await t.db.readerPool.connect();
+  try {
+    const { rows } = await client.query("SELECT name, statement FROM pg_prepared_statements ORDER BY prepare_time DESC LIMIT 1");
+    return rows[0];
+  } finally {
+    client.release();
+  }
+}
 
 /** Sends both forms; expects the same status and body text, and returns them with each form's statement count. */
 async function bothWays(query: string, token = A().credentials.api_key, variables?: Record<string, unknown>) {
@@ -104,6 +121,19 @@ describe("the JSON read path", () => {
     }
   });
 
+  it("reads a flat page (columns only, the cursor's fields among them) as row objects, not PostgreSQL's JSON", async () => {
+    const flat = await bothWays(`{ guests(limit: 12) { nodes { __typename at: createdAt id givenName email vipCode } hasMore nextCursor } }`);
+    expect(flat.body.data.guests.nodes).toHaveLength(12);
+    expect(flat.body.data.guests.nodes[0]).toEqual(expect.objectContaining({ __typename: "Guest", at: expect.any(String) }));
+    expect((await lastPrepared())?.statement).toMatch(/AS "at".*AS "givenName"/s);
+    expect((await lastPrepared())?.statement).not.toContain("row_to_json");
+    const next = await bothWays(`{ guests(limit: 12, cursor: "${flat.body.data.guests.nextCursor}") { nodes { __typename at: createdAt id givenName email vipCode } hasMore nextCursor } }`);
+    expect(next.body.data.guests.nodes[0].id).not.toBe(flat.body.data.guests.nodes[0].id);
+    // Without createdAt the cursor cannot be read from the row: PostgreSQL writes the JSON.
+    await bothWays(`{ guests(limit: 12) { nodes { id givenName } nextCursor } }`);
+    expect((await lastPrepared())?.statement).toContain("row_to_json");
+  });
+
   it("prepares the page statement on the connection, so PostgreSQL plans it once per connection", async () => {
     expect((await bothWays(NESTED)).fast).toBe(2);
     // pg-pool hands out the connection released last: the one that ran the page.
@@ -125,6 +155,90 @@ describe("the JSON read path", () => {
     } finally {
       await capped.close();
     }
+  });
+});
+
+describe("/v1/guests on the JSON read path", () => {
+  const schema = () => buildServiceSchema();
+  const route = routes.find((r) => r.path === "/v1/guests")!;
+
+  /** The route's body both ways in-process (JSON read path, compiled), as text or the error's HTTP answer. */
+  async function bothWays(query: Record<string, string | undefined>, token = A().credentials.api_key) {
+    const s = schema();
+    const operations = prepareOperations(s);
+    const answer = async (rawJson: boolean) => {
+      const context = await createContext(t.services, { authorization: `Bearer ${token}`, propertyHeader: undefined, surface: "rest", requiredScope: route.scope });
+      try {
+        const body = await runRoute(s, operations, route, context, { path: {}, query }, { rawJson });
+        return { status: 200, text: body instanceof RawJson ? body.text : JSON.stringify(body) };
+      } catch (err) {
+        const { status, body } = toHttpError(err);
+        return { status, text: JSON.stringify(body) };
+      }
+    };
+    const fast = await answer(true);
+    const slow = await answer(false);
+    expect(fast.status).toBe(slow.status);
+    expect(fast.text).toBe(slow.text);
+    return fast;
+  }
+
+  it("writes the page PostgreSQL wrote, byte for byte the compiled answer, for every filter and the next pages", async () => {
+    const first = await bothWays({ limit: "7" });
+    const page = JSON.parse(first.text);
+    expect(page.data).toHaveLength(7);
+    expect(page.has_more).toBe(true);
+    const second = await bothWays({ limit: "7", cursor: page.next_cursor });
+    expect(JSON.parse(second.text).data[0].id).not.toBe(page.data[0].id);
+
+    const guest = page.data.find((g: { master_profile_id: string | null }) => g.master_profile_id) ?? page.data[0];
+    const { integration_id, source_id } = A().guest_lookup;
+    for (const query of [
+      {},
+      { limit: "500" },
+      { integration_id, source_id },
+      { email: guest.email.toUpperCase() },
+      { property_id: guest.property_id, limit: "3" },
+      { master_profile_id: guest.master_profile_id ?? guest.id },
+      { updated_since: "2020-01-01T00:00:00Z", limit: "5" },
+      { updated_since: "2999-01-01T00:00:00Z" },
+    ]) {
+      const r = await bothWays(query);
+      expect(r.status).toBe(200);
+    }
+    expect(JSON.parse((await bothWays({ integration_id, source_id })).text).data).toHaveLength(1);
+    // A key pinned to a property, walked to its end.
+    let cursor: string | undefined;
+    let walked = 0;
+    do {
+      const r = await bothWays({ limit: "9", ...(cursor ? { cursor } : {}) }, A().credentials.api_key_pinned.token);
+      const body = JSON.parse(r.text);
+      walked += body.data.length;
+      cursor = body.next_cursor ?? undefined;
+    } while (cursor);
+    expect(walked).toBeGreaterThan(0);
+  });
+
+  it("answers the compiled path's errors: a bad limit, a foreign cursor, source_id alone, a bad uuid", async () => {
+    expect(JSON.parse((await bothWays({ limit: "501" })).text).data.length).toBeLessThanOrEqual(500); // clamped, as the spec says
+    for (const query of [{ limit: "0" }, { limit: "-1" }, { cursor: "bm90LmEuY3Vyc29y.AAAAAAAAAAAAAAAAAAAAAA" }, { source_id: "x" }, { property_id: "nope" }]) {
+      const r = await bothWays(query);
+      expect(r.status).toBe(400);
+    }
+    // Another group's cursor.
+    const b = JSON.parse((await bothWays({ limit: "2" }, t.manifest.groups.B.credentials.api_key)).text);
+    expect((await bothWays({ cursor: b.next_cursor })).status).toBe(400);
+  });
+
+  it("is what /v1/guests sends, from two statements: the credential and the page's row objects, keys as the answer names them", async () => {
+    const { text } = await bothWays({ limit: "25" });
+    const res = await t.api.get("/v1/guests?limit=25").set("Authorization", `Bearer ${A().credentials.api_key}`);
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(res.text).toBe(text);
+    expect(res.headers["x-sql-statements"]).toBe("2");
+    expect(await lastPrepared()).toEqual(expect.objectContaining({ statement: expect.stringContaining('AS "given_name"') }));
+    expect((await lastPrepared())?.statement).not.toContain("row_to_json");
   });
 });
 

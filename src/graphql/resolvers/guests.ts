@@ -5,10 +5,14 @@ import { guestKeyOf, type GuestFilter } from "../../data/guests";
 import { GUEST, RESERVATION, TRANSACTION } from "../row-types";
 import { selectedShape } from "../selection";
 import type { JsonRow } from "../../data/json-rows";
+import type { CursorKey } from "../../pagination/cursor";
 import { getById, jsonKeysetList, requireIntegrationForSourceId, selectedKeysetList } from "./lists";
 
 /** Query.guests for the JSON read path (graphql/json-plan.ts): the resolver below, rows as JSON text. */
 export const guestPageJson = jsonKeysetList<GuestFilter, JsonRow>("guests", guestKeyOf, (ctx) => ctx.data.guests.pageJson, requireIntegrationForSourceId);
+/** The same for a flat selection, each row its member object; `keyOf` reads the cursor key under the selection's keys. */
+export const guestPageRows = (keyOf: (row: Record<string, unknown>) => CursorKey) =>
+  jsonKeysetList<GuestFilter, Record<string, unknown>>("guests", keyOf, (ctx) => ctx.data.guests.pageRows, requireIntegrationForSourceId);
 
 export const guestResolvers = {
   Query: {
