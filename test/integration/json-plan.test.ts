@@ -134,6 +134,21 @@ describe("the JSON read path", () => {
     expect((await lastPrepared())?.statement).toContain("row_to_json");
   });
 
+  it("keeps a member aliased __proto__ on both paths, as a member (graphql-jit is patched: an object literal's __proto__ key sets the prototype)", async () => {
+    for (const query of [
+      `{ guests(limit: 2) { nodes { __proto__: givenName id createdAt } } }`,
+      `{ __proto__: guests(limit: 2) { nodes { id createdAt } __proto__x: hasMore } }`,
+      `{ guests(limit: 2) { nodes { id __proto__: reservations { __proto__: id } } } }`,
+    ]) {
+      const r = await bothWays(query);
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('"__proto__":');
+    }
+    // And where only the general executor answers (a relation the JSON path does not know).
+    const res = await post(`{ guests(limit: 1) { nodes { __proto__: givenName property { id } } } }`, A().credentials.api_key);
+    expect(Object.keys(res.body.data.guests.nodes[0])).toEqual(["__proto__", "property"]);
+  });
+
   it("prepares the page statement on the connection, so PostgreSQL plans it once per connection", async () => {
     expect((await bothWays(NESTED)).fast).toBe(2);
     // pg-pool hands out the connection released last: the one that ran the page.
