@@ -10,6 +10,7 @@ import type { Pool, QueryResult, QueryResultRow } from "pg";
 import type { PrismaClient } from "../generated/prisma/client";
 import { currentRecord } from "../observability/request";
 import { traceStatement } from "../observability/tracing";
+import { rowObjectBuilder } from "./row-objects";
 
 /**
  * Behind a pooler in transaction mode (PgBouncer before 1.21), a prepared statement lives on the server
@@ -29,18 +30,21 @@ export async function runStatement<Row extends QueryResultRow>(pool: Pool, text:
   const record = currentRecord();
   if (record) record.statements++;
   const started = performance.now();
-  const unnamed = () => pool.query<Row>(text, values);
+  const unnamed = () => pool.query<unknown[]>({ text, values, rowMode: "array" });
   try {
-    return await traceStatement(text, async () => {
+    const result = await traceStatement(text, async () => {
       if (!name || !preparing) return unnamed();
       try {
-        return await pool.query<Row>({ name, text, values });
+        return await pool.query<unknown[]>({ name, text, values, rowMode: "array" });
       } catch (err) {
         if (!POOLER_PREPARED_ERRORS.has((err as { code?: string }).code ?? "")) throw err;
         preparing = false;
         return unnamed();
       }
     });
+    // Array rows, then one object literal per row (db/row-objects.ts).
+    const build = rowObjectBuilder(result.fields);
+    return Object.assign(result, { rows: result.rows.map(build) }) as unknown as QueryResult<Row>;
   } finally {
     if (record) record.sqlMs += performance.now() - started;
   }

@@ -22,12 +22,13 @@ const installed = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
 const reverse = (hunks: Hunk[]) => hunks.map((h) => ({ before: h.after, after: h.before }));
 
 describe("applying patches without patch-package", () => {
-  it("reads the patch: both graphql-jit builds, two hunks of changed leaf code each", () => {
+  it("reads the patch: both graphql-jit builds, the leaf code and the __proto__ member in each", () => {
     expect(files.map((f) => [f.file, f.hunks.length])).toEqual([
-      ["node_modules/graphql-jit/dist/execution.js", 1],
-      ["node_modules/graphql-jit/dist/execution.mjs", 1],
+      ["node_modules/graphql-jit/dist/execution.js", 2],
+      ["node_modules/graphql-jit/dist/execution.mjs", 2],
     ]);
     expect(files[0].hunks[0].after).toContain("// patched: error metadata only on the null/Error path");
+    expect(files[0].hunks[1].after).toContain('["__proto__"]');
   });
 
   it("turns the released file into the installed, patched one, and leaves a patched file as it is", () => {
