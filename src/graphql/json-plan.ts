@@ -37,7 +37,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from "graphql";
-import { getVariableValues } from "graphql/execution/values";
+import { compileVariableParsing, failToParseVariables } from "graphql-jit/dist/variables";
 import type { RequestContext } from "../context";
 import { MAX_KEY_LENGTH, type JsonField, type JsonObject, type JsonRelation, type JsonRow } from "../data/json-rows";
 import type { SqlModel } from "../data/schema";
@@ -148,20 +148,17 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: s
   const keyOfRow = keys.includes("__proto__") ? undefined : rowKeyOf(object, schema.getType(page.nodes) as GraphQLObjectType, page.key);
   const read: PageReader<JsonRow | Row> = keyOfRow ? page.readRows(keyOfRow) : page.read;
   const scopes = [...planning.scopes];
-  const variableDefinitions = operation.variableDefinitions ?? [];
+  // Compiled once, as the general executor compiles its own (graphql-jit), and coercing the same way.
+  const coerceVariables = compileVariableParsing(schema, operation.variableDefinitions ?? []);
   const valueOf = (member: PageMember, result: Page<JsonRow | Row>) =>
     member === "nodes" ? result.nodes : member === "nextCursor" ? result.nextCursor : member === "hasMore" ? result.hasMore : pageType.name;
   return {
     argumentsFor(ctx, variables) {
       if (!scopes.every((s) => ctx.credential.scopes.has(s))) return undefined;
       try {
-        let coerced: Record<string, unknown> = {};
-        if (variableDefinitions.length) {
-          const result = getVariableValues(schema, variableDefinitions, variables);
-          if (result.errors) return undefined;
-          coerced = result.coerced;
-        }
-        return getArgumentValues(rootField, root, coerced);
+        const result = coerceVariables(variables);
+        if (failToParseVariables(result)) return undefined;
+        return getArgumentValues(rootField, root, result.coerced);
       } catch {
         return undefined;
       }
