@@ -32,7 +32,8 @@ const TOKEN_LOOKUPS: Record<OpaqueTokenKind, string> = {
 
 /** The token row with this hash, or undefined. */
 export async function findTokenByHash(pool: Pool, kind: OpaqueTokenKind, tokenHash: string): Promise<TokenRow | undefined> {
-  const { rows } = await runStatement<TokenRow>(pool, TOKEN_LOOKUPS[kind], [tokenHash]);
+  // Prepared (named) on each connection: PostgreSQL parses and plans it once, not on every request.
+  const { rows } = await runStatement<TokenRow>(pool, TOKEN_LOOKUPS[kind], [tokenHash], `gcs_token_${kind}`);
   return rows[0];
 }
 
