@@ -14,6 +14,7 @@ type Commands = {
   partners: typeof import("./commands/partners");
   secrets: typeof import("./commands/secrets");
   connectors: typeof import("./commands/connectors");
+  demo: typeof import("./demo");
 };
 /* eslint-disable @typescript-eslint/no-require-imports */
 const load = {
@@ -24,6 +25,7 @@ const load = {
   partners: () => require("./commands/partners") as Commands["partners"],
   secrets: () => require("./commands/secrets") as Commands["secrets"],
   connectors: () => require("./commands/connectors") as Commands["connectors"],
+  demo: () => require("./demo") as Commands["demo"],
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -32,6 +34,9 @@ Exit codes: 0 done, 1 the command failed (database, unknown group, wrong secretâ
 Configuration comes from the environment (DATABASE_URL, PORT, GCS_DATA_DIRâ€¦; see README.md).
 Without DATABASE_URL every command uses the embedded database in GCS_DATA_DIR (default .data/pglite):
 while \`gcs serve\` runs there, the other commands go through it.`;
+
+/** Run by `gcs serve` in a child process on a data directory not ready to serve (db/embedded.ts). */
+export const PREPARE_EMBEDDED_COMMAND = "prepare-embedded";
 
 const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}`;
 const json = () => new Option("--json", "print the result as one line of JSON");
@@ -55,6 +60,11 @@ export function buildProgram(version: string): Command {
     .description("run the API on PORT (DATABASE_URL; the embedded database when it is unset)")
     .addHelpText("after", example("gcs serve", "PORT=8080 DATABASE_URL=postgresql://gcs@db/gcs gcs serve"))
     .action(() => load.serve().serve());
+
+  program
+    .command(`${PREPARE_EMBEDDED_COMMAND} <dataDir>`, { hidden: true })
+    .description("prepare an embedded data directory for gcs serve (run by gcs serve itself)")
+    .action((dataDir: string) => load.demo().prepareEmbeddedDemo(dataDir));
 
   program
     .command("deliver")

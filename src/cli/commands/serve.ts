@@ -7,12 +7,13 @@ import { createLogger } from "../../logger";
 import { startServer } from "../../server";
 import { cliConfig, printJson, withDatabase } from "../database";
 import { announceEmbeddedDemo } from "../demo";
+import { PREPARE_EMBEDDED_COMMAND } from "../program";
 
 export async function serve(): Promise<never> {
   const config = cliConfig();
   assertDeliveryKeyConfigured(config); // before anything starts: a one-line refusal
   // On the embedded database this process owns the data directory and serves it to the other gcs commands.
-  serveEmbeddedToLocalTools();
+  serveEmbeddedToLocalTools(PREPARE_EMBEDDED_COMMAND);
   const server = await startServer(config, async (running) => {
     if (running.services.db.embedded) await announceEmbeddedDemo(running);
   });
