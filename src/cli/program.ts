@@ -8,6 +8,7 @@ import { integer, nonEmpty, scopeList, uuid } from "./args";
 
 type Commands = {
   serve: typeof import("./commands/serve");
+  deliver: typeof import("./commands/deliver");
   migrate: typeof import("./commands/migrate");
   fixtures: typeof import("./commands/fixtures");
   keys: typeof import("./commands/keys");
@@ -19,6 +20,7 @@ type Commands = {
 /* eslint-disable @typescript-eslint/no-require-imports */
 const load = {
   serve: () => require("./commands/serve") as Commands["serve"],
+  deliver: () => require("./commands/deliver") as Commands["deliver"],
   migrate: () => require("./commands/migrate") as Commands["migrate"],
   fixtures: () => require("./commands/fixtures") as Commands["fixtures"],
   keys: () => require("./commands/keys") as Commands["keys"],
@@ -71,7 +73,7 @@ export function buildProgram(version: string): Command {
     .description("run only the destination delivery worker")
     .option("--once", "one pass over the due deliveries, then exit")
     .addHelpText("after", example("gcs deliver --once"))
-    .action((opts: { once?: boolean }) => load.serve().deliver(opts));
+    .action((opts: { once?: boolean }) => load.deliver().deliver(opts));
 
   program
     .command("migrate")

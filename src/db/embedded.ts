@@ -63,32 +63,43 @@ const POSTGRES_SETTINGS = ["shared_buffers=16MB", "maintenance_work_mem=16MB"];
 const INITDB_TIMEOUT_MS = 120_000;
 /** How long preparing a data directory for `gcs serve` may take (initdb and the demo data: seconds). */
 const PREPARE_TIMEOUT_MS = 300_000;
+/** How often the preparing child checks that its parent (which holds the lock) is still there. */
+const PARENT_CHECK_MS = 500;
 /** How long a tool waits for a server that holds the lock but has not written its address yet. */
 const SERVER_START_WAIT_MS = 30_000;
 
 let role: LockHolder["role"] = "tool";
 /** The gcs command that prepares a data directory for serving (given the directory), in a child. */
 let prepareCommand = "";
+/** The directory `gcs serve` claimed early: locked and prepared (the release function) or failed. */
+let claimed: { dir: string; release: Promise<() => void> } | undefined;
 
 /**
  * Called by `gcs serve` before it opens the database: this process must own the data directory
  * (another process holding it is an error, not something to connect to), and serves it to local tools.
  * A directory not ready to serve is first prepared by `gcs <command> <dir>` in a child process, which
- * calls prepareDataDir().
+ * calls prepareDataDir(). Given `dataDir`, takes it and starts preparing it at once, so that the
+ * child works while this process loads the rest of the server; startEmbeddedPostgres() waits for it.
  */
-export function serveEmbeddedToLocalTools(command: string): void {
+export function serveEmbeddedToLocalTools(command: string, dataDir?: string): void {
   role = "server";
   prepareCommand = command;
+  if (dataDir === undefined) return;
+  const release = claim(path.resolve(dataDir));
+  release.catch(() => undefined); // reported when startEmbeddedPostgres() awaits it
+  claimed = { dir: path.resolve(dataDir), release };
 }
 
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const dir = path.resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
   if (role === "tool") {
+    mkdirSync(dir, { recursive: true });
     const running = await runningServer(dir);
     if (running) return { url: running.url, stop: async () => undefined };
   }
-  const release = acquireLock(dir);
+  const early = claimed?.dir === dir ? claimed.release : undefined;
+  claimed = undefined;
+  const release = await (early ?? claim(dir));
   try {
     return await openAndServe(dir, release);
   } catch (err) {
@@ -97,9 +108,21 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   }
 }
 
+/** Takes `dir`'s lock and makes it ready to open (prepare()); returns the lock's release function. */
+async function claim(dir: string): Promise<() => void> {
+  mkdirSync(dir, { recursive: true });
+  const release = acquireLock(dir);
+  try {
+    await prepare(dir);
+    return release;
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
 async function openAndServe(dir: string, release: () => void): Promise<EmbeddedPostgres> {
   const sharing = role === "server";
-  await prepare(dir);
   const { db, server, url } = await open(dir, sharing ? MAX_CONNECTIONS : 1);
   try {
     // Published once migrated: a tool's own migrate() must not race the server's (their advisory
@@ -190,8 +213,7 @@ function removeDatabase(dir: string): void {
 async function prepareInChild(dir: string): Promise<void> {
   const gcs = path.resolve(__dirname, "../../bin/gcs.js");
   const env = { ...process.env, GCS_USE_SOURCE: __filename.endsWith(".ts") ? "1" : "0" };
-  // stdin: a pipe the child watches, so that it stops when this process ends (the lock goes with it).
-  const child = spawn(process.execPath, ["--liftoff-only", gcs, prepareCommand, dir], { env, stdio: ["pipe", "inherit", "pipe"] });
+  const child = spawn(process.execPath, ["--liftoff-only", gcs, prepareCommand, dir], { env, stdio: ["ignore", "inherit", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const timer = setTimeout(() => child.kill("SIGKILL"), PREPARE_TIMEOUT_MS);
@@ -214,8 +236,9 @@ async function prepareInChild(dir: string): Promise<void> {
  * process when the parent goes away before it is done.
  */
 export async function prepareDataDir(dataDir: string, load: (url: string) => Promise<void>): Promise<void> {
-  const orphaned = () => process.exit(1);
-  process.stdin.once("end", orphaned).resume();
+  // The parent's lock goes when it ends: another process may then open the directory.
+  const parent = process.ppid;
+  const watch = setInterval(() => isAlive(parent) || process.exit(1), PARENT_CHECK_MS);
   try {
     const { db, server, url } = await open(path.resolve(dataDir), 1);
     try {
@@ -226,7 +249,7 @@ export async function prepareDataDir(dataDir: string, load: (url: string) => Pro
       await db.close();
     }
   } finally {
-    process.stdin.off("end", orphaned).destroy();
+    clearInterval(watch);
   }
 }
 
