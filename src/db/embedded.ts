@@ -34,6 +34,8 @@ const READY_FILE = "gcs-ready";
  * that was killed), everything but the lock is removed and the creation starts over.
  */
 const CREATING_FILE = "gcs-creating";
+/** The files above, and those being written (writeOwnFile). */
+const OWN_FILE = /^(gcs\.lock|gcs-server\.json|gcs-ready|gcs-creating)(\.\d+\.tmp)?$/;
 
 /** What a process that holds a data directory writes in its lock file. */
 interface LockHolder {
@@ -181,7 +183,7 @@ async function prepare(dir: string): Promise<void> {
   if (!creating && role === "tool") return;
   if (creating) {
     // Only what a creation made may be removed when it fails: never files someone else put here.
-    const foreign = readdirSync(dir).filter((name) => !name.startsWith("gcs"));
+    const foreign = readdirSync(dir).filter((name) => !OWN_FILE.test(name));
     if (foreign.length > 0) {
       throw new Error(`${dir} holds files but no embedded database (${foreign.slice(0, 3).join(", ")}): empty it, or set GCS_DATA_DIR to another directory`);
     }
