@@ -78,15 +78,18 @@ export function treeWasmMb(root: number): number {
   return kb / 1024;
 }
 
-/** User + system CPU time of a tree's live processes so far, in ms. */
+/**
+ * User + system CPU time of a tree so far, in ms: its live processes' own and that of the children
+ * they have waited for (the start's initdb and preparation, which have ended by the banner).
+ */
 function treeCpuMs(root: number): number {
   return processTree(root).reduce((sum, pid) => {
     const f = statFields(pid);
-    return sum + (f ? (Number(f[11]) + Number(f[12])) * 10 : 0);
+    return sum + (f ? (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10 : 0);
   }, 0);
 }
 
-/** /proc/<pid>/stat from the state field on (index 0 state, 1 ppid, 11 utime, 12 stime). */
+/** /proc/<pid>/stat from the state field on (index 0 state, 1 ppid, 11 utime, 12 stime, 13 cutime, 14 cstime). */
 function statFields(pid: number): string[] | undefined {
   const stat = readProc(pid, "stat");
   return stat?.slice(stat.lastIndexOf(") ") + 2).split(" ");

@@ -7,17 +7,44 @@ import { ALL_SCOPES } from "../auth/scopes";
 import { resolveSessionKey } from "../auth/session";
 import { loadFixtures } from "../fixtures";
 import type { RunningServer } from "../server";
+import { loadConfig, type Config } from "../config";
+import { createPrismaClient, type Prisma } from "../db/database";
+import { prepareDataDir } from "../db/embedded";
+import { chooseLogFormat, createLogger, type Logger } from "../logger";
 
 const DEMO_KEY_NAME = "embedded demo key";
+
+/**
+ * `gcs serve`'s preparation of a new embedded data directory, in a child process (db/embedded.ts):
+ * the database, its migrations and the demo data, whose load would otherwise stay in the serving
+ * process's WebAssembly heap.
+ */
+export async function prepareEmbeddedDemo(dataDir: string): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, chooseLogFormat(config.logFormat, process.stdout.isTTY));
+  await prepareDataDir(dataDir, async (url) => {
+    const prisma = createPrismaClient(url, 1);
+    try {
+      await loadDemoData(prisma, config, logger);
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+}
+
+/** The demo hotel group, unless the database has a property group already (loaded by `gcs fixtures`). */
+async function loadDemoData(prisma: Prisma, config: Config, logger: Pick<Logger, "info">): Promise<void> {
+  if (await hasPropertyGroups(prisma)) return;
+  logger.info("first start on the embedded database: loading demo data");
+  const sessionKey = await resolveSessionKey(config.session, prisma);
+  await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, deliveryKey: await deliverySecretKey(config, prisma), progress: (line) => logger.info(line) });
+}
 
 export async function announceEmbeddedDemo(server: RunningServer) {
   const { db, config, logger } = server.services;
   const prisma = db.primary;
-  if (!(await hasPropertyGroups(prisma))) {
-    logger.info("first start on the embedded database: loading demo data");
-    const sessionKey = await resolveSessionKey(config.session, prisma);
-    await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, deliveryKey: await deliverySecretKey(config, prisma), progress: (line) => logger.info(line) });
-  }
+  // Prepared before the server opened the directory; only a database emptied since has none.
+  await loadDemoData(prisma, config, logger);
   const group = await firstPropertyGroup(prisma);
   // One demo key at a time: the previous start's key stops working.
   await revokeApiKeysNamed(prisma, DEMO_KEY_NAME);

@@ -8,22 +8,26 @@ import { integer, nonEmpty, scopeList, uuid } from "./args";
 
 type Commands = {
   serve: typeof import("./commands/serve");
+  deliver: typeof import("./commands/deliver");
   migrate: typeof import("./commands/migrate");
   fixtures: typeof import("./commands/fixtures");
   keys: typeof import("./commands/keys");
   partners: typeof import("./commands/partners");
   secrets: typeof import("./commands/secrets");
   connectors: typeof import("./commands/connectors");
+  demo: typeof import("./demo");
 };
 /* eslint-disable @typescript-eslint/no-require-imports */
 const load = {
   serve: () => require("./commands/serve") as Commands["serve"],
+  deliver: () => require("./commands/deliver") as Commands["deliver"],
   migrate: () => require("./commands/migrate") as Commands["migrate"],
   fixtures: () => require("./commands/fixtures") as Commands["fixtures"],
   keys: () => require("./commands/keys") as Commands["keys"],
   partners: () => require("./commands/partners") as Commands["partners"],
   secrets: () => require("./commands/secrets") as Commands["secrets"],
   connectors: () => require("./commands/connectors") as Commands["connectors"],
+  demo: () => require("./demo") as Commands["demo"],
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -32,6 +36,9 @@ Exit codes: 0 done, 1 the command failed (database, unknown group, wrong secretâ
 Configuration comes from the environment (DATABASE_URL, PORT, GCS_DATA_DIRâ€¦; see README.md).
 Without DATABASE_URL every command uses the embedded database in GCS_DATA_DIR (default .data/pglite):
 while \`gcs serve\` runs there, the other commands go through it.`;
+
+/** Run by `gcs serve` in a child process on a data directory not ready to serve (db/embedded.ts). */
+export const PREPARE_EMBEDDED_COMMAND = "prepare-embedded";
 
 const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}`;
 const json = () => new Option("--json", "print the result as one line of JSON");
@@ -57,11 +64,16 @@ export function buildProgram(version: string): Command {
     .action(() => load.serve().serve());
 
   program
+    .command(`${PREPARE_EMBEDDED_COMMAND} <dataDir>`, { hidden: true })
+    .description("prepare an embedded data directory for gcs serve (run by gcs serve itself)")
+    .action((dataDir: string) => load.demo().prepareEmbeddedDemo(dataDir));
+
+  program
     .command("deliver")
     .description("run only the destination delivery worker")
     .option("--once", "one pass over the due deliveries, then exit")
     .addHelpText("after", example("gcs deliver --once"))
-    .action((opts: { once?: boolean }) => load.serve().deliver(opts));
+    .action((opts: { once?: boolean }) => load.deliver().deliver(opts));
 
   program
     .command("migrate")

@@ -7,8 +7,13 @@
 // `gcs-server.json`; any other process (`gcs keys create`, `gcs deliver`, …) then connects to that
 // address instead of opening the directory, so the running server sees its writes at once. With no
 // server running, a tool takes the lock and opens the directory itself.
-import { execFile } from "node:child_process";
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+//
+// PGlite's WebAssembly heap grows and never shrinks: whatever a process does in it stays resident for
+// the life of that process. So `gcs serve` never creates its database: a child process does
+// (initdb, migrations, the demo data), under the serving process's lock, and the serving process
+// then opens the finished directory as a restart does. READY_FILE, written last, says it is finished.
+import { execFile, spawn } from "node:child_process";
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,6 +27,15 @@ export interface EmbeddedPostgres {
 
 const LOCK_FILE = "gcs.lock";
 const SERVER_FILE = "gcs-server.json";
+/** Written last by a successful preparation for `gcs serve`: the database is created, migrated, loaded. */
+const READY_FILE = "gcs-ready";
+/**
+ * Present while a database is being created in an empty directory: found at a start (a creation
+ * that was killed), everything but the lock is removed and the creation starts over.
+ */
+const CREATING_FILE = "gcs-creating";
+/** The files above, and those being written (writeOwnFile). */
+const OWN_FILE = /^(gcs\.lock|gcs-server\.json|gcs-ready|gcs-creating)(\.\d+\.tmp)?$/;
 
 /** What a process that holds a data directory writes in its lock file. */
 interface LockHolder {
@@ -49,27 +63,45 @@ const MAX_CONNECTIONS = 8;
 const POSTGRES_SETTINGS = ["shared_buffers=16MB", "maintenance_work_mem=16MB"];
 /** How long initdb of a new data directory may take (it takes seconds). */
 const INITDB_TIMEOUT_MS = 120_000;
+/** How long preparing a data directory for `gcs serve` may take (initdb and the demo data: seconds). */
+const PREPARE_TIMEOUT_MS = 300_000;
+/** How often the preparing child checks that its parent (which holds the lock) is still there. */
+const PARENT_CHECK_MS = 500;
 /** How long a tool waits for a server that holds the lock but has not written its address yet. */
 const SERVER_START_WAIT_MS = 30_000;
 
 let role: LockHolder["role"] = "tool";
+/** The gcs command that prepares a data directory for serving (given the directory), in a child. */
+let prepareCommand = "";
+/** The directory `gcs serve` claimed early: locked and prepared (the release function) or failed. */
+let claimed: { dir: string; release: Promise<() => void> } | undefined;
 
 /**
  * Called by `gcs serve` before it opens the database: this process must own the data directory
  * (another process holding it is an error, not something to connect to), and serves it to local tools.
+ * A directory not ready to serve is first prepared by `gcs <command> <dir>` in a child process, which
+ * calls prepareDataDir(). Given `dataDir`, takes it and starts preparing it at once, so that the
+ * child works while this process loads the rest of the server; startEmbeddedPostgres() waits for it.
  */
-export function serveEmbeddedToLocalTools(): void {
+export function serveEmbeddedToLocalTools(command: string, dataDir?: string): void {
   role = "server";
+  prepareCommand = command;
+  if (dataDir === undefined) return;
+  const release = claim(path.resolve(dataDir));
+  release.catch(() => undefined); // reported when startEmbeddedPostgres() awaits it
+  claimed = { dir: path.resolve(dataDir), release };
 }
 
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const dir = path.resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
   if (role === "tool") {
+    mkdirSync(dir, { recursive: true });
     const running = await runningServer(dir);
     if (running) return { url: running.url, stop: async () => undefined };
   }
-  const release = acquireLock(dir);
+  const early = claimed?.dir === dir ? claimed.release : undefined;
+  claimed = undefined;
+  const release = await (early ?? claim(dir));
   try {
     return await openAndServe(dir, release);
   } catch (err) {
@@ -78,20 +110,26 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   }
 }
 
-async function openAndServe(dir: string, release: () => void): Promise<EmbeddedPostgres> {
-  if (!existsSync(path.join(dir, "PG_VERSION"))) await initdbInChild(dir);
-  const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
-  const db = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...POSTGRES_SETTINGS.flatMap((s) => ["-c", s])] });
-  const sharing = role === "server";
-  // Port 0: the OS picks a free one when the server listens (no race with another process).
-  const server = new PGLiteSocketServer({ db: heldUntilIdle(db), port: 0, host: "127.0.0.1", maxConnections: sharing ? MAX_CONNECTIONS : 1 });
-  let url: string;
+/** Takes `dir`'s lock and makes it ready to open (prepare()); returns the lock's release function. */
+async function claim(dir: string): Promise<() => void> {
+  mkdirSync(dir, { recursive: true });
+  const release = acquireLock(dir);
   try {
-    await server.start();
-    url = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
-    // Published once migrated: a tool's own migrate() must not race the server's on a new database
-    // (their advisory lock is one lock in one shared session, so it would not keep them apart).
+    await prepare(dir);
+    return release;
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+async function openAndServe(dir: string, release: () => void): Promise<EmbeddedPostgres> {
+  const sharing = role === "server";
+  const { db, server, url } = await open(dir, sharing ? MAX_CONNECTIONS : 1);
+  try {
+    // Published once migrated: a tool's own migrate() must not race the server's (their advisory
+    // lock is one lock in one shared session, so it would not keep them apart). On a prepared
+    // directory there is nothing to apply unless the service was upgraded since.
     if (sharing) await migrate(url);
   } catch (err) {
     await server.stop();
@@ -115,6 +153,106 @@ async function openAndServe(dir: string, release: () => void): Promise<EmbeddedP
       }
     },
   };
+}
+
+/** PGlite on `dir`, served on a loopback port the OS picks. */
+async function open(dir: string, maxConnections: number) {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const db = await PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...POSTGRES_SETTINGS.flatMap((s) => ["-c", s])] });
+  // Port 0: the OS picks a free one when the server listens (no race with another process).
+  const server = new PGLiteSocketServer({ db: heldUntilIdle(db), port: 0, host: "127.0.0.1", maxConnections });
+  try {
+    await server.start();
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return { db, server, url: `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable` };
+}
+
+/**
+ * Makes `dir` ready for this process to open. `gcs serve` needs it READY: created, migrated and
+ * loaded by a child (prepareInChild). A tool needs a database only: it creates one in an empty
+ * directory (initdb in a child) and migrates it itself, and a later `gcs serve` completes it.
+ */
+async function prepare(dir: string): Promise<void> {
+  if (existsSync(path.join(dir, READY_FILE))) return;
+  if (existsSync(path.join(dir, CREATING_FILE))) removeDatabase(dir); // a creation that was killed
+  const creating = !existsSync(path.join(dir, "PG_VERSION"));
+  if (!creating && role === "tool") return;
+  if (creating) {
+    // Only what a creation made may be removed when it fails: never files someone else put here.
+    const foreign = readdirSync(dir).filter((name) => !OWN_FILE.test(name));
+    if (foreign.length > 0) {
+      throw new Error(`${dir} holds files but no embedded database (${foreign.slice(0, 3).join(", ")}): empty it, or set GCS_DATA_DIR to another directory`);
+    }
+    writeOwnFile(path.join(dir, CREATING_FILE), { pid: process.pid });
+  }
+  try {
+    if (role === "server") await prepareInChild(dir);
+    else await initdbInChild(dir);
+  } catch (err) {
+    if (creating) removeDatabase(dir);
+    throw err;
+  }
+  if (role === "server") writeOwnFile(path.join(dir, READY_FILE), { pid: process.pid, preparedAt: new Date().toISOString() });
+  removeFile(path.join(dir, CREATING_FILE));
+}
+
+/** Everything in `dir` but its lock: what an unfinished creation left. */
+function removeDatabase(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    if (name !== LOCK_FILE) rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Runs `gcs <prepareCommand> <dir>` in a child (the same build, dist or source, as this process),
+ * which calls prepareDataDir(). Its log lines go to this process's stdout; its last stderr line
+ * (the CLI's one-line failure) becomes this error's reason.
+ */
+async function prepareInChild(dir: string): Promise<void> {
+  const gcs = path.resolve(__dirname, "../../bin/gcs.js");
+  const env = { ...process.env, GCS_USE_SOURCE: __filename.endsWith(".ts") ? "1" : "0" };
+  const child = spawn(process.execPath, ["--liftoff-only", gcs, prepareCommand, dir], { env, stdio: ["ignore", "inherit", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill("SIGKILL"), PREPARE_TIMEOUT_MS);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    child.once("error", (err) => {
+      stderr += `${err.message}\n`;
+      resolve([null, null]);
+    });
+    child.once("close", (c, s) => resolve([c, s]));
+  }).finally(() => clearTimeout(timer));
+  if (code === 0) return;
+  const last = stderr.trim().split("\n").pop()?.replace(/^gcs: /, "");
+  const reason = last || (signal ? `the preparing process was ended by ${signal}` : `the preparing process exited with code ${code}`);
+  throw new Error(`could not prepare the embedded database in ${dir}: ${reason}`);
+}
+
+/**
+ * In the child that prepareInChild() starts, under its parent's lock: creates the database if the
+ * directory has none, applies the migrations, runs `load` (given its URL), and closes. Ends the
+ * process when the parent goes away before it is done.
+ */
+export async function prepareDataDir(dataDir: string, load: (url: string) => Promise<void>): Promise<void> {
+  // The parent's lock goes when it ends: another process may then open the directory.
+  const parent = process.ppid;
+  const watch = setInterval(() => isAlive(parent) || process.exit(1), PARENT_CHECK_MS);
+  try {
+    const { db, server, url } = await open(path.resolve(dataDir), 1);
+    try {
+      await migrate(url);
+      await load(url);
+    } finally {
+      await server.stop();
+      await db.close();
+    }
+  } finally {
+    clearInterval(watch);
+  }
 }
 
 /**

@@ -6,12 +6,13 @@
 // another client queries. Prints one line of JSON: what each client saw that it should not have.
 import net from "node:net";
 import { Client } from "pg";
+import { PREPARE_EMBEDDED_COMMAND } from "../../src/cli/program";
 import { serveEmbeddedToLocalTools, startEmbeddedPostgres } from "../../src/db/embedded";
 
 const ROUNDS = 150;
 
 async function main(dataDir: string) {
-  serveEmbeddedToLocalTools();
+  serveEmbeddedToLocalTools(PREPARE_EMBEDDED_COMMAND);
   const db = await startEmbeddedPostgres(dataDir);
   const problems: string[] = [];
   const committed: Record<string, number> = { a: 0, b: 0 };

@@ -416,8 +416,10 @@ describe("the embedded database shared with a running gcs serve", () => {
   it("several clients of the served database never interleave their exchanges or transactions", async () => {
     const sessions = path.join(dir, "sessions");
     mkdirSync(sessions);
+    // LOG_LEVEL: the log of the child that prepares its new directory would join the result on stdout.
     const { stdout } = await run(NODE, ["-e", "require('tsx/cjs/api').register(); require('./test/helpers/pglite-sessions.ts')", path.join(sessions, "pglite")], {
       cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: "warn" },
       timeout: 180_000,
     });
     // 150 rounds a client: a transaction every 5th, rolled back every 10th; the dying client's insert rolled back.

@@ -1,18 +1,19 @@
-// The long-running commands: the API (with the delivery worker unless turned off) and the worker alone.
-import { openDatabase } from "../../db/database";
+// The API (with the delivery worker unless turned off). `gcs deliver` runs the worker alone (deliver.ts).
+import { loadConfig } from "../../config";
 import { serveEmbeddedToLocalTools } from "../../db/embedded";
-import { flushDue } from "../../delivery/engine";
-import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, runDelivery } from "../../delivery/run";
-import { createLogger } from "../../logger";
-import { startServer } from "../../server";
-import { cliConfig, printJson, withDatabase } from "../database";
-import { announceEmbeddedDemo } from "../demo";
+import { assertDeliveryKeyConfigured } from "../../delivery/run";
+import { PREPARE_EMBEDDED_COMMAND } from "../program";
 
+/* eslint-disable @typescript-eslint/no-require-imports */
 export async function serve(): Promise<never> {
-  const config = cliConfig();
+  const config = loadConfig();
   assertDeliveryKeyConfigured(config); // before anything starts: a one-line refusal
-  // On the embedded database this process owns the data directory and serves it to the other gcs commands.
-  serveEmbeddedToLocalTools();
+  // On the embedded database this process owns the data directory and serves it to the other gcs
+  // commands. A new directory is prepared in a child process from now on, while this one loads the
+  // server's modules (required only here, for that reason).
+  serveEmbeddedToLocalTools(PREPARE_EMBEDDED_COMMAND, config.databaseUrl ? undefined : config.dataDir);
+  const { startServer } = require("../../server") as typeof import("../../server");
+  const { announceEmbeddedDemo } = require("../demo") as typeof import("../demo");
   const server = await startServer(config, async (running) => {
     if (running.services.db.embedded) await announceEmbeddedDemo(running);
   });
@@ -32,31 +33,4 @@ export async function serve(): Promise<never> {
   process.once("SIGTERM", shutdown);
   return new Promise<never>(() => undefined); // runs until a signal
 }
-
-export async function deliver(opts: { once?: boolean }): Promise<void> {
-  const config = cliConfig();
-  assertDeliveryKeyConfigured(config);
-  const logger = createLogger(config.logLevel);
-  if (opts.once) {
-    return withDatabase(config, true, async (db) => {
-      const reports = await flushDue(db.primary, {
-        secretKey: await deliverySecretKey(config, db.primary),
-        destinations: destinationsFromConfig(config),
-        batchSize: config.delivery.batchSize,
-        logger,
-      });
-      for (const r of reports) printJson(r);
-    });
-  }
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 4 });
-  const delivery = await runDelivery(config, db.primary, logger, false);
-  logger.info("delivery worker running");
-  const shutdown = async () => {
-    await delivery.stop();
-    await db.close();
-    process.exit(0);
-  };
-  process.once("SIGINT", shutdown);
-  process.once("SIGTERM", shutdown);
-  return new Promise<never>(() => undefined);
-}
+/* eslint-enable @typescript-eslint/no-require-imports */

@@ -1,0 +1,34 @@
+// `gcs deliver`: the destination delivery worker alone (`gcs serve` runs it beside the API).
+import { openDatabase } from "../../db/database";
+import { flushDue } from "../../delivery/engine";
+import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, runDelivery } from "../../delivery/run";
+import { createLogger } from "../../logger";
+import { cliConfig, printJson, withDatabase } from "../database";
+
+export async function deliver(opts: { once?: boolean }): Promise<void> {
+  const config = cliConfig();
+  assertDeliveryKeyConfigured(config);
+  const logger = createLogger(config.logLevel);
+  if (opts.once) {
+    return withDatabase(config, true, async (db) => {
+      const reports = await flushDue(db.primary, {
+        secretKey: await deliverySecretKey(config, db.primary),
+        destinations: destinationsFromConfig(config),
+        batchSize: config.delivery.batchSize,
+        logger,
+      });
+      for (const r of reports) printJson(r);
+    });
+  }
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 4 });
+  const delivery = await runDelivery(config, db.primary, logger, false);
+  logger.info("delivery worker running");
+  const shutdown = async () => {
+    await delivery.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", shutdown);
+  process.once("SIGTERM", shutdown);
+  return new Promise<never>(() => undefined);
+}
