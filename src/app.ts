@@ -85,6 +85,8 @@ export async function createApp(services: Services): Promise<App> {
     res.set("X-Request-Id", req.id);
     const startedAt = Date.now();
     const started = process.hrtime.bigint();
+    // Taken now: a mounted handler (Apollo on /graphql) may answer while Express holds req.url stripped of its mount path.
+    const path = req.path;
     const record = startRecord();
     // The statement count and timings go out as headers, so they are taken just before the headers are written.
     const writeHead = res.writeHead;
@@ -109,7 +111,7 @@ export async function createApp(services: Services): Promise<App> {
         {
           requestId: req.id,
           method: req.method,
-          path: req.path,
+          path,
           status: res.statusCode,
           ms: Math.round(ms * 10) / 10,
           sql: record.statements,

@@ -81,6 +81,8 @@ describe("response headers", () => {
     expect(rest.credential).toEqual({ kind: "api_key", id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(rest.propertyGroupId).toBe(t.manifest.groups.A.id);
     expect((line("audit-probe-2").credential as { kind: string }).kind).toBe("static");
+    // The path as the client sent it, also where a mounted handler (Apollo on /graphql) answers.
+    expect([rest.path, line("audit-probe-2").path]).toEqual(["/v1/properties", "/graphql"]);
     const all = text.join("\n");
     for (const token of [c.api_key, c.static_token]) expect(all).not.toContain(token);
   });
