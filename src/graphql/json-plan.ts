@@ -143,9 +143,8 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: s
   if (!nodes) return;
   const object = nodes;
   const rootKey = keyOf(root);
-  // A `__proto__` key is refused on the rows' path: no plain object should be trusted to keep it as a member.
-  const keys = [rootKey, ...members.map((m) => m.key)];
-  const keyOfRow = keys.includes("__proto__") ? undefined : rowKeyOf(object, schema.getType(page.nodes) as GraphQLObjectType, page.key);
+  // The rows' path assigns the page's members to a plain object, where `__proto__` would set the prototype.
+  const keyOfRow = members.some((m) => m.key === "__proto__") ? undefined : rowKeyOf(object, schema.getType(page.nodes) as GraphQLObjectType, page.key);
   const read: PageReader<JsonRow | Row> = keyOfRow ? page.readRows(keyOfRow) : page.read;
   const scopes = [...planning.scopes];
   // Compiled once, as the general executor compiles its own (graphql-jit), and coercing the same way.
@@ -181,7 +180,7 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: s
         const value = member === "nodes" ? `[${result.nodes.map((n) => (n as JsonRow).json).join(",")}]` : JSON.stringify(valueOf(member, result));
         return `${JSON.stringify(key)}:${value}`;
       });
-      return { data: RawJson.object(rootKey, `{${text.join(",")}}`) as unknown as Record<string, unknown> };
+      return { data: new RawJson(`{${JSON.stringify(rootKey)}:{${text.join(",")}}}`) as unknown as Record<string, unknown> };
     },
   };
 }
@@ -219,12 +218,12 @@ function objectOf(type: GraphQLObjectType, set: SelectionSetNode, planning: Plan
 /**
  * How to read the cursor key from a row of a flat `object`, or undefined when it must be read as JSON
  * text: a relation, a column the driver reads otherwise than it is serialised, a key field not
- * selected, or a `__proto__` key (a member no plain object should be trusted to keep).
+ * selected. (Rows keep a `__proto__` column as a member: db/row-objects.ts.)
  */
 function rowKeyOf(object: JsonObject, type: GraphQLObjectType, key: readonly string[]): ((row: Row) => CursorKey) | undefined {
   const keyOf = new Map<string, string>();
   for (const f of object.fields) {
-    if ("relation" in f || f.key === "__proto__") return;
+    if ("relation" in f) return;
     if ("constant" in f) continue;
     const leaf = getNamedType(type.getFields()[f.field].type);
     if (!ROW_SCALARS.has(leaf.name) && !isEnumType(leaf)) return;

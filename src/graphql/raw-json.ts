@@ -4,16 +4,7 @@
 import type { FormattedExecutionResult } from "graphql";
 
 export class RawJson {
-  /** `member`: the text of the value of the object's one member, when it is one (REST unwraps it). */
-  constructor(
-    readonly text: string,
-    readonly member?: RawJson,
-  ) {}
-
-  /** `{"key":value}`, its member's value kept. */
-  static object(key: string, value: string): RawJson {
-    return new RawJson(`{${JSON.stringify(key)}:${value}}`, new RawJson(value));
-  }
+  constructor(readonly text: string) {}
   /** Any other serialiser still gets the value (parsed: slow, but right). */
   toJSON(): unknown {
     return JSON.parse(this.text);

@@ -73,36 +73,16 @@ function compile(schema: GraphQLSchema, document: DocumentNode): CompiledQuery {
 }
 
 /**
- * How a caller takes `data`: `rawJson` accepts it as JSON text already written (graphql/raw-json.ts)
- * when the operation has a plan on the JSON read path (graphql/json-plan.ts); /v1 sends that text as
- * it is. MCP tools work with values, so they run compiled.
+ * Executes and returns `data`, or throws the first error (coded errors pass through unchanged). Runs
+ * as /graphql does (graphql/compiled.ts operationRunner): a planned page reads rows, not the executor.
  */
-export interface RunOptions {
-  rawJson?: boolean;
-}
-
-/** Executes and returns `data`, or throws the first error (coded errors pass through unchanged). */
 export async function runOperation(
   schema: GraphQLSchema,
   document: DocumentNode,
   variables: Record<string, unknown>,
   context: RequestContext,
-): Promise<Record<string, unknown>>;
-export async function runOperation(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  variables: Record<string, unknown>,
-  context: RequestContext,
-  options: RunOptions,
-): Promise<Record<string, unknown> | RawJson>;
-export async function runOperation(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  variables: Record<string, unknown>,
-  context: RequestContext,
-  options: RunOptions = {},
-): Promise<Record<string, unknown> | RawJson> {
-  const run = options.rawJson ? operationRunner(schema, document) : compile(schema, document).query;
+): Promise<Record<string, unknown>> {
+  const run = operationRunner(schema, document);
   if (typeof run !== "function") throw new GraphQLError("operation does not compile");
   const result = await run(undefined, context, variables);
   const first = result.errors?.[0];
@@ -112,7 +92,9 @@ export async function runOperation(
     throw first;
   }
   if (!result.data) throw new GraphQLError("operation returned no data");
-  return result.data as Record<string, unknown> | RawJson;
+  // JSON that PostgreSQL wrote (a page with relations): callers here work with values. None of the
+  // fixed operations of /v1 or the MCP tools is such a page today.
+  return result.data instanceof RawJson ? (result.data.toJSON() as Record<string, unknown>) : result.data;
 }
 
 /** A route's response body for raw path and query parameters: shared by /v1 and the MCP tools. */
@@ -122,16 +104,13 @@ export async function runRoute(
   route: RouteSpec,
   context: RequestContext,
   raw: { path: Record<string, string>; query: Record<string, unknown>; body?: unknown },
-  options: RunOptions = {},
-): Promise<Record<string, unknown> | RawJson> {
+): Promise<unknown> {
   const variables = {
     ...parsePath(raw.path, route.pathParams ?? {}),
     ...parseQuery(raw.query, route.query ?? {}),
     ...(route.body ? parseBody(raw.body ?? {}, route.body) : {}),
   };
-  const data = await runOperation(schema, operations.get(route.operation)!, variables, context, options);
-  // A plan writes only the page's nodes, cursor and has_more: no member that omitNull would drop.
-  if (data instanceof RawJson) return route.envelope === "unwrap" ? data.member! : data;
+  const data = await runOperation(schema, operations.get(route.operation)!, variables, context);
   const body = (route.envelope === "unwrap" ? Object.values(data)[0] : data) as Record<string, unknown>;
   for (const key of route.omitNull ?? []) if (body[key] === null) delete body[key];
   return body;

@@ -4,7 +4,6 @@
 import type { Request, Response } from "express";
 import { toHttpError } from "./http-errors";
 import { RETRY_AFTER_SECONDS } from "../db/faults";
-import { RawJson } from "../graphql/raw-json";
 import type { RouteSpec } from "./routes";
 
 export function sendError(req: Request, res: Response, err: unknown) {
@@ -19,12 +18,11 @@ export function sendError(req: Request, res: Response, err: unknown) {
  * A JSON body, sent as one string: Node then writes the headers and the body in one write and sets
  * Content-Length itself. Express's res.json turns any body over 1,000 characters into a Buffer
  * first, which costs a copy of the body and a second chunk (a writev) per response: a measurable
- * share of a 100-guest page's cost. Same status, headers and bytes as res.json. A body PostgreSQL
- * wrote already (RawJson, from the JSON read path) is sent as it is.
+ * share of a 100-guest page's cost. Same status, headers and bytes as res.json.
  */
 export function sendJson(res: Response, body: unknown) {
   res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.end(body instanceof RawJson ? body.text : JSON.stringify(body));
+  res.end(JSON.stringify(body));
 }
 
 /**

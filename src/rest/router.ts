@@ -22,8 +22,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           response: res,
         });
         res.locals.credential = context.credential;
-        const raw = { path: req.params as Record<string, string>, query: req.query, body: req.body };
-        const body = await runRoute(schema, operations, route, context, raw, { rawJson: true });
+        const body = await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body });
         setDeprecationHeaders(res, route, req.query);
         sendJson(res, body);
       } catch (err) {

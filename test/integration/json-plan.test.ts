@@ -4,15 +4,15 @@
 // `@include(if: true)` on its last field, which the planner refuses (any directive), so the second
 // answer is the general executor's. The directive comes after every other token, so error
 // locations are the same in both.
-import { buildSchema, getNamedType, getNullableType, isEnumType, isNonNullType, isObjectType } from "graphql";
+import { buildSchema, parse, print, getNamedType, getNullableType, isEnumType, isNonNullType, isObjectType } from "graphql";
 import { Client } from "pg";
 import { loadTypeDefs } from "../../src/graphql/schema-source";
 import { GUEST, RESERVATION, TRANSACTION } from "../../src/graphql/row-types";
 import { columnOf, SQL_TABLES, type SqlModel } from "../../src/data/schema";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { buildSchema as buildServiceSchema } from "../../src/graphql/schema";
-import { RawJson } from "../../src/graphql/raw-json";
-import { prepareOperations, runRoute } from "../../src/rest/execute";
+import { prepareOperations, runRoute, type PreparedOperations } from "../../src/rest/execute";
+import { jsonPlan } from "../../src/graphql/json-plan";
 import { toHttpError } from "../../src/rest/http-errors";
 import { routes } from "../../src/rest/routes";
 import { createContext } from "../../src/context";
@@ -186,31 +186,33 @@ describe("the JSON read path", () => {
 });
 
 describe("/v1/guests on the JSON read path", () => {
-  const schema = () => buildServiceSchema();
   const route = routes.find((r) => r.path === "/v1/guests")!;
+  const schema = buildServiceSchema();
+  const planned = prepareOperations(schema);
+  // The route's operation with `@include(if: true)` on its last field: the planner refuses it, so it runs compiled.
+  const compiled = new Map([[route.operation, parse(general(print(planned.get(route.operation)!)))]]);
 
   /** The route's body both ways in-process (JSON read path, compiled), as text or the error's HTTP answer. */
   async function bothWays(query: Record<string, string | undefined>, token = A().credentials.api_key) {
-    const s = schema();
-    const operations = prepareOperations(s);
-    const answer = async (rawJson: boolean) => {
+    const answer = async (operations: PreparedOperations) => {
       const context = await createContext(t.services, { authorization: `Bearer ${token}`, propertyHeader: undefined, surface: "rest", requiredScope: route.scope });
       try {
-        const body = await runRoute(s, operations, route, context, { path: {}, query }, { rawJson });
-        return { status: 200, text: body instanceof RawJson ? body.text : JSON.stringify(body) };
+        return { status: 200, text: JSON.stringify(await runRoute(schema, operations, route, context, { path: {}, query })) };
       } catch (err) {
         const { status, body } = toHttpError(err);
         return { status, text: JSON.stringify(body) };
       }
     };
-    const fast = await answer(true);
-    const slow = await answer(false);
+    const fast = await answer(planned);
+    const slow = await answer(compiled);
     expect(fast.status).toBe(slow.status);
     expect(fast.text).toBe(slow.text);
     return fast;
   }
 
   it("writes the page PostgreSQL wrote, byte for byte the compiled answer, for every filter and the next pages", async () => {
+    expect(jsonPlan(schema, planned.get(route.operation)!)).not.toBeNull();
+    expect(jsonPlan(schema, compiled.get(route.operation)!)).toBeNull();
     const first = await bothWays({ limit: "7" });
     const page = JSON.parse(first.text);
     expect(page.data).toHaveLength(7);
