@@ -68,3 +68,11 @@ export function demoBanner(server: ChildProcess, timeoutMs: number): Promise<{ k
     server.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
   });
 }
+
+/** Stops a spawned server with SIGTERM (its drain) and waits for it to exit; nothing when it has exited already. */
+export async function stopProcess(server: ChildProcess | undefined): Promise<void> {
+  if (!server || server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise((r) => server.once("exit", r));
+  server.kill("SIGTERM");
+  await exited;
+}

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from "node:os";
 import path from "node:path";
 import { processTree } from "../../bench/embedded-memory";
-import { demoBanner } from "../helpers/serve";
+import { demoBanner, stopProcess } from "../helpers/serve";
 
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -44,12 +44,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  for (const server of started.splice(0)) {
-    if (server.exitCode !== null || server.signalCode !== null) continue;
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  for (const server of started.splice(0)) await stopProcess(server);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { treeRssMb } from "../../bench/embedded-memory";
-import { demoBanner } from "../helpers/serve";
+import { demoBanner, stopProcess } from "../helpers/serve";
 
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -38,11 +38,7 @@ beforeAll(async () => {
 }, 200_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  await stopProcess(server);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -8,7 +8,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { FixtureManifest } from "../../src/fixtures";
 import { contract } from "../helpers/openapi-validate";
-import { demoBanner } from "../helpers/serve";
+import { demoBanner, stopProcess } from "../helpers/serve";
 
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -40,11 +40,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    await exited;
-  }
+  await stopProcess(server);
   rmSync(dir, { recursive: true, force: true });
 });
 

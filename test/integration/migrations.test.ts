@@ -1,29 +1,11 @@
 // Migrations applied to a database that already holds data (not only to empty ones).
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { Client } from "pg";
-import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate";
-import { withDatabase } from "../helpers/database-url";
-
-const sql = (name: string) => readFileSync(path.join(MIGRATIONS_DIR, name, "migration.sql"), "utf8");
+import { migrate } from "../../src/db/migrate";
+import { databaseBefore } from "../helpers/migration-database";
 
 it("per-table membership positions: renumbers every table's log and keeps each binding's confirmed position", async () => {
-  const admin = new Client({ connectionString: process.env.GCS_TEST_ADMIN_URL });
-  await admin.connect();
-  const name = `gcs_mig_${Date.now()}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = withDatabase(process.env.GCS_TEST_ADMIN_URL!, name);
-  const db = new Client({ connectionString: url });
-  await db.connect();
+  // The schema as it was before the migration, recorded as applied, with two tables' logs interleaved.
+  const { url, db, drop } = await databaseBefore("20261123020000_per_table_membership_seq");
   try {
-    // The schema as it was before the migration, recorded as applied, with two tables' logs interleaved.
-    await db.query(sql("20261123000000_init"));
-    await db.query(sql("20261123010000_event_timeline_index"));
-    await db.query(`CREATE TABLE gcs_schema_migrations (name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { createHash } = await import("node:crypto");
-    for (const m of ["20261123000000_init", "20261123010000_event_timeline_index"]) {
-      await db.query("INSERT INTO gcs_schema_migrations (name, checksum) VALUES ($1, $2)", [m, createHash("sha256").update(sql(m)).digest("hex")]);
-    }
     const g = "00000000-0000-4000-8000-000000000002";
     const [t1, t2] = ["00000000-0000-4000-8000-0000000000a1", "00000000-0000-4000-8000-0000000000a2"];
     await db.query(`INSERT INTO organisations (id, name) VALUES ('00000000-0000-4000-8000-000000000001', 'o')`);
@@ -49,8 +31,6 @@ it("per-table membership positions: renumbers every table's log and keeps each b
     expect(rows.map((r) => `${r.table_id.slice(-2)}:${r.seq}`)).toEqual(["a1:1", "a1:2", "a1:3", "a2:1", "a2:2", "a2:3"]);
     expect((await db.query("SELECT confirmed_seq::int AS c FROM destination_bindings")).rows[0].c).toBe(2);
   } finally {
-    await db.end();
-    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-    await admin.end();
+    await drop();
   }
 });

@@ -1,15 +1,12 @@
 // A curated table's member positions (the seek behind its offset pages): consecutive, in the order
 // members were added, through sequential and concurrent adds and removes, with the REST pages
 // agreeing; the fixture writes them too, and the migration numbers existing members.
-import { createHash, randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
+import { randomUUID } from "node:crypto";
 import fc from "fast-check";
-import { Client } from "pg";
 import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
-import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate";
+import { migrate } from "../../src/db/migrate";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { withDatabase } from "../helpers/database-url";
+import { databaseBefore } from "../helpers/migration-database";
 
 let t: TestApp;
 let pool: string[];
@@ -154,23 +151,11 @@ describe("table member positions", () => {
 
 describe("migration 20261124101700_table_member_positions", () => {
   const MIGRATION = "20261124101700_table_member_positions";
-  const sql = (name: string) => readFileSync(path.join(MIGRATIONS_DIR, name, "migration.sql"), "utf8");
 
   it("numbers each table's existing members 1..n in (added_at, member_id) order", async () => {
-    const admin = new Client({ connectionString: process.env.GCS_TEST_ADMIN_URL });
-    await admin.connect();
-    const name = `gcs_pos_${Date.now()}`;
-    await admin.query(`CREATE DATABASE ${name}`);
-    const db = new Client({ connectionString: withDatabase(process.env.GCS_TEST_ADMIN_URL!, name) });
-    await db.connect();
+    // The schema as it was before the migration, recorded as applied.
+    const { url, db, drop } = await databaseBefore(MIGRATION);
     try {
-      // The schema as it was before the migration, recorded as applied.
-      await db.query(`CREATE TABLE gcs_schema_migrations (name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-      const before = readdirSync(MIGRATIONS_DIR).filter((m) => m < MIGRATION && /^\d+_/.test(m)).sort();
-      for (const m of before) {
-        await db.query(sql(m));
-        await db.query("INSERT INTO gcs_schema_migrations (name, checksum) VALUES ($1, $2)", [m, createHash("sha256").update(sql(m)).digest("hex")]);
-      }
       const g = "00000000-0000-4000-8000-000000000002";
       const [t1, t2] = ["00000000-0000-4000-8000-0000000000a1", "00000000-0000-4000-8000-0000000000a2"];
       await db.query(`INSERT INTO organisations (id, name) VALUES ('00000000-0000-4000-8000-000000000001', 'o')`);
@@ -186,15 +171,13 @@ describe("migration 20261124101700_table_member_positions", () => {
         await db.query("INSERT INTO table_members (table_id, member_id, property_group_id, added_at) VALUES ($1, $2, $3, $4)", [table, id, g, at]);
       }
 
-      expect((await migrate(withDatabase(process.env.GCS_TEST_ADMIN_URL!, name))).applied).toContain(MIGRATION);
+      expect((await migrate(url)).applied).toContain(MIGRATION);
       const numbered = (await db.query("SELECT table_id, member_id, position FROM table_members ORDER BY table_id, position")).rows;
       expect(numbered.map((r) => `${r.table_id.slice(-2)}:${r.position}:${r.member_id.slice(-2)}`)).toEqual([
         "a1:1:40", "a1:2:12", "a1:3:13", "a1:4:30", "a2:1:11", "a2:2:50",
       ]);
     } finally {
-      await db.end();
-      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
-      await admin.end();
+      await drop();
     }
   });
 });
