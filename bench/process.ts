@@ -1,7 +1,7 @@
 // Small helpers the A/B overhead scripts share: a fixture database, the base ref's build, a child's
 // CPU time, waiting until a server answers, and the median of a variant's rounds.
 import { execFileSync } from "node:child_process";
-import { cpSync, readFileSync, symlinkSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
 import type { FixtureManifest } from "../src/fixtures";
@@ -39,6 +39,28 @@ export function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/**
+ * CPU time so far, in ms, of the PostgreSQL server whose data directory is `dataDir`: the postmaster
+ * (first line of postmaster.pid), the processes it started and has already reaped (its cutime and
+ * cstime: backends of closed connections), and those still running (backends, WAL writer, ...).
+ */
+export function postgresCpuMs(dataDir: string): number {
+  const postmaster = Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  const stat = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ").map(Number);
+  const own = stat(postmaster);
+  let ticks = own[11] + own[12] + own[13] + own[14];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const fields = stat(entry);
+      if (fields[1] === postmaster) ticks += fields[11] + fields[12];
+    } catch {
+      // the process exited while we read
+    }
+  }
+  return ticks * 10;
+}
+
 /** Resolves once `url` answers 2xx with `headers`; gives up after two minutes. */
 export async function waitFor(url: string, headers: Record<string, string>): Promise<void> {
   for (let i = 0; i < 600; i++) {
@@ -58,6 +80,10 @@ export interface Sample {
   p50: number;
   p99: number;
   cpuUs: number;
+  /** PostgreSQL's CPU time per request (postgresCpuMs), where measured. */
+  postgresUs?: number;
+  /** The load generator's (this process's) CPU time per request, where measured. */
+  loadUs?: number;
 }
 
 /** Each figure's median over the rounds (robust to the one round a shared machine spoils). */
@@ -68,5 +94,7 @@ export function medianSample(samples: Sample[]): Sample {
     p50: median(samples.map((r) => r.p50)),
     p99: median(samples.map((r) => r.p99)),
     cpuUs: median(samples.map((r) => r.cpuUs)),
+    ...(samples[0].postgresUs !== undefined ? { postgresUs: median(samples.map((r) => r.postgresUs!)) } : {}),
+    ...(samples[0].loadUs !== undefined ? { loadUs: median(samples.map((r) => r.loadUs!)) } : {}),
   };
 }

@@ -3,7 +3,9 @@
 // (a git ref; default where this branch left main) and from this tree, and the ceiling, take turns
 // under autocannon on one database. Throughput on a shared machine swings with the others' load;
 // CPU time per request (from /proc) is the figure to read: the gap to the ceiling is the service's
-// per-request overhead, the gap between base and tree what a change saved.
+// per-request overhead, the gap between base and tree what a change saved. PostgreSQL's and the load
+// generator's CPU per request are printed beside it: on two shared cores, throughput is bounded by the
+// sum of all three.
 // REST_PROFILE=1 also writes V8 CPU profiles (--cpu-prof; REST_PROFILE=heap: sampling heap
 // profiles, --heap-prof) to REST_PROFILE_DIR/{base,tree,ceiling} (default /tmp/gcs-rest-profile),
 // to read in Chrome DevTools.
@@ -20,7 +22,7 @@ import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
 import { encodeCursor } from "../src/pagination/cursor";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, waitFor, type Sample } from "./process";
+import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, postgresCpuMs, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -92,12 +94,18 @@ async function main() {
           const url = `http://127.0.0.1:${ports[system]}${p}`;
           await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 }); // warm-up
           const before = cpuMs(pids[system]);
+          const postgresBefore = postgresCpuMs(pg.dataDir);
+          const loadBefore = process.cpuUsage();
           const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
-          const cpuUs = ((cpuMs(pids[system]) - before) * 1000) / r.requests.total;
+          const perRequest = (ms: number) => (ms * 1000) / r.requests.total;
+          const cpuUs = perRequest(cpuMs(pids[system]) - before);
+          const postgresUs = perRequest(postgresCpuMs(pg.dataDir) - postgresBefore);
+          const load = process.cpuUsage(loadBefore);
+          const loadUs = perRequest((load.user + load.system) / 1000);
           if (r.non2xx || r.errors) throw new Error(`${system} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
           const key = `${name} / ${system}`;
-          results.set(key, [...(results.get(key) ?? []), { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs }]);
-          log(`round ${round} ${key}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, ${cpuUs.toFixed(0)} µs CPU/request`);
+          results.set(key, [...(results.get(key) ?? []), { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs, postgresUs, loadUs }]);
+          log(`round ${round} ${key}: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, ${cpuUs.toFixed(0)} µs CPU/request (PostgreSQL ${postgresUs.toFixed(0)}, load generator ${loadUs.toFixed(0)})`);
         }
       }
     }
@@ -108,7 +116,7 @@ async function main() {
         const s = medianSample(results.get(`${name} / ${system}`)!);
         process.stdout.write(
           `${name} ${system.padEnd(7)} ${s.cpuUs.toFixed(0)} µs CPU/request (${(s.cpuUs / c.cpuUs).toFixed(2)} of the ceiling's), ` +
-            `${s.rps.toFixed(0)} req/s (${(s.rps / c.rps).toFixed(2)}), p50 ${s.p50} ms\n`,
+            `${s.rps.toFixed(0)} req/s (${(s.rps / c.rps).toFixed(2)}), p50 ${s.p50} ms; PostgreSQL ${s.postgresUs!.toFixed(0)} µs, load generator ${s.loadUs!.toFixed(0)} µs\n`,
         );
       }
     }

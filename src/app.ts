@@ -75,14 +75,21 @@ export async function createApp(services: Services): Promise<App> {
   // The access line's fields are fixed and hold no secret: it skips the redaction every other line
   // pays (a walk of every logged object).
   const accessLog = services.logger.child({}, { redact: [] });
+  // req.log is made on first use (most requests log only their access line), by a getter on the
+  // prototype Express gives every request: defining one on each request costs a slower object.
+  Object.defineProperty(app.request, "log", {
+    configurable: true,
+    get(this: Request) {
+      const log = services.logger.child({ requestId: this.id });
+      Object.defineProperty(this, "log", { value: log, configurable: true });
+      return log;
+    },
+  });
   app.use((req, res, next) => {
-    const given = req.get("x-request-id");
-    req.id = given && REQUEST_ID.test(given) ? given : randomUUID();
-    // Made on first use: most requests log only their access line.
-    let log: Logger | undefined;
-    Object.defineProperty(req, "log", { get: () => (log ??= services.logger.child({ requestId: req.id })), configurable: true });
+    const given = req.headers["x-request-id"];
+    req.id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     req.faults = faults;
-    res.set("X-Request-Id", req.id);
+    res.setHeader("X-Request-Id", req.id);
     const startedAt = Date.now();
     const started = process.hrtime.bigint();
     // Taken now: a mounted handler (Apollo on /graphql) may answer while Express holds req.url stripped of its mount path.

@@ -76,6 +76,17 @@ export function jsonRowSql(object: JsonObject, alias: string, scoped: TenantPred
  * itself, keys in selection order, for Node to serialise (graphql/json-plan.ts decides when).
  */
 export function flatRowSql(object: JsonObject, alias: string): Sql {
+  // Planned once per document (graphql/json-plan.ts), read on every request of it: built once.
+  let byAlias = flatRowLists.get(object);
+  if (!byAlias) flatRowLists.set(object, (byAlias = new Map()));
+  let list = byAlias.get(alias);
+  if (!list) byAlias.set(alias, (list = buildFlatRowSql(object, alias)));
+  return list;
+}
+
+const flatRowLists = new WeakMap<JsonObject, Map<string, Sql>>();
+
+function buildFlatRowSql(object: JsonObject, alias: string): Sql {
   return join(
     object.fields.map((f) => {
       const as = raw(`"${checked(f.key)}"`);

@@ -7,7 +7,8 @@
 // one the internet reaches. GCS_METRICS_TOKEN adds a bearer token on top.
 import { timingSafeEqual, createHash } from "node:crypto";
 import express from "express";
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { RequestHistogram } from "./request-histogram";
 import type { Pool } from "pg";
 import type { Database } from "../db/database";
 import type { ReplicaStatus } from "../db/replica-health";
@@ -16,21 +17,21 @@ import type { Logger } from "../logger";
 
 export const registry = new Registry();
 
-const httpDuration = new Histogram({
-  name: "gcs_http_request_duration_seconds",
-  help: "HTTP requests by method, route template and status, from the first byte read to the last byte written.",
-  labelNames: ["method", "route", "status"] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registers: [registry],
-});
+const httpDuration = new RequestHistogram(
+  "gcs_http_request_duration_seconds",
+  "HTTP requests by method, route template and status, from the first byte read to the last byte written.",
+  ["method", "route", "status"],
+  [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registry,
+);
 
-const sqlPerRequest = new Histogram({
-  name: "gcs_sql_statements_per_request",
-  help: "SQL statements one request issued, by route template (the X-Sql-Statements header).",
-  labelNames: ["route"] as const,
-  buckets: [0, 1, 2, 3, 4, 6, 8, 12, 16, 32, 64],
-  registers: [registry],
-});
+const sqlPerRequest = new RequestHistogram(
+  "gcs_sql_statements_per_request",
+  "SQL statements one request issued, by route template (the X-Sql-Statements header).",
+  ["route"],
+  [0, 1, 2, 3, 4, 6, 8, 12, 16, 32, 64],
+  registry,
+);
 
 const graphqlOperations = new Counter({
   name: "gcs_graphql_operations_total",
@@ -48,9 +49,8 @@ const rateLimitRefusals = new Counter({
 
 /** Observes one finished request. */
 export function recordRequest(method: string, route: string, status: number, seconds: number, statements: number): void {
-  const code = String(status);
-  httpDuration.observe({ method, route, status: code }, seconds);
-  sqlPerRequest.observe({ route }, statements);
+  httpDuration.observe([method, route, String(status)], seconds);
+  sqlPerRequest.observe([route], statements);
   if (status === 429) rateLimitRefusals.inc({ route });
 }
 
