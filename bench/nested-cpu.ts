@@ -13,14 +13,14 @@
 // the service runs with --cpu-prof and writes its profile there on exit).
 import { randomBytes } from "node:crypto";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { cpuMs, fixtureDatabase, waitFor } from "./process";
+import { cpuMs, fixtureDatabase, postgresCpuMs, waitFor } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -35,24 +35,6 @@ const NESTED = `{ guests(limit: 100) { nodes { id givenName familyName email res
 const pgNested = (groupId: string) => `{ allGuestProfiles(first: 100, condition: { propertyGroupId: "${groupId}" }, orderBy: [CREATED_AT_ASC, PRIMARY_KEY_ASC]) { nodes { rowId givenName familyName email
     reservationsByGuestProfileId { nodes { rowId confirmationNumber status arrivalDate departureDate totalAmountMinor currency } }
     transactionsByGuestProfileId { nodes { rowId kind category amountMinor currency occurredAt } } } pageInfo { hasNextPage endCursor } } }`;
-
-/** User + system CPU of a PostgreSQL server so far, in ms: the postmaster, its reaped children and its live ones. */
-function postgresCpuMs(dataDir: string): number {
-  const postmaster = Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-  const stat = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ").map(Number);
-  const own = stat(postmaster);
-  let ticks = own[11] + own[12] + own[13] + own[14];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const fields = stat(entry);
-      if (fields[1] === postmaster) ticks += fields[11] + fields[12];
-    } catch {
-      // exited meanwhile: the postmaster's reaped-children time has it
-    }
-  }
-  return ticks * 10;
-}
 
 interface Variant {
   name: string;

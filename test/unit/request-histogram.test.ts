@@ -15,7 +15,14 @@ const observation = fc.record({
   seconds: fc.oneof(fc.constantFrom(...BUCKETS, 0, 11, 1e6), fc.double({ min: 0, max: 20, noNaN: true })),
 });
 
-async function expositions(observations: fc.RecordValue<typeof observation.constraints>[]) {
+interface Observation {
+  method: string;
+  route: string;
+  status: string;
+  seconds: number;
+}
+
+async function expositions(observations: Observation[]) {
   const theirs = new Registry();
   const reference = new Histogram({ name: "h_seconds", help: "a help text", labelNames: LABELS, buckets: BUCKETS, registers: [theirs] });
   const ours = new Registry();
