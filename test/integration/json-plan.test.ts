@@ -135,8 +135,10 @@ describe("the JSON read path", () => {
     expect(first.body.data.guests.nodes).toHaveLength(12);
     expect(first.body.data.guests.nodes[0]).toEqual(expect.objectContaining({ __typename: "Guest", at: expect.any(String) }));
     await post(flat, A().credentials.api_key); // bothWays ran the general executor last
-    expect(await lastGuestPage()).toMatch(/AS "at".*AS "givenName"/s);
-    expect(await lastGuestPage()).not.toContain("row_to_json");
+    // Read once: behind PgBouncer the server connection may run another statement before a second read.
+    const statement = await lastGuestPage();
+    expect(statement).toMatch(/AS "at".*AS "givenName"/s);
+    expect(statement).not.toContain("row_to_json");
     const next = await bothWays(flat.replace("limit: 12", `limit: 12, cursor: "${first.body.data.guests.nextCursor}"`));
     expect(next.body.data.guests.nodes[0].id).not.toBe(first.body.data.guests.nodes[0].id);
     // Without createdAt the cursor cannot be read from the row: PostgreSQL writes the JSON.
