@@ -33,10 +33,15 @@ export function buildBaseAndTree(ref: string, dir: string): void {
   for (const root of [dir, ROOT]) execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: "inherit" });
 }
 
-/** User + system CPU time of a process so far, in ms (Linux /proc; clock ticks are 10 ms). */
+/** /proc/<pid>/stat as numbers, from the state field on (1 ppid, 11 utime, 12 stime, 13 cutime, 14 cstime; clock ticks of 10 ms). */
+function statFields(pid: number | string): number[] {
+  return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ").map(Number);
+}
+
+/** User + system CPU time of a process so far, in ms (Linux /proc). */
 export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const fields = statFields(pid);
+  return (fields[11] + fields[12]) * 10;
 }
 
 /**
@@ -46,13 +51,12 @@ export function cpuMs(pid: number): number {
  */
 export function postgresCpuMs(dataDir: string): number {
   const postmaster = Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
-  const stat = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ").map(Number);
-  const own = stat(postmaster);
+  const own = statFields(postmaster);
   let ticks = own[11] + own[12] + own[13] + own[14];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const fields = stat(entry);
+      const fields = statFields(entry);
       if (fields[1] === postmaster) ticks += fields[11] + fields[12];
     } catch {
       // the process exited while we read

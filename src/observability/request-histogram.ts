@@ -31,7 +31,7 @@ export class RequestHistogram {
   /** `values` in the order of the label names. */
   observe(values: readonly string[], value: number): void {
     // NUL joins the values: no label value here holds one (methods are tokens, routes are templates).
-    const key = values.length === 1 ? values[0] : values.join("\u0000");
+    const key = values.join("\u0000");
     let s = this.series.get(key);
     if (!s) {
       const labels = Object.fromEntries(this.labelNames.map((name, i) => [name, values[i]]));
