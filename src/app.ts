@@ -9,7 +9,7 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
-import { startRecord, serverTiming } from "./observability/request";
+import { startRecord, serverTiming, type RequestRecord } from "./observability/request";
 import { observeDatabase, recordRequest } from "./observability/metrics";
 import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
@@ -44,6 +44,10 @@ declare global {
       log: Logger;
       /** Database down or too slow → 503/504, logged once per outage (db/faults.ts). */
       faults: DatabaseFaults;
+    }
+    interface Response {
+      /** The request's statements and timings (observability/request.ts), sent as headers. */
+      record?: RequestRecord;
     }
   }
 }
@@ -85,6 +89,20 @@ export async function createApp(services: Services): Promise<App> {
       return log;
     },
   });
+  // The statement count and timings go out as headers, so they are taken just before the headers are
+  // written: by one method on the prototype Express gives every response. (A closure assigned to each
+  // response instead made V8 promote every request's objects to the old generation: docs/performance.md.)
+  const writeHead = app.response.writeHead;
+  app.response.writeHead = function (this: Response, ...args: unknown[]) {
+    const record = this.record;
+    if (record && !this.headersSent) {
+      this.setHeader("X-Sql-Statements", String(record.statements));
+      this.setHeader("Server-Timing", serverTiming(record));
+      // While draining, a kept-alive connection would only be cut later: close it after this response.
+      if (draining) this.setHeader("Connection", "close");
+    }
+    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+  } as typeof app.response.writeHead;
   app.use((req, res, next) => {
     const given = req.headers["x-request-id"];
     req.id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
@@ -95,17 +113,7 @@ export async function createApp(services: Services): Promise<App> {
     // Taken now: a mounted handler (Apollo on /graphql) may answer while Express holds req.url stripped of its mount path.
     const path = req.path;
     const record = startRecord();
-    // The statement count and timings go out as headers, so they are taken just before the headers are written.
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: Response, ...args: unknown[]) {
-      if (!res.headersSent) {
-        res.setHeader("X-Sql-Statements", String(record.statements));
-        res.setHeader("Server-Timing", serverTiming(record));
-        // While draining, a kept-alive connection would only be cut later: close it after this response.
-        if (draining) res.setHeader("Connection", "close");
-      }
-      return (writeHead as (...a: unknown[]) => Response).apply(this, args);
-    } as typeof res.writeHead;
+    res.record = record;
     res.on("finish", () => {
       if (res.statusCode < 500 && record.statements > 0) faults.succeeded(startedAt);
       const ms = Number(process.hrtime.bigint() - started) / 1e6;

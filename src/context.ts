@@ -32,16 +32,25 @@ export async function createContext(services: Services, req: RequestCredentials)
   const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
   if (req.response) await services.credentialGate?.enter(`${credential.kind}:${credential.id}`, req.response);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
-  const data = createData(services.db, scope);
-  // The loaders are made on first use: the hot paths load nothing.
-  let loaders: Loaders | undefined;
-  return {
-    credential,
-    scope,
-    data,
-    get loaders() {
-      return (loaders ??= createLoaders(data));
-    },
-    cursorSecret: services.cursorSecret,
-  };
+  return new Context(credential, scope, createData(services.db, scope), services.cursorSecret);
+}
+
+/**
+ * A class, not an object literal with a getter: V8 builds a literal whose getter is a new closure in
+ * dictionary mode, and while each request's context was one, everything the request reached survived
+ * the young-generation collections and was promoted to the old generation, to wait for a full
+ * collection (docs/performance.md, "No per-request promotion"; test/integration/request-objects.test.ts).
+ */
+class Context implements RequestContext {
+  private made?: Loaders;
+  constructor(
+    readonly credential: Credential,
+    readonly scope: Scope,
+    readonly data: Data,
+    readonly cursorSecret: string,
+  ) {}
+  /** Made on first use: the hot paths load nothing. */
+  get loaders(): Loaders {
+    return (this.made ??= createLoaders(this.data));
+  }
 }

@@ -21,26 +21,37 @@ export interface Readers {
 }
 
 export function createReaders(db: Database, scope: Scope): Readers {
+  return new RequestReaders(db, scope);
+}
+
+/** A class with getters on its prototype, not a literal with getters: see Context in context.ts. */
+class RequestReaders implements Readers {
+  readonly sql: ScopedSql;
   // Where this request reads, chosen once: the replica's health can change mid-request, and some
   // reads must come from one server (the event timeline's watermark and its rows). A field read, no
   // statement.
-  const readerPool = db.readerPool;
-  const readerClient = db.reader;
-  let reader: PrismaClient | undefined;
-  let primary: PrismaClient | undefined;
-  let group: PrismaClient | undefined;
-  const readers: Readers = {
-    scope,
-    sql: scopedSql(readerPool, scope),
-    get prisma() {
-      return (reader ??= scopedPrisma(readerClient, scope));
-    },
-    get primary() {
-      return (primary ??= readerClient === db.primary ? readers.prisma : scopedPrisma(db.primary, scope));
-    },
-    get group() {
-      return (group ??= scope.propertyId ? scopedPrisma(readerClient, { ...scope, propertyId: null }) : readers.prisma);
-    },
-  };
-  return readers;
+  private readonly readerClient: PrismaClient;
+  private reader?: PrismaClient;
+  private writer?: PrismaClient;
+  private groupWide?: PrismaClient;
+
+  constructor(
+    private readonly db: Database,
+    readonly scope: Scope,
+  ) {
+    this.readerClient = db.reader;
+    this.sql = scopedSql(db.readerPool, scope);
+  }
+
+  get prisma(): PrismaClient {
+    return (this.reader ??= scopedPrisma(this.readerClient, this.scope));
+  }
+
+  get primary(): PrismaClient {
+    return (this.writer ??= this.readerClient === this.db.primary ? this.prisma : scopedPrisma(this.db.primary, this.scope));
+  }
+
+  get group(): PrismaClient {
+    return (this.groupWide ??= this.scope.propertyId ? scopedPrisma(this.readerClient, { ...this.scope, propertyId: null }) : this.prisma);
+  }
 }
