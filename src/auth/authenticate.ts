@@ -82,7 +82,7 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
   const row = await findTokenByHash(deps.pool, kind, hashToken(token));
   if (!row || row.revoked) throw unknownToken();
   if (row.expired) throw unauthorized(`${EXPIRING[kind]} has expired`);
-  return { kind, id: row.id, propertyGroupId: row.property_group_id, pinnedPropertyId: row.property_id, scopes: new Set(row.scopes) };
+  return { kind, id: row.id, propertyGroupId: row.property_group_id, pinnedPropertyId: row.property_id, scopes: row.scopes };
 }
 
 type OpaqueKind = OpaqueTokenKind;

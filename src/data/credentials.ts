@@ -11,30 +11,45 @@ export interface TokenRow {
   id: string;
   property_group_id: string;
   property_id: string | null;
-  scopes: string[];
+  scopes: ReadonlySet<string>;
   revoked: boolean;
   expired: boolean;
 }
 
 // One statement per request, in plain SQL: it runs before anything else on every call, and Prisma's
-// per-query cost would be a fixed tax on all of them. Credentials are looked up by hash only.
+// per-query cost would be a fixed tax on all of them. Credentials are looked up by hash only. Scopes
+// come as one space-separated text (scope names hold no space), which scopeSet() below reads.
 const TOKEN_LOOKUPS: Record<OpaqueTokenKind, string> = {
-  api_key: `SELECT id, property_group_id, property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
+  api_key: `SELECT id, property_group_id, property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, false AS expired
     FROM api_keys WHERE token_hash = $1`,
-  partner: `SELECT a.id, p.property_group_id, NULL AS property_id, p.scopes,
+  partner: `SELECT a.id, p.property_group_id, NULL AS property_id, array_to_string(p.scopes, ' ') AS scopes,
       (a.revoked_at IS NOT NULL OR p.revoked_at IS NOT NULL) AS revoked, a.expires_at <= now() AS expired
     FROM partner_access_tokens a JOIN partner_credentials p ON p.id = a.partner_credential_id WHERE a.token_hash = $1`,
-  mcp: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
+  mcp: `SELECT id, property_group_id, NULL AS property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
     FROM mcp_tokens WHERE token_hash = $1`,
-  static: `SELECT id, property_group_id, NULL AS property_id, scopes, revoked_at IS NOT NULL AS revoked, false AS expired
+  static: `SELECT id, property_group_id, NULL AS property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, false AS expired
     FROM static_tokens WHERE token_hash = $1`,
 };
 
 /** The token row with this hash, or undefined. */
 export async function findTokenByHash(pool: Pool, kind: OpaqueTokenKind, tokenHash: string): Promise<TokenRow | undefined> {
   // Prepared (named) on each connection: PostgreSQL parses and plans it once, not on every request.
-  const { rows } = await runStatement<TokenRow>(pool, TOKEN_LOOKUPS[kind], [tokenHash], `gcs_token_${kind}`);
-  return rows[0];
+  const { rows } = await runStatement<Omit<TokenRow, "scopes"> & { scopes: string }>(pool, TOKEN_LOOKUPS[kind], [tokenHash], `gcs_token_${kind}`);
+  const row = rows[0];
+  return row && { ...row, scopes: scopeSet(row.scopes) };
+}
+
+// Distinct scope lists are few (a role's, or a key's choice), and one is read on every request: each
+// is parsed once into a set that the requests share (credentials hold it read-only).
+const MAX_SCOPE_SETS = 1000;
+const scopeSets = new Map<string, ReadonlySet<string>>();
+function scopeSet(text: string): ReadonlySet<string> {
+  let set = scopeSets.get(text);
+  if (!set) {
+    set = new Set(text === "" ? [] : text.split(" "));
+    if (scopeSets.size < MAX_SCOPE_SETS) scopeSets.set(text, set);
+  }
+  return set;
 }
 
 /** The id of the property group provisioned for a web-app organisation, or null. */

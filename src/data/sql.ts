@@ -79,8 +79,10 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
     const conditions = [tenantSql(select.from, scope, ALIAS), ...(select.where ?? []).filter((c): c is Sql => c !== undefined)];
     return Prisma.join(conditions, " AND ");
   };
-  const run = async <Row>(query: Sql, name?: string): Promise<Row[]> => {
-    return (await runStatement(pool, query.text, query.values as unknown[], name)).rows as Row[];
+  // `text` is a getter that joins the statement's parts on every read: read once.
+  const run = async <Row>(query: Sql, prepare = false): Promise<Row[]> => {
+    const text = query.text;
+    return (await runStatement(pool, text, query.values as unknown[], prepare ? preparedName(text) : undefined)).rows as Row[];
   };
   return {
     rows: async <Row>(s: Select) =>
@@ -96,7 +98,7 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
         return tenantSql(model, scope, alias);
       });
       if (scopedTables === 0) throw new Error("a scoped SQL statement must carry the caller's tenant predicate");
-      return run<Row>(statement, options?.prepare ? preparedName(statement.text) : undefined);
+      return run<Row>(statement, options?.prepare);
     },
     count: async (s) => {
       const [row] = await run<{ n: string }>(Prisma.sql`SELECT count(*) AS n FROM ${tableOf(s.from)} WHERE ${whereClause(s)}`);
