@@ -24,7 +24,10 @@ export function createdAtSql(model: SqlModel) {
       if (!key) return undefined;
       const at = instantOf(key);
       if (!at) return sql`FALSE`;
-      return sql`${c("createdAt")} >= ${at} AND (${c("createdAt")} > ${at} OR ${c("id")} > ${key[1]}::uuid)`;
+      // As ISO text, which PostgreSQL reads as the column's timestamptz: pg would format a Date in
+      // the process's local time zone on every request.
+      const iso = at.toISOString();
+      return sql`${c("createdAt")} >= ${iso} AND (${c("createdAt")} > ${iso} OR ${c("id")} > ${key[1]}::uuid)`;
     },
     orderBy: sql`${c("createdAt")}, ${c("id")}`,
     /** Rows matching `conditions` after `key`, oldest first, at most `take`, with the columns of `shape`. */
