@@ -121,32 +121,7 @@ const WHERE_OPERATIONS = new Set([
   "count", "aggregate", "groupBy", "update", "updateMany", "updateManyAndReturn", "delete", "deleteMany", "upsert",
 ]);
 
-/**
- * The client limited to `scope`: made once per client and scope, then shared by the requests of that
- * scope (it holds nothing of a request). Prisma's $extends builds a new client of proxies and
- * closures; made per request, it cost CPU and, like any per-request object the old generation
- * references, was promoted by the garbage collector (docs/performance.md, "No per-request promotion").
- * The most recently used MAX_SCOPED_CLIENTS are kept.
- */
 export function scopedPrisma(prisma: PrismaClient, scope: Scope): PrismaClient {
-  let byScope = scopedClients.get(prisma);
-  if (!byScope) scopedClients.set(prisma, (byScope = new Map()));
-  const key = `${scope.propertyGroupId}/${scope.propertyId ?? ""}`;
-  let client = byScope.get(key);
-  if (client) {
-    byScope.delete(key); // most recently used last
-  } else {
-    client = extendScoped(prisma, { propertyGroupId: scope.propertyGroupId, propertyId: scope.propertyId });
-    if (byScope.size >= MAX_SCOPED_CLIENTS) byScope.delete(byScope.keys().next().value!);
-  }
-  byScope.set(key, client);
-  return client;
-}
-
-const MAX_SCOPED_CLIENTS = 256;
-const scopedClients = new WeakMap<PrismaClient, Map<string, PrismaClient>>();
-
-function extendScoped(prisma: PrismaClient, scope: Scope): PrismaClient {
   return prisma.$extends({
     query: {
       $allModels: {

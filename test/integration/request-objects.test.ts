@@ -3,10 +3,8 @@
 // request reached survived the young-generation collections and was promoted to the old generation:
 // about 0.9 MB per scavenge on the guests page, and full collections every 1.6 s under load
 // (docs/performance.md, "No per-request promotion"). V8's own %HasFastProperties says which is which.
-// Scoped Prisma clients, made per request before, are now made once per scope and shared.
 import v8 from "node:v8";
 import { createContext } from "../../src/context";
-import { scopedPrisma } from "../../src/data/tenant";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 v8.setFlagsFromString("--allow-natives-syntax");
@@ -48,18 +46,4 @@ test("the statement count and timings reach the headers from the response protot
   expect(res.status).toBe(200);
   expect(res.headers["x-sql-statements"]).toBe("2");
   expect(res.headers["server-timing"]).toMatch(/^auth;dur=[\d.]+, exec;dur=[\d.]+, sql;dur=[\d.]+;desc="2 statements"$/);
-});
-
-test("scoped Prisma clients are made once per scope and shared; each still reads only its own scope", async () => {
-  const { A, B } = t.manifest.groups;
-  const base = t.services.db.reader;
-  const inA = scopedPrisma(base, { propertyGroupId: A.id, propertyId: null });
-  const inB = scopedPrisma(base, { propertyGroupId: B.id, propertyId: null });
-  const atProperty = scopedPrisma(base, { propertyGroupId: A.id, propertyId: A.properties[0] });
-  expect(scopedPrisma(base, { propertyGroupId: A.id, propertyId: null })).toBe(inA);
-  expect(new Set([inA, inB, atProperty]).size).toBe(3);
-  const groupsOf = async (client: typeof base) => new Set((await client.property.findMany({ select: { propertyGroupId: true } })).map((p) => p.propertyGroupId));
-  expect(await groupsOf(inA)).toEqual(new Set([A.id]));
-  expect(await groupsOf(inB)).toEqual(new Set([B.id]));
-  expect((await atProperty.property.findMany({ select: { id: true } })).map((p) => p.id)).toEqual([A.properties[0]]);
 });
