@@ -17,7 +17,7 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { freePort } from "../src/db/embedded";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { buildBaseAndTree, cpuMs, fixtureDatabase, waitFor } from "./process";
+import { buildBaseAndTree, cpuMs, fixtureDatabase, stopChildren, waitFor } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -107,8 +107,8 @@ async function main() {
     process.stdout.write("| route | build | KB promoted per scavenge | scavenges per 1,000 requests | mark-compacts per 1,000 requests | GC pause µs/request | CPU µs/request | req/s |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
     process.stdout.write(`${[...rows].sort().join("\n")}\n`);
   } finally {
-    for (const child of children) child.kill("SIGTERM");
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)))));
+    // Servers exit (writing any CPU profiles) before the database stops.
+    await stopChildren(children);
     pg.stop();
     rmSync(baseDir, { recursive: true, force: true });
   }

@@ -13,7 +13,7 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { freePort } from "../src/db/embedded";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, waitFor, type Sample } from "./process";
+import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, stopChildren, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -85,9 +85,8 @@ async function main() {
       );
     }
   } finally {
-    for (const child of children) child.kill("SIGTERM");
-    // Servers drain and exit (writing their CPU profiles with OBS_PROFILE_DIR) before the database stops.
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)))));
+    // Servers exit (writing any CPU profiles) before the database stops.
+    await stopChildren(children);
     pg.stop();
     rmSync(baseDir, { recursive: true, force: true });
   }

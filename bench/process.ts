@@ -1,6 +1,6 @@
 // Small helpers the A/B overhead scripts share: a fixture database, the base ref's build, a child's
 // CPU time, waiting until a server answers, and the median of a variant's rounds.
-import { execFileSync } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { cpSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
@@ -63,6 +63,12 @@ export function postgresCpuMs(dataDir: string): number {
     }
   }
   return ticks * 10;
+}
+
+/** SIGTERM to every child, resolved once all have exited (servers write their CPU profiles on the way out). */
+export async function stopChildren(children: ChildProcess[]): Promise<void> {
+  for (const child of children) child.kill("SIGTERM");
+  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)))));
 }
 
 /** Resolves once `url` answers 2xx with `headers`; gives up after two minutes. */

@@ -22,7 +22,7 @@ import { Client } from "pg";
 import { freePort } from "../src/db/embedded";
 import { encodeCursor } from "../src/pagination/cursor";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, postgresCpuMs, waitFor, type Sample } from "./process";
+import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, postgresCpuMs, stopChildren, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -121,9 +121,8 @@ async function main() {
       }
     }
   } finally {
-    for (const child of children) child.kill("SIGTERM");
-    // Servers exit (writing their CPU profiles with REST_PROFILE) before the database stops.
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once("exit", resolve)))));
+    // Servers exit (writing any CPU profiles) before the database stops.
+    await stopChildren(children);
     pg.stop();
     rmSync(baseDir, { recursive: true, force: true });
   }
