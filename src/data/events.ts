@@ -6,12 +6,11 @@
 // (every older transaction has finished) are returned. A transaction still in flight, or one that
 // has not written yet, always gets a larger transaction id than any returned row, so it sorts after
 // any cursor a reader holds: late commits appear later in the walk, never behind it.
-import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
-import { allInstantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
-import { given, guestIdsOfMaster } from "./where";
+import { anyOf, columns, equals, join, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
+import { guestIdsOfMaster } from "./where";
 
 export interface EventFilter {
   entityType?: string | null;
@@ -20,61 +19,106 @@ export interface EventFilter {
   masterProfileId?: string | null;
 }
 
-export type EventRow = AsText<Prisma.EventGetPayload<object>>;
-
-/** The timeline's position: (txid, seq). */
-export const eventKeyOf = (e: EventRow): CursorKey => [e.txid.toString(), e.seq.toString()];
-
-/** (txid, seq) > (t, s), written so that the index range starts at the cursor. */
-function afterKey(txid: bigint, seq: bigint): Prisma.EventWhereInput {
-  return { AND: [{ txid: { gte: txid } }, { OR: [{ txid: { gt: txid } }, { seq: { gt: seq } }] }] };
+/** An event as data/ returns it: seq and txid (bigint) as decimal text, instants as ISO text. */
+export interface EventRow {
+  seq: string;
+  propertyGroupId: string;
+  entityType: string;
+  entityId: string;
+  guestProfileId: string | null;
+  propertyId: string | null;
+  integrationId: string | null;
+  operation: string;
+  delta: unknown;
+  occurredAt: string;
+  recordedAt: string;
+  txid: string;
 }
 
+const EVENT_ROW: RowShape = {
+  seq: "value",
+  propertyGroupId: "value",
+  entityType: "value",
+  entityId: "value",
+  guestProfileId: "value",
+  propertyId: "value",
+  integrationId: "value",
+  operation: "value",
+  delta: "value",
+  occurredAt: "instant",
+  recordedAt: "instant",
+  txid: "value",
+};
+
+/** The timeline's position: (txid, seq). */
+export const eventKeyOf = (e: EventRow): CursorKey => [e.txid, e.seq];
+
+const c = columns("Event");
+/** The same columns on `events h`, the latest mode's heads. */
+const HEAD = columns("Event", "h");
+const BIGINT = /^-?\d{1,19}$/;
+
+/** (txid, seq) > (t, s), written so that the index range starts at the cursor. */
+function afterKey(key: CursorKey | null): Sql | undefined {
+  if (!key) return undefined;
+  const [txid, seq] = key.map(String);
+  // A signed key of the wrong shape cannot come from us; match nothing rather than fail.
+  if (key.length !== 2 || !BIGINT.test(txid) || !BIGINT.test(seq)) return sql`FALSE`;
+  return sql`${c("txid")} >= ${txid}::bigint AND (${c("txid")} > ${txid}::bigint OR ${c("seq")} > ${seq}::bigint)`;
+}
+
+// Every finished transaction is older than the statement's snapshot xmin: read in the same statement,
+// the watermark and the rows come from one snapshot.
+const FINISHED = sql`${c("txid")} < (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`;
+
 export function events(r: Readers) {
-  async function eventWhere(f: EventFilter): Promise<Prisma.EventWhereInput> {
+  /** The filter's conditions on the events table `col` names, or undefined when it matches nothing. */
+  async function conditions(f: EventFilter, col = c): Promise<Sql[] | undefined> {
+    // Entity ids are uuids: any other string names no entity (the column would reject it).
+    if (f.entityId != null && !isUuid(f.entityId)) return undefined;
     // Unclustered guests have no master profile, so they never match a master_profile_id.
     const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
-    // Entity ids are uuids: any other string names no entity (the column would reject it).
-    if (f.entityId != null && !isUuid(f.entityId)) return { seq: { lt: 0 } };
-    return given({ entityType: f.entityType, entityId: f.entityId?.toLowerCase(), guestProfileId: f.guestProfileId ?? ofMaster });
-  }
-
-  async function snapshotXmin(): Promise<bigint> {
-    const [row] = await r.prisma.$queryRaw<{ xmin: string }[]>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`;
-    return BigInt(row.xmin);
+    return [
+      equals(col("entityType"), f.entityType),
+      f.entityId == null ? undefined : sql`${col("entityId")} = ${f.entityId}::uuid`,
+      f.guestProfileId == null ? undefined : sql`${col("guestProfileId")} = ${f.guestProfileId}::uuid`,
+      ofMaster && anyOf(col("guestProfileId"), ofMaster.in),
+    ].filter((w): w is Sql => w !== undefined);
   }
 
   return {
     /** Events the filter selects after `after` in (txid, seq) order, of finished transactions only. */
     async timeline(filter: EventFilter, after: CursorKey | null, take: number): Promise<EventRow[]> {
-      const where = await eventWhere(filter);
-      const xmin = await snapshotXmin();
-      const position: Prisma.EventWhereInput = after ? afterKey(BigInt(after[0]), BigInt(after[1])) : {};
-      const rows = await r.prisma.event.findMany({
-        where: { AND: [where, { txid: { lt: xmin } }, position] },
-        orderBy: [{ txid: "asc" }, { seq: "asc" }],
-        take,
+      const where = await conditions(filter);
+      if (!where) return [];
+      return r.sql.rows<EventRow>({
+        from: "Event",
+        shape: EVENT_ROW,
+        where: [...where, FINISHED, afterKey(after)],
+        orderBy: sql`${c("txid")}, ${c("seq")}`,
+        limit: take,
       });
-      return allInstantsAsText(rows);
     },
 
-    /** The newest event of up to `take` entities the filter selects, most recently changed first. */
+    /**
+     * The newest event of up to `take` entities the filter selects, most recently changed first.
+     * `heads` counts the entities found, up to take + 1: more than `take` means more matched.
+     */
     async latest(filter: EventFilter, take: number): Promise<{ heads: number; nodes: EventRow[] }> {
-      const where = await eventWhere(filter);
-      const heads = await r.prisma.event.groupBy({
-        by: ["entityType", "entityId"],
-        where,
-        _max: { seq: true },
-        orderBy: { _max: { seq: "desc" } },
-        take: take + 1,
+      const where = await conditions(filter, HEAD);
+      if (!where) return { heads: 0, nodes: [] };
+      const rows = await r.sql.query<EventRow>((scoped: TenantPredicate) => {
+        const headWhere = join([scoped("Event", "h"), ...where], " AND ");
+        return sql`SELECT ${selectList("Event", EVENT_ROW)} FROM events t WHERE ${scoped("Event", "t")} AND ${c("seq")} = ANY(ARRAY(
+          SELECT max(h.seq) FROM events h WHERE ${headWhere}
+          GROUP BY h.entity_type, h.entity_id ORDER BY max(h.seq) DESC LIMIT ${take + 1}))
+          ORDER BY ${c("seq")} DESC`;
       });
-      const seqs = heads.slice(0, take).map((h) => h._max.seq!);
-      const nodes = seqs.length ? await r.prisma.event.findMany({ where: { seq: { in: seqs } }, orderBy: { seq: "desc" } }) : [];
-      return { heads: heads.length, nodes: allInstantsAsText(nodes) };
+      return { heads: rows.length, nodes: rows.slice(0, take) };
     },
 
     /** The latest events of these guests, newest first. */
-    ofGuests: async (guestIds: readonly string[], take: number): Promise<EventRow[]> =>
-      allInstantsAsText(await r.prisma.event.findMany({ where: { guestProfileId: { in: [...guestIds] } }, orderBy: { seq: "desc" }, take })),
+    ofGuests: (guestIds: readonly string[], take: number) =>
+      r.sql.rows<EventRow>({ from: "Event", shape: EVENT_ROW, where: [anyOf(c("guestProfileId"), guestIds)], orderBy: sql`${c("seq")} DESC`, limit: take }),
   };
 }

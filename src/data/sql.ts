@@ -20,8 +20,8 @@ export const raw = Prisma.raw;
 
 
 const ALIAS = "t";
-/** The columns of `model`'s table aliased `t`: `columns("GuestProfile")("email")` is `t.email`. */
-export const columns = (model: SqlModel) => (field: string) => Prisma.raw(`${ALIAS}.${columnOf(model, field)}`);
+/** The columns of `model`'s table aliased `t` (or `alias`): `columns("GuestProfile")("email")` is `t.email`. */
+export const columns = (model: SqlModel, alias = ALIAS) => (field: string) => Prisma.raw(`${alias}.${columnOf(model, field)}`);
 
 // PostgreSQL stores microseconds; every API timestamp column is timestamptz(3), so .MS is exact and
 // the text equals what Date#toISOString gives for the same value.
@@ -33,7 +33,8 @@ const render: Record<ColumnKind, (column: string) => string> = {
 
 // Weak: shapes made per selection (graphql/selection.ts) come and go.
 const selectLists = new WeakMap<RowShape, Map<SqlModel, Sql>>();
-function selectList(model: SqlModel, shape: RowShape): Sql {
+/** The columns of `shape` on `model`'s table aliased `t`, each rendered and named as its field. */
+export function selectList(model: SqlModel, shape: RowShape): Sql {
   let byModel = selectLists.get(shape);
   if (!byModel) selectLists.set(shape, (byModel = new Map()));
   let list = byModel.get(model);

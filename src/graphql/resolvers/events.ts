@@ -1,7 +1,7 @@
 // The guest event log (spec 4.4, 6): a timeline in commit-safe order, or the latest event of each
 // entity (data/events.ts says how the timeline never skips a late commit).
 import type { RequestContext } from "../../context";
-import { eventKeyOf, type EventFilter, type EventRow } from "../../data/events";
+import { eventKeyOf, type EventFilter } from "../../data/events";
 import { invalidRequest } from "../../errors";
 import { pageSize } from "../../pagination/keyset";
 import { boundPage, type PageArgs } from "./lists";
@@ -38,8 +38,5 @@ export const eventResolvers = {
       const page = mode === "latest" ? await latest(args, ctx) : await timeline(args, ctx);
       return { ...page, mode };
     },
-  },
-  Event: {
-    seq: (e: EventRow) => e.seq.toString(),
   },
 };

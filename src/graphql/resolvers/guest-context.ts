@@ -241,7 +241,7 @@ async function recentEvents(p: Person, _: unknown, ctx: RequestContext) {
   const rows = await ctx.data.events.ofGuests(guestIds(p), EVENTS_SHOWN + 1);
   return {
     events: rows.slice(0, EVENTS_SHOWN).map((e) => ({
-      seq: e.seq.toString(),
+      seq: e.seq,
       entityType: e.entityType,
       operation: e.operation,
       occurredAt: e.occurredAt,
