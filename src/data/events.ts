@@ -10,7 +10,7 @@ import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
 import type { Readers } from "./readers";
 import { anyOf, columns, equals, join, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
-import { guestIdsOfMaster } from "./where";
+import { guestConditions } from "./where";
 
 export interface EventFilter {
   entityType?: string | null;
@@ -76,13 +76,11 @@ export function events(r: Readers) {
   async function conditions(f: EventFilter, col = c): Promise<Sql[] | undefined> {
     // Entity ids are uuids: any other string names no entity (the column would reject it).
     if (f.entityId != null && !isUuid(f.entityId)) return undefined;
-    // Unclustered guests have no master profile, so they never match a master_profile_id.
-    const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
     return [
       equals(col("entityType"), f.entityType),
       f.entityId == null ? undefined : sql`${col("entityId")} = ${f.entityId}::uuid`,
-      f.guestProfileId == null ? undefined : sql`${col("guestProfileId")} = ${f.guestProfileId}::uuid`,
-      ofMaster && anyOf(col("guestProfileId"), ofMaster.in),
+      // Unclustered guests have no master profile, so they never match a master_profile_id.
+      ...(await guestConditions(r, f, col("guestProfileId"))),
     ].filter((w): w is Sql => w !== undefined);
   }
 

@@ -1,14 +1,11 @@
-// Stays and spend: reservations and folio transactions. The filtered lists read through Prisma;
-// the nested pages (a guest's reservations and transactions) in SQL, because a nested page loads
-// hundreds of them. Both hand out one row form, dates as ISO text (data/prisma-rows.ts).
-import type { Prisma } from "../generated/prisma/client";
+// Stays and spend: reservations and folio transactions, read in SQL (dates and instants as the
+// API's ISO text, bigint amounts as decimal text).
 import type { CursorKey } from "../pagination/cursor";
-import { createdAtKey, createdAtPrisma } from "./keyset";
+import { createdAtKey, createdAtSql } from "./keyset";
 import type { JsonRelation } from "./json-rows";
-import { datesAsText } from "./prisma-rows";
 import type { Readers } from "./readers";
-import { anyOf, columns, sql, type RowShape } from "./sql";
-import { given, guestFilter, range } from "./where";
+import { anyOf, columns, equals, sql, type RowShape, type Sql } from "./sql";
+import { guestConditions } from "./where";
 
 export const RESERVATION_ROW: RowShape = {
   id: "value",
@@ -121,60 +118,52 @@ export const stayKeyOf = createdAtKey;
 export const RESERVATIONS_OF_GUEST: JsonRelation = { model: "Reservation", foreignKey: "guestProfileId", references: "id", orderBy: ["createdAt", "id"] };
 export const TRANSACTIONS_OF_GUEST: JsonRelation = { model: "Transaction", foreignKey: "guestProfileId", references: "id", orderBy: ["createdAt", "id"] };
 
+const reservations = createdAtSql("Reservation");
+const transactions = createdAtSql("Transaction");
+const R = columns("Reservation");
+const T = columns("Transaction");
+
+/** `from <= column` and `column <= to` (or `< to`), each bound given as ISO text of `format`. */
+function between(column: Sql, from: Date | null | undefined, to: Date | null | undefined, format: (d: Date) => string, toExclusive: boolean) {
+  return [
+    from == null ? undefined : sql`${column} >= ${format(from)}`,
+    to == null ? undefined : toExclusive ? sql`${column} < ${format(to)}` : sql`${column} <= ${format(to)}`,
+  ];
+}
+const dateText = (d: Date) => d.toISOString().slice(0, 10);
+const instantText = (d: Date) => d.toISOString();
+
 export function stays(r: Readers) {
-  async function reservationWhere(f: ReservationFilter): Promise<Prisma.ReservationWhereInput> {
-    return {
-      ...given({
-        propertyId: f.propertyId,
-        integrationId: f.integrationId,
-        sourceId: f.sourceId,
-        status: f.status,
-        kind: f.kind,
-        confirmationNumber: f.confirmationNumber,
-        arrivalDate: range(f.arrivalFrom, f.arrivalTo, false),
-        departureDate: range(f.departureFrom, f.departureTo, false),
-        updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
-      }),
-      ...(await guestFilter(r, f)),
-    };
-  }
+  const reservationWhere = async (f: ReservationFilter) => [
+    equals(R("propertyId"), f.propertyId),
+    equals(R("integrationId"), f.integrationId),
+    equals(R("sourceId"), f.sourceId),
+    equals(R("status"), f.status),
+    equals(R("kind"), f.kind),
+    equals(R("confirmationNumber"), f.confirmationNumber),
+    ...between(R("arrivalDate"), f.arrivalFrom, f.arrivalTo, dateText, false),
+    ...between(R("departureDate"), f.departureFrom, f.departureTo, dateText, false),
+    f.updatedSince == null ? undefined : sql`${R("updatedAt")} >= ${instantText(f.updatedSince)}`,
+    ...(await guestConditions(r, f, R("guestProfileId"))),
+  ];
 
-  async function transactionWhere(f: TransactionFilter): Promise<Prisma.TransactionWhereInput> {
-    return {
-      ...given({
-        reservationId: f.reservationId,
-        propertyId: f.propertyId,
-        integrationId: f.integrationId,
-        kind: f.kind,
-        category: f.category,
-        occurredAt: range(f.occurredFrom, f.occurredTo, true),
-      }),
-      ...(await guestFilter(r, f)),
-    };
-  }
-
-  const reservation = (row: object) => datesAsText<ReservationRow>(RESERVATION_ROW, row);
-  const transaction = (row: object) => datesAsText<StayRow>(TRANSACTION_ROW, row);
+  const transactionWhere = async (f: TransactionFilter) => [
+    equals(T("reservationId"), f.reservationId),
+    equals(T("propertyId"), f.propertyId),
+    equals(T("integrationId"), f.integrationId),
+    equals(T("kind"), f.kind),
+    equals(T("category"), f.category),
+    ...between(T("occurredAt"), f.occurredFrom, f.occurredTo, instantText, true),
+    ...(await guestConditions(r, f, T("guestProfileId"))),
+  ];
 
   return {
-    async reservationPage(filter: ReservationFilter, after: CursorKey | null, take: number) {
-      const where = await reservationWhere(filter);
-      const rows = await r.prisma.reservation.findMany(createdAtPrisma.page(where, after, take));
-      return rows.map(reservation);
-    },
-    async reservationById(id: string) {
-      const row = await r.prisma.reservation.findUnique({ where: { id } });
-      return row && reservation(row);
-    },
-    async transactionPage(filter: TransactionFilter, after: CursorKey | null, take: number) {
-      const where = await transactionWhere(filter);
-      const rows = await r.prisma.transaction.findMany(createdAtPrisma.page(where, after, take));
-      return rows.map(transaction);
-    },
-    async transactionById(id: string) {
-      const row = await r.prisma.transaction.findUnique({ where: { id } });
-      return row && transaction(row);
-    },
+    reservationPage: async (filter: ReservationFilter, after: CursorKey | null, take: number) =>
+      reservations.page<ReservationRow>(r.sql, await reservationWhere(filter), after, take, RESERVATION_ROW),
+    reservationById: async (id: string) => (await reservations.byId<ReservationRow>(r.sql, id, RESERVATION_ROW)) ?? null,
+    transactionPage: async (filter: TransactionFilter, after: CursorKey | null, take: number) =>
+      transactions.page<StayRow>(r.sql, await transactionWhere(filter), after, take, TRANSACTION_ROW),
+    transactionById: async (id: string) => (await transactions.byId<StayRow>(r.sql, id, TRANSACTION_ROW)) ?? null,
 
     /** The reservations of these guests, oldest first, with the columns of `shape`. */
     reservationsOfGuests: <Row = ReservationRow>(ids: readonly string[], shape: RowShape) =>
@@ -220,9 +209,13 @@ export function stays(r: Readers) {
           GROUP BY x.currency, x.category`,
       ),
 
-    async transactionsOfReservations(ids: readonly string[]) {
-      const rows = await r.prisma.transaction.findMany(createdAtPrisma.all({ reservationId: { in: [...ids] } }));
-      return rows.map((row) => datesAsText<StayRow & { reservationId: string | null }>(TRANSACTION_ROW, row));
-    },
+    /** The transactions of these reservations, oldest first. */
+    transactionsOfReservations: (ids: readonly string[]) =>
+      r.sql.rows<StayRow & { reservationId: string | null }>({
+        from: "Transaction",
+        shape: TRANSACTION_ROW,
+        where: [anyOf(T("reservationId"), ids)],
+        orderBy: TRANSACTIONS_OLDEST_FIRST,
+      }),
   };
 }

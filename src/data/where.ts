@@ -1,7 +1,8 @@
-// Small builders of Prisma where-fragments shared by the data/ modules that filter through Prisma.
+// Small builders of where-fragments shared by the data/ modules: Prisma ones, and the guest filters in SQL.
 import { escapeLike } from "../db/like";
 import { GUEST_KEYS, guests } from "./guests";
 import type { Readers } from "./readers";
+import { anyOf, equals, type Sql } from "./sql";
 
 type Where = Record<string, unknown>;
 
@@ -27,6 +28,12 @@ export const insensitive = (value: string | null | undefined) =>
 export async function guestFilter(r: Readers, f: { guestProfileId?: string | null; masterProfileId?: string | null }) {
   const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
   return { AND: [given({ guestProfileId: f.guestProfileId }), given({ guestProfileId: ofMaster })] };
+}
+
+/** The same two filters in SQL on a guest_profile_id `column`; undefined entries are filters not given. */
+export async function guestConditions(r: Readers, f: { guestProfileId?: string | null; masterProfileId?: string | null }, column: Sql) {
+  const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
+  return [equals(column, f.guestProfileId), ofMaster && anyOf(column, ofMaster.in)];
 }
 
 /**
