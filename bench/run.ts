@@ -436,6 +436,8 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
     { name: "events timeline, one guest", systems: { service: get(`/v1/events?guest_profile_id=${A.guest_with_events}&limit=100`) } },
     { name: "events timeline, master profile", systems: { service: get(`/v1/events?master_profile_id=${A.master_with_two_guests}&limit=100`) } },
     { name: "events latest, master profile", systems: { service: get(`/v1/events?mode=latest&master_profile_id=${A.master_with_two_guests}`) } },
+    { name: "reservations page (limit 100)", systems: { service: get("/v1/reservations?limit=100") } },
+    { name: "transactions page (limit 100)", systems: { service: get("/v1/transactions?limit=100") } },
     { name: "master profiles include_total", systems: { service: get("/v1/master-profiles?include_total=1&limit=100") } },
     { name: "table members at offset 40,000", systems: { service: get(`/v1/tables/${setup.bigTableId}/members?limit=100&offset=40000`) } },
     // Consent evaluated in SQL: EXISTS subqueries per member, a constant handful of bind parameters.
