@@ -105,13 +105,6 @@ export interface TransactionFilter {
   occurredTo?: Date | null;
 }
 
-const oldestFirst = (model: "Reservation" | "Transaction") => {
-  const c = columns(model);
-  return sql`${c("createdAt")}, ${c("id")}`;
-};
-const RESERVATIONS_OLDEST_FIRST = oldestFirst("Reservation");
-const TRANSACTIONS_OLDEST_FIRST = oldestFirst("Transaction");
-
 export const stayKeyOf = createdAtKey;
 
 /** A guest's reservations and transactions, oldest first: what reservationsOfGuests and transactionsOfGuests read, per guest. */
@@ -167,9 +160,9 @@ export function stays(r: Readers) {
 
     /** The reservations of these guests, oldest first, with the columns of `shape`. */
     reservationsOfGuests: <Row = ReservationRow>(ids: readonly string[], shape: RowShape) =>
-      r.sql.rows<Row>({ from: "Reservation", shape, where: [anyOf(columns("Reservation")("guestProfileId"), ids)], orderBy: RESERVATIONS_OLDEST_FIRST }),
+      r.sql.rows<Row>({ from: "Reservation", shape, where: [anyOf(R("guestProfileId"), ids)], orderBy: reservations.orderBy }),
     transactionsOfGuests: <Row = StayRow>(ids: readonly string[], shape: RowShape) =>
-      r.sql.rows<Row>({ from: "Transaction", shape, where: [anyOf(columns("Transaction")("guestProfileId"), ids)], orderBy: TRANSACTIONS_OLDEST_FIRST }),
+      r.sql.rows<Row>({ from: "Transaction", shape, where: [anyOf(T("guestProfileId"), ids)], orderBy: transactions.orderBy }),
     /** One aggregate over these guests' reservations: stays begun, nights, first, last and next stay. */
     async summaryOfGuests(guestIds: readonly string[]): Promise<StaySummary> {
       const [row] = await r.sql.query<StaySummary>(
@@ -215,7 +208,7 @@ export function stays(r: Readers) {
         from: "Transaction",
         shape: TRANSACTION_ROW,
         where: [anyOf(T("reservationId"), ids)],
-        orderBy: TRANSACTIONS_OLDEST_FIRST,
+        orderBy: transactions.orderBy,
       }),
   };
 }
