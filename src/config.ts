@@ -70,6 +70,8 @@ const envSchema = z.object({
   GCS_KLAVIYO_BASE_URL: z.string().url().optional(),
   GCS_DELIVERY_INTERVAL_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   GCS_DELIVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(500),
+  // How long a flush holds a binding between two destination calls; above the 15 s request timeout.
+  GCS_DELIVERY_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   // Limits and shutdown (src/server.ts, src/db/database.ts). 0 turns the statement timeout off.
   GCS_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
   GCS_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
@@ -166,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       klaviyoBaseUrl: e.GCS_KLAVIYO_BASE_URL,
       intervalMs: e.GCS_DELIVERY_INTERVAL_MS,
       batchSize: e.GCS_DELIVERY_BATCH_SIZE,
+      leaseMs: e.GCS_DELIVERY_LEASE_MS,
     },
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
     publicUrl: parsePublicUrl(e.GCS_PUBLIC_URL, e.PORT),

@@ -77,6 +77,12 @@ export interface PlanInput {
 export interface BatchPlan {
   subscribe: Contact[];
   remove: string[];
+  /**
+   * Each address sent (subscribe or remove) → the log position of the last change behind it. Every
+   * change up to a position below the first unsent address's is delivered or superseded by a later
+   * one, so the engine can confirm that far after each destination call (engine.ts deliveredUpTo).
+   */
+  seqByEmail: Map<string, bigint>;
   /** The skipped_* counters; the others are filled in from what the destination confirms. */
   counts: FlushCounts;
 }
@@ -89,8 +95,10 @@ export function planBatch(input: PlanInput): BatchPlan {
   const counts = zeroCounts();
   const subscribe = new Map<string, Contact>();
   const remove = new Set<string>();
+  const seqByEmail = new Map<string, bigint>();
   for (const change of collapseChanges(input.changes)) {
     const contact = input.contacts.get(change.memberId);
+    if (contact) seqByEmail.set(contact.email, change.seq); // collapsed changes come in seq order: the last wins
     if (!contact) {
       counts.skipped_unresolved++;
     } else if (change.op === "remove") {
@@ -105,5 +113,7 @@ export function planBatch(input: PlanInput): BatchPlan {
   // Two members can share an address (one person seen by two sources): a removal must not take the
   // address off the list while another member keeps it, nor undo a subscribe in the same batch.
   const removals = [...remove].filter((email) => !subscribe.has(email) && !input.retainedEmails.has(email));
-  return { subscribe: [...subscribe.values()], remove: removals, counts };
+  const sent = new Set([...subscribe.keys(), ...removals]);
+  for (const email of seqByEmail.keys()) if (!sent.has(email)) seqByEmail.delete(email);
+  return { subscribe: [...subscribe.values()], remove: removals, seqByEmail, counts };
 }

@@ -1,5 +1,5 @@
 // Runs the delivery worker from configuration: inside `gcs serve`, or alone as `gcs deliver`. Any
-// number of instances may run it against one database (bindings are claimed with SKIP LOCKED).
+// number of instances may run it against one database (bindings are leased: engine.ts).
 import type { Config } from "../config";
 import type { DataClient as PrismaClient } from "../data/client";
 import { existingServiceSecret } from "../data/delivery";
@@ -78,6 +78,7 @@ export async function runDelivery(config: Config, prisma: PrismaClient, logger: 
     destinations: destinationsFromConfig(config, standIn?.url),
     intervalMs: config.delivery.intervalMs,
     batchSize: config.delivery.batchSize,
+    leaseMs: config.delivery.leaseMs,
   });
   return {
     worker,

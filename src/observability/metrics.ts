@@ -183,13 +183,37 @@ const deliveryLastFlush = new Gauge({
   },
 });
 
+const deliveryPending = new Gauge({
+  name: "gcs_delivery_pending_changes",
+  help: "Membership changes a destination binding has not delivered yet (the binding's lag). Paused bindings are left out.",
+  labelNames: ["binding_id", "destination"] as const,
+  registers: [registry],
+  async collect() {
+    const rows = await deliveryRows();
+    this.reset();
+    for (const r of rows) this.set({ binding_id: r.id, destination: r.provider }, r.pending);
+  },
+});
+
+const deliveryFailures = new Gauge({
+  name: "gcs_delivery_consecutive_failures",
+  help: "Destination failures of a binding since its last confirmed call (0: healthy); the binding's last_error says why. Paused bindings are left out.",
+  labelNames: ["binding_id", "destination"] as const,
+  registers: [registry],
+  async collect() {
+    const rows = await deliveryRows();
+    this.reset();
+    for (const r of rows) this.set({ binding_id: r.id, destination: r.provider }, r.failures);
+  },
+});
+
 /** Bounded, so a scrape stays cheap with any number of bindings; an operator with more has other tools. */
 const MAX_BINDINGS = 1000;
 const DELIVERY_QUERY_TIMEOUT_MS = 2000;
 let deliveryScrape: Promise<DeliveryRow[]> | undefined;
 let deliveryFailing = false;
 
-/** One query per scrape for both delivery gauges (prom-client collects them concurrently). */
+/** One query per scrape for all delivery gauges (prom-client collects them concurrently). */
 function deliveryRows(): Promise<DeliveryRow[]> {
   if (!observed) return Promise.resolve([]);
   deliveryScrape ??= queryDelivery(observed).finally(() => setImmediate(() => (deliveryScrape = undefined)));

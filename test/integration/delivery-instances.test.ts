@@ -7,12 +7,13 @@
 // The load writes through the service's one membership write path (src/data/table-membership.ts)
 // from the test process: the API has no membership writes (the contract is reads plus pause/resume).
 //
-// What the engine promises (src/delivery/engine.ts): a batch commits its cursor only after the
-// destination confirmed it, under the binding's row lock. So two instances never deliver one change
-// twice, and an instance that dies mid-batch loses nothing: its transaction rolls back and the
-// other instance sends that batch again. The re-sent batch is the one place a change reaches the
-// destination twice; its operations are idempotent (subscribe is an upsert, removal a delete), so
-// what the destination holds is still each change applied once. Both halves are checked here.
+// What the engine promises (src/delivery/engine.ts): a flush leases its binding, and records what
+// the destination confirmed after each call, never holding a transaction or lock while the
+// destination answers. So two instances never deliver one change twice, and an instance that dies
+// mid-call loses nothing: once its lease runs out (LEASE_MS here) the other instance sends the
+// unconfirmed calls again. That re-sent call is the one place a change reaches the destination
+// twice; its operations are idempotent (subscribe is an upsert, removal a delete), so what the
+// destination holds is still each change applied once. Both halves are checked here.
 import { randomUUID } from "node:crypto";
 import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
 import { createPrismaClient } from "../../src/db/database";
@@ -26,6 +27,8 @@ import { serve, type ServeProcess } from "../helpers/serve";
 
 const BATCH_SIZE = 25;
 const GUESTS = 800;
+/** Longer than a held call in the first test, short enough for the second to see a takeover. */
+const LEASE_MS = 6_000;
 
 // Its own PostgreSQL: held batches keep transactions open, which would hold back the event
 // timeline of the other test files on the shared server.
@@ -66,6 +69,7 @@ beforeAll(async () => {
         GCS_DELIVERY_WORKER: "true",
         GCS_DELIVERY_INTERVAL_MS: "100",
         GCS_DELIVERY_BATCH_SIZE: String(BATCH_SIZE),
+        GCS_DELIVERY_LEASE_MS: String(LEASE_MS),
         GCS_MAILCHIMP_BASE_URL: gate.url,
         GCS_KLAVIYO_BASE_URL: gate.url,
       }),
@@ -286,8 +290,8 @@ const loadKeys = (ops: ReceivedOperation[]) => {
 describe("two instances with delivery workers on one database", () => {
   it("share the work and deliver every change exactly once under concurrent adds and removes", async () => {
     expect(bindings.map((b) => b.provider)).toEqual(["klaviyo", "mailchimp"]);
-    // Instance 0's next batch is held at the destination: its worker waits and its binding stays
-    // locked, so whatever the other binding delivers meanwhile, instance 1 delivered.
+    // Instance 0's next call is held at the destination: its worker waits and its binding stays
+    // leased, so whatever the other binding delivers meanwhile, instance 1 delivered.
     gates[0].hold();
     const adding = load.add(300);
     await within("instance 0 to start a batch", gates[0].held());
@@ -298,7 +302,7 @@ describe("two instances with delivery workers on one database", () => {
     await load.add(20);
     const [{ head }] = await db.$queryRaw<{ head: bigint }[]>`SELECT max(seq) AS head FROM table_membership_changes WHERE table_id = ${tableId()}::uuid`;
     await until("instance 1 to deliver the other binding", async () => (await confirmedSeq(otherBinding)) >= head, 10_000);
-    expect(await confirmedSeq(heldBinding)).toBe(heldAt); // nobody else took the locked binding
+    expect(await confirmedSeq(heldBinding)).toBe(heldAt); // nobody else took the leased binding
     gates[0].release();
     await until("instance 0 to commit its held batch", async () => (await confirmedSeq(heldBinding)) > heldAt, 10_000);
 
@@ -319,7 +323,7 @@ describe("two instances with delivery workers on one database", () => {
 
   it("SIGKILL of an instance in the middle of a batch loses nothing; only that batch is sent again", async () => {
     // The kill lands mid-batch by construction: the destination applied instance 0's request, and
-    // the instance is killed while it waits for the answer, before its transaction commits.
+    // the instance is killed while it waits for the answer, before it could record it.
     gates[0].hold();
     const adding = load.add(250);
     await within("instance 0 to start a batch", gates[0].held());
@@ -333,9 +337,9 @@ describe("two instances with delivery workers on one database", () => {
     const appliedBeforeKill = loadKeys(gates[0].heldOperations);
     const sentByDeadInstance = gates[0].operations.length;
 
-    // The survivor takes the binding over (PostgreSQL rolled the dead instance's batch back) while
-    // the load keeps going.
-    await until("the survivor to re-deliver the killed batch", async () => (await confirmedSeq(inFlight)) > cursorAtKill, 10_000);
+    // The survivor takes the binding over once the dead instance's lease has run out, while the
+    // load keeps going.
+    await until("the survivor to re-deliver the killed batch", async () => (await confirmedSeq(inFlight)) > cursorAtKill, LEASE_MS + 10_000);
     await adding;
     await load.add(150);
     await load.settled();

@@ -8,7 +8,6 @@ import { createPrismaClient } from "../../src/db/database";
 import { bindingView, pauseBinding, resumeBinding } from "../../src/delivery/bindings";
 import { flushDue, startDeliveryWorker, type FlushOptions, type FlushReport } from "../../src/delivery/engine";
 import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
-import { inBatchTransaction } from "../../src/data/delivery";
 import { loadKeyring, seal } from "../../src/delivery/secret-box";
 import { startStandIn, type ReceivedOperation, type StandIn } from "../../src/delivery/standin";
 import type { PrismaClient } from "../../src/generated/prisma/client";
@@ -274,7 +273,7 @@ describe("delivery engine", () => {
     await add([guest.id]);
     const before = await view("mailchimp");
 
-    const first = await flush({ now: () => t0 });
+    const first = await flush({ now: () => t0, random: () => 1 - Number.EPSILON });
     expect(reportOf(first, "mailchimp")).toMatchObject({ outcome: "transient" });
     let row = await db.destinationBinding.findUniqueOrThrow({ where: { id: before.id } });
     expect(row.confirmedSeq.toString()).toBe(before.confirmed_seq);
@@ -350,29 +349,107 @@ describe("delivery engine", () => {
     }
   });
 
-  it("a pause issued while a flush holds the binding waits for it, then applies", async () => {
-    const guest = await newGuest();
-    await add([guest.id]);
-    standIn.setDelay(300);
-    let started!: () => void;
-    const mailchimpCalled = new Promise<void>((resolve) => (started = resolve));
-    let mailchimpAnswered = false;
-    const spyFetch: typeof fetch = async (url, init) => {
-      const isMailchimp = String(url).includes("/3.0/");
-      if (isMailchimp) started();
-      const res = await fetch(url, init);
-      if (isMailchimp) mailchimpAnswered = true;
-      return res;
+  it("a pause mid-flush answers at once; no call starts after it; resume goes on without re-sending", async () => {
+    // Twelve members, then their removal: Mailchimp deletes one address per call, four at a time.
+    const guests = [];
+    for (let i = 0; i < 12; i++) guests.push(await newGuest());
+    await add(guests.map((g) => g.id));
+    await flush();
+    await remove(guests.map((g) => g.id));
+    standIn.reset();
+    standIn.setDelay(250);
+    const starts: number[] = [];
+    let fourStarted!: () => void;
+    const started = new Promise<void>((resolve) => (fourStarted = resolve));
+    const spyFetch: typeof fetch = (url, init) => {
+      if (String(url).includes("/3.0/")) {
+        starts.push(performance.now());
+        if (starts.length === 4) fourStarted();
+      }
+      return fetch(url, init);
     };
+    const before = await view("mailchimp");
     const flushing = flush({ fetch: spyFetch });
-    await mailchimpCalled; // the flush holds the binding's row lock from here to its commit
+    await started;
+    const asked = performance.now();
     const paused = await pauseBinding(scoped(), { tableId: tableId(), provider: "mailchimp" });
-    expect(mailchimpAnswered).toBe(true); // the pause could not finish before the flush
-    expect(reportOf(await flushing, "mailchimp")).toMatchObject({ outcome: "delivered" });
-    // The pause applied after the flush committed: paused, with the flush's cursor.
-    expect(paused).toMatchObject({ state: "paused", lag: 0 });
-    expect(ops("mailchimp")).toEqual([guest.email]);
+    const answered = performance.now();
+    expect(answered - asked).toBeLessThan(1000);
+    expect(paused).toMatchObject({ state: "paused" });
+    const report = reportOf(await flushing, "mailchimp")!;
+    expect(report.outcome).toBe("stopped");
+    expect(starts.every((at) => at < answered)).toBe(true);
+    expect(starts.length).toBeLessThan(12);
+    // The calls in flight finished and were recorded: the cursor moved, but not to the end.
+    const stopped = await view("mailchimp");
+    expect(BigInt(stopped.confirmed_seq)).toBeGreaterThan(BigInt(before.confirmed_seq));
+    expect(stopped.lag).toBeGreaterThan(0);
+    expect(ops("mailchimp", "remove")).toHaveLength(starts.length);
+
+    standIn.setDelay(0);
     await resumeBinding(scoped(), { tableId: tableId(), provider: "mailchimp" });
+    expect(reportOf(await flush(), "mailchimp")).toMatchObject({ outcome: "delivered" });
+    expect(ops("mailchimp", "remove").sort()).toEqual(guests.map((g) => g.email).sort()); // each once
+    expect((await view("mailchimp")).lag).toBe(0);
+  });
+
+  it("a slow destination makes steady progress: confirmed_seq moves while the flush runs", async () => {
+    const guests = [];
+    for (let i = 0; i < 16; i++) guests.push(await newGuest());
+    await add(guests.map((g) => g.id));
+    await flush();
+    await remove(guests.map((g) => g.id));
+    standIn.reset();
+    standIn.setDelay(150);
+    const seen = new Set<string>();
+    const flushing = flush();
+    let done = false;
+    void flushing.finally(() => (done = true));
+    while (!done) {
+      seen.add((await view("mailchimp")).confirmed_seq);
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    expect(reportOf(await flushing, "mailchimp")).toMatchObject({ outcome: "delivered" });
+    // Sixteen deletes, four at a time: the cursor was seen at several positions on the way.
+    expect(seen.size).toBeGreaterThanOrEqual(3);
+    expect(ops("mailchimp", "remove").sort()).toEqual(guests.map((g) => g.email).sort());
+  });
+
+  it("a failure mid-batch keeps what the destination confirmed; the retry sends only the rest", async () => {
+    const guests = [];
+    for (let i = 0; i < 10; i++) guests.push(await newGuest());
+    await add(guests.map((g) => g.id));
+    await flush();
+    await remove(guests.map((g) => g.id));
+    standIn.reset();
+    const before = await view("mailchimp");
+    // Deletes run four at a time: the third call fails slowly while the calls after it go through,
+    // so the destination confirms addresses beyond the first one it did not.
+    let calls = 0;
+    const failingFetch: typeof fetch = async (url, init) => {
+      if (String(url).includes("/3.0/") && ++calls === 3) {
+        await new Promise((r) => setTimeout(r, 300));
+        return new Response(JSON.stringify({ title: "Service Unavailable" }), { status: 503 });
+      }
+      return fetch(url, init);
+    };
+    const t0 = new Date();
+    const first = reportOf(await flush({ fetch: failingFetch, now: () => t0 }), "mailchimp")!;
+    expect(first.outcome).toBe("transient");
+    const failed = await view("mailchimp");
+    expect(failed.last_error).toMatch(/503/);
+    expect(failed.lag).toBeGreaterThan(0);
+    expect(BigInt(failed.confirmed_seq)).toBeGreaterThan(BigInt(before.confirmed_seq));
+    const sentFirst = ops("mailchimp", "remove");
+    expect(sentFirst.length).toBeGreaterThanOrEqual(5);
+    const row = await db.destinationBinding.findUniqueOrThrow({ where: { id: before.id } });
+    expect(Object.keys(row.sentAhead as object).length).toBe(sentFirst.length - 2); // all but the two before the failure
+
+    const retry = reportOf(await flush({ now: () => new Date(t0.getTime() + 6 * 60_000) }), "mailchimp")!;
+    expect(retry.outcome).toBe("delivered");
+    // Every address exactly once over both flushes: nothing the destination confirmed went again.
+    expect(ops("mailchimp", "remove").sort()).toEqual(guests.map((g) => g.email).sort());
+    expect(await view("mailchimp")).toMatchObject({ lag: 0, last_error: null });
   });
 
   it("flushes a long backlog batch by batch; maxBatches bounds one call", async () => {
@@ -407,19 +484,6 @@ describe("delivery engine", () => {
       expect(ops(provider, "subscribe").sort()).toEqual(expected);
       expect((await view(provider)).lag).toBe(0);
     }
-  });
-});
-
-describe("a batch transaction", () => {
-  it("is ended by the server itself after its timeout, so a frozen instance cannot hold a binding for hours", async () => {
-    // Prisma's timeout runs in the instance; a frozen or partitioned one never fires it.
-    const setting = await inBatchTransaction(db, 1500, (tx) =>
-      tx.$queryRaw<{ idle_in_transaction_session_timeout: string }[]>`SHOW idle_in_transaction_session_timeout`,
-    );
-    expect(setting[0].idle_in_transaction_session_timeout).toBe("3s");
-    // SET LOCAL: the pooled connection goes back without it.
-    const after = await db.$queryRaw<{ idle_in_transaction_session_timeout: string }[]>`SHOW idle_in_transaction_session_timeout`;
-    expect(after[0].idle_in_transaction_session_timeout).toBe("0");
   });
 });
 

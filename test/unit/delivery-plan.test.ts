@@ -60,6 +60,11 @@ describe("planBatch", () => {
     expect(plan([ch(1, "twin", "remove")]).remove).toEqual(["g@x.org"]);
   });
 
+  it("gives each address sent the log position of the last change behind it, and none to addresses not sent", () => {
+    const p = plan([ch(1, "granted", "add"), ch(2, "unknown", "add"), ch(3, "withdrawn", "remove"), ch(4, "twin", "add"), ch(5, "ghost", "add")]);
+    expect(Object.fromEntries(p.seqByEmail)).toEqual({ "g@x.org": 4n, "w@x.org": 3n });
+  });
+
   it("plans an add then remove of one member as a removal only", () => {
     const p = plan([ch(1, "granted", "add"), ch(2, "granted", "remove")]);
     expect(p.subscribe).toEqual([]);
@@ -77,11 +82,20 @@ describe("normaliseCounts", () => {
 });
 
 describe("backoffMs", () => {
+  const top = () => 1 - Number.EPSILON;
   it("doubles from 5 s, caps at 15 min, and honours a longer Retry-After", () => {
-    expect([0, 1, 2, 3].map((n) => backoffMs(n))).toEqual([5_000, 10_000, 20_000, 40_000]);
-    expect(backoffMs(12)).toBe(15 * 60_000);
-    expect(backoffMs(100)).toBe(15 * 60_000);
+    expect([0, 1, 2, 3].map((n) => backoffMs(n, 0, top))).toEqual([5_000, 10_000, 20_000, 40_000]);
+    expect(backoffMs(12, 0, top)).toBe(15 * 60_000);
+    expect(backoffMs(100, 0, top)).toBe(15 * 60_000);
     expect(backoffMs(0, 60_000)).toBe(60_000);
-    expect(backoffMs(3, 1_000)).toBe(40_000);
+    expect(backoffMs(3, 1_000, top)).toBe(40_000);
+  });
+
+  it("jitters within the upper half of each step, so failed bindings do not retry in step", () => {
+    expect([0, 1, 2, 3].map((n) => backoffMs(n, 0, () => 0))).toEqual([2_500, 5_000, 10_000, 20_000]);
+    const draws = Array.from({ length: 200 }, () => backoffMs(2));
+    expect(Math.min(...draws)).toBeGreaterThanOrEqual(10_000);
+    expect(Math.max(...draws)).toBeLessThanOrEqual(20_000);
+    expect(new Set(draws).size).toBeGreaterThan(50);
   });
 });

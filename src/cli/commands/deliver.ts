@@ -15,6 +15,7 @@ export async function deliver(opts: { once?: boolean }): Promise<void> {
         secretKey: await deliverySecretKey(config, db.primary),
         destinations: destinationsFromConfig(config),
         batchSize: config.delivery.batchSize,
+        leaseMs: config.delivery.leaseMs,
         logger,
       });
       for (const r of reports) printJson(r);

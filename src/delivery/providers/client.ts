@@ -20,10 +20,81 @@ export interface OperationResult {
   failed: MemberFailure[];
 }
 
+/**
+ * One request to the destination and the addresses it carries. The engine runs calls one by one
+ * (at most `concurrency` at once) so that it can stop between them and confirm what each applied.
+ */
+export interface DestinationCall {
+  emails: readonly string[];
+  run(): Promise<OperationResult>;
+}
+
 export interface DestinationClient {
   readonly provider: string;
+  /** Calls that may be in flight at once for one binding. */
+  readonly concurrency: number;
+  subscribeCalls(listId: string, members: readonly SubscriberInput[]): DestinationCall[];
+  removeCalls(listId: string, emails: readonly string[]): DestinationCall[];
+  /** All subscribe calls, run as the engine would; for callers that need no checkpoints. */
   upsertSubscribers(listId: string, members: readonly SubscriberInput[]): Promise<OperationResult>;
   remove(listId: string, emails: readonly string[]): Promise<OperationResult>;
+}
+
+/** The provider-specific part of a client; `withCallRunners` adds the two whole-list methods. */
+export type CallPlanner = Omit<DestinationClient, "upsertSubscribers" | "remove">;
+
+export function withCallRunners(planner: CallPlanner): DestinationClient {
+  const runAll = async (calls: DestinationCall[]) => (await runCalls(calls, planner.concurrency)).result;
+  return {
+    ...planner,
+    upsertSubscribers: (listId, members) => runAll(planner.subscribeCalls(listId, members)),
+    remove: (listId, emails) => runAll(planner.removeCalls(listId, emails)),
+  };
+}
+
+export interface CallHooks {
+  /** Before each call starts; false stops the run (no further call starts). */
+  beforeCall?: () => Promise<boolean>;
+  /** After each call the destination answered successfully. */
+  afterCall?: (call: DestinationCall, result: OperationResult) => Promise<void> | void;
+}
+
+export interface CallsOutcome {
+  result: OperationResult;
+  /** A beforeCall hook said stop before every call had run. */
+  stopped: boolean;
+}
+
+/**
+ * Runs calls at most `concurrency` at a time. A failed call or a stop starts no new call; the calls
+ * already in flight are waited for (their results are real), then the first failure is thrown.
+ */
+export async function runCalls(calls: readonly DestinationCall[], concurrency: number, hooks: CallHooks = {}): Promise<CallsOutcome> {
+  const result: OperationResult = { accepted: 0, failed: [] };
+  let next = 0;
+  let stopped = false;
+  let failure: unknown;
+  const worker = async () => {
+    while (failure === undefined && !stopped && next < calls.length) {
+      try {
+        if (hooks.beforeCall && !(await hooks.beforeCall())) {
+          stopped = true;
+          break;
+        }
+        if (failure !== undefined || stopped || next >= calls.length) break;
+        const call = calls[next++];
+        const r = await call.run();
+        result.accepted += r.accepted;
+        result.failed.push(...r.failed);
+        await hooks.afterCall?.(call, r);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, calls.length)) }, worker));
+  if (failure !== undefined) throw failure;
+  return { result, stopped: stopped && next < calls.length };
 }
 
 export interface ClientOptions {

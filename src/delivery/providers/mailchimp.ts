@@ -1,10 +1,10 @@
 // Mailchimp Marketing API v3: batch subscribe/update of list members (≤ 500 a call, per-member
 // errors in the 200 answer) and removal by member hash. Auth: HTTP Basic `anystring:<apiKey>`.
 import { createHash } from "node:crypto";
-import { chunk, errorFor, send, type ClientOptions, type DestinationClient, type OperationResult, type SubscriberInput } from "./client";
+import { chunk, errorFor, send, withCallRunners, type ClientOptions, type DestinationClient, type OperationResult, type SubscriberInput } from "./client";
 
 const BATCH_LIMIT = 500;
-/** Mailchimp allows 10 simultaneous connections per key; leave room for other callers. */
+/** Mailchimp allows 10 simultaneous connections per key; leave room for other callers (deletes are one call each). */
 const DELETE_CONCURRENCY = 4;
 
 /** Mailchimp's member id: md5 of the lower-cased address. */
@@ -51,29 +51,22 @@ export function mailchimpClient(opts: ClientOptions): DestinationClient {
   }
 
   /** 404 means the member is not (or no longer) on the list: the removal is done either way. */
-  async function removeOne(listId: string, email: string): Promise<void> {
+  async function removeOne(listId: string, email: string): Promise<OperationResult> {
     const what = "remove member";
     const url = `${listUrl(listId)}/members/${subscriberHash(email)}`;
     const res = await send(opts, what, url, { method: "DELETE", headers });
     if (!res.ok && res.status !== 404) throw await errorFor("mailchimp", what, res, opts.apiKey);
+    await res.body?.cancel();
+    return { accepted: 1, failed: [] };
   }
 
-  return {
+  return withCallRunners({
     provider: "mailchimp",
-    async upsertSubscribers(listId, members) {
-      const result: OperationResult = { accepted: 0, failed: [] };
-      for (const part of chunk(members, BATCH_LIMIT)) {
-        const r = await subscribeChunk(listId, part);
-        result.accepted += r.accepted;
-        result.failed.push(...r.failed);
-      }
-      return result;
-    },
-    async remove(listId, emails) {
-      await eachLimited(emails, DELETE_CONCURRENCY, (email) => removeOne(listId, email));
-      return { accepted: emails.length, failed: [] };
-    },
-  };
+    concurrency: DELETE_CONCURRENCY,
+    subscribeCalls: (listId, members) =>
+      chunk(members, BATCH_LIMIT).map((part) => ({ emails: part.map((m) => m.email), run: () => subscribeChunk(listId, part) })),
+    removeCalls: (listId, emails) => emails.map((email) => ({ emails: [email], run: () => removeOne(listId, email) })),
+  });
 }
 
 /** Names we do not know are left out rather than sent blank, which would erase the list's copy. */
@@ -82,22 +75,4 @@ function mergeFields(m: SubscriberInput): Record<string, string> {
   if (m.givenName) fields.FNAME = m.givenName;
   if (m.familyName) fields.LNAME = m.familyName;
   return fields;
-}
-
-/** Runs fn over items, at most `limit` at a time; the first failure stops new calls and is thrown. */
-async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const item = items[next++];
-      try {
-        await fn(item);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
