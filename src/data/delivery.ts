@@ -1,5 +1,5 @@
-// The delivery engine's storage (src/delivery): claiming a due binding with SKIP LOCKED, the reads
-// that feed a batch's plan, the binding's bookkeeping after a batch, pause/resume as one UPDATE,
+// The delivery engine's storage (src/delivery): leasing a due binding, the reads that feed a batch's
+// plan, the checkpoints and bookkeeping of a flush, pause/resume as one UPDATE,
 // the binding view's reads, and the connection secrets' rotation batches. The rules (planning,
 // backoff, the state machine, sealing) stay in src/delivery; these functions only read and write.
 //

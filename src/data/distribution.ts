@@ -246,7 +246,8 @@ export const CROSS_GROUP_STATEMENTS: CrossGroupStatement[] = [
     where: [
       "src/data/delivery.ts#membershipChangesAfter",
       "src/data/delivery.ts#emailsOfCurrentMembers",
-      "src/data/delivery.ts#recordDelivered",
+      "src/data/delivery.ts#checkpoint",
+      "src/data/delivery.ts#releaseLease",
       "src/data/delivery.ts#recordBackoff",
       "src/data/delivery.ts#recordError",
     ],

@@ -8,9 +8,9 @@
 // Each transition is ONE statement, `UPDATE … RETURNING`, and the answer is built from the row it
 // returns: under concurrent pause and resume calls every response reports the state its own
 // request produced (a re-read afterwards could already see the next caller's change). A flush holds
-// the binding's row lock while it delivers; the UPDATE waits for it and then applies to the row as
-// the flush committed it (PostgreSQL re-reads the locked row), so a pause always ends paused and a
-// resume always ends active, whatever the engine wrote meanwhile. Neither touches confirmed_seq.
+// the binding by a lease, not a lock, so the UPDATE never waits for one; the engine reads the state
+// at its checkpoint before each destination call and stops at a pause. A pause always ends paused
+// and a resume always ends active, whatever the engine wrote meanwhile. Neither touches confirmed_seq.
 //
 // The binding is first found through the request's (possibly tenant-scoped) client with model
 // queries, so the scope applies: another group's table answers null exactly like a missing one.
