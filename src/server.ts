@@ -78,20 +78,20 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     // 2. Optionally keep accepting while the load balancer notices (GCS_SHUTDOWN_DELAY_MS).
     if (config.http.shutdownDelayMs > 0) await sleep(Math.min(config.http.shutdownDelayMs, left()));
     // 3. Stop accepting; close idle keep-alive connections (close() does); requests in flight run to
-    //    the end. The delivery worker finishes its batch meanwhile.
+    //    the end. The delivery worker starts no new destination call and records its calls in flight.
     const closed = new Promise<void>((resolve) => http.close(() => resolve()));
     http.closeIdleConnections();
     const [drained, workerStopped] = await Promise.all([
       within(closed, left()),
       delivery ? within(delivery.stop(), left()) : Promise.resolve(true),
     ]);
-    // 4. At the deadline, cut what is left; an unfinished delivery batch is rolled back when its
-    //    connection closes, and the next poll (any instance) sends it again.
+    // 4. At the deadline, cut what is left; a delivery call still unanswered is not recorded, and the
+    //    instance that takes the binding over when its lease runs out sends it again.
     if (!drained) {
       logger.warn({ timeoutMs: config.http.shutdownTimeoutMs }, "shutdown timeout: closing the connections still open");
       http.closeAllConnections();
     }
-    if (!workerStopped) logger.warn("shutdown timeout: the delivery batch in flight is abandoned and will be retried");
+    if (!workerStopped) logger.warn("shutdown timeout: the delivery calls in flight are abandoned and will be retried");
     await within(app.stop(), 2000);
     await within(db.close(), 2000);
     // Scrapes are answered until the end; then the spans still buffered are exported.
