@@ -201,7 +201,7 @@ describe("a slow destination with two instances delivering", () => {
     const resume = await callApi(instances[survivor], "POST", `/v1/tables/${tableId()}/destinations/mailchimp/resume`);
     expect(resume.status).toBe(200);
     expect(resume.ms).toBeLessThan(1000);
-    await until("the removals to be delivered", async () => (await binding("mailchimp")).confirmedSeq === head, 120_000);
+    await until("the removals to be delivered", async () => (await binding("mailchimp")).confirmedSeq === head, 60_000 + (MEMBERS / 4) * DELAY_MS * 2);
     const elapsedMs = Date.now() - startedAt;
 
     // Every removal reached the destination; the only repeats are calls in flight at the kill (at
