@@ -323,7 +323,9 @@ function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger
   }
   const fault = faults.errorFor(cause, "/graphql");
   if (fault) return { message: fault.message, path: formatted.path, extensions: fault.extensions };
-  logger.error({ err: cause, requestId: currentRecord()?.requestId }, "unhandled GraphQL error");
+  // Apollo wraps what the context function threw ("Context creation failed: …") without its stack.
+  const err = cause instanceof GraphQLError && cause.originalError ? cause.originalError : cause;
+  logger.error({ err, requestId: currentRecord()?.requestId }, "unhandled GraphQL error");
   return { message: "unexpected server fault; retry later", path: formatted.path, extensions: { code: "internal_error" } };
 }
 
