@@ -9,7 +9,7 @@ import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/dis
 import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
-import { startRecord, serverTiming, type RequestRecord } from "./observability/request";
+import { currentRecord, startRecord, serverTiming, type RequestRecord } from "./observability/request";
 import { observeDatabase, recordRequest } from "./observability/metrics";
 import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
@@ -112,7 +112,7 @@ export async function createApp(services: Services): Promise<App> {
     const started = process.hrtime.bigint();
     // Taken now: a mounted handler (Apollo on /graphql) may answer while Express holds req.url stripped of its mount path.
     const path = req.path;
-    const record = startRecord();
+    const record = startRecord(req.id);
     res.record = record;
     res.on("finish", () => {
       if (res.statusCode < 500 && record.statements > 0) faults.succeeded(startedAt);
@@ -323,7 +323,9 @@ function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger
   }
   const fault = faults.errorFor(cause, "/graphql");
   if (fault) return { message: fault.message, path: formatted.path, extensions: fault.extensions };
-  logger.error({ err: cause }, "unhandled GraphQL error");
+  // Apollo wraps what the context function threw ("Context creation failed: …") without its stack.
+  const err = cause instanceof GraphQLError && cause.originalError ? cause.originalError : cause;
+  logger.error({ err, requestId: currentRecord()?.requestId }, "unhandled GraphQL error");
   return { message: "unexpected server fault; retry later", path: formatted.path, extensions: { code: "internal_error" } };
 }
 

@@ -4,7 +4,8 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Config } from "./config";
 import { createApp } from "./app";
-import { openDatabase, redactUrl } from "./db/database";
+import { openDatabase } from "./db/database";
+import { redactUrl } from "./db/redact-url";
 import { chooseLogFormat, createLogger } from "./logger";
 import { metricsApp } from "./observability/metrics";
 import { startTracing } from "./observability/tracing";
@@ -56,7 +57,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const services = await createServices(config, db, logger);
   const app = await createApp(services);
   const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
-  const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token), config.metrics.port, config.metrics.host);
+  const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token, logger), config.metrics.port, config.metrics.host);
   const metricsPort = metrics && (metrics.address() as { port: number }).port;
   if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, token: Boolean(config.metrics.token) }, "metrics listening");
   const http = await new Promise<Server>((resolve) => {

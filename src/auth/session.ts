@@ -17,6 +17,12 @@ export interface SessionClaims {
   role: string;
 }
 
+/**
+ * How far the web app's clock may be ahead of ours (or exp behind) in seconds: `iat` and `nbf` up to
+ * this far in the future are accepted, and so is `exp` up to this far in the past.
+ */
+export const SESSION_CLOCK_SKEW_S = 60;
+
 /** A user id of the web app: printable, no spaces, at most 255 characters. */
 const USER_ID = /^[\x21-\x7e]{1,255}$/;
 
@@ -48,7 +54,13 @@ export async function verifySessionToken(cfg: SessionKeyConfig, token: string): 
       audience: cfg.audience,
       algorithms: ["HS256"],
       requiredClaims: ["sub", "exp"],
+      clockTolerance: SESSION_CLOCK_SKEW_S,
     });
+    // jose checks iat against the clock only with maxTokenAge; a token issued in the future was
+    // minted by a wrong clock or to outlive its exp's intent, so it is refused like a bad one.
+    if (typeof payload.iat === "number" && payload.iat > Date.now() / 1000 + SESSION_CLOCK_SKEW_S) {
+      throw unauthorized("session token's iat claim is in the future");
+    }
     // A valid signature vouches for the issuer, not for the shape of every claim: claims that could
     // never name a user, an organisation or a role make the token unusable, like a bad signature.
     if (typeof payload.org !== "string" || typeof payload.role !== "string") {

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CommanderError } from "commander";
+import { redactUrlsIn } from "../db/redact-url";
 import { UsageError } from "./args";
 import { buildProgram } from "./program";
 
@@ -36,7 +37,7 @@ function oneLine(err: unknown): string {
       : typeof e.message === "string" && e.message.trim()
         ? e.message
         : String(err);
-  const line = reason.replace(/postgres(ql)?:\/\/[^\s@]*@/g, "postgresql://***@").trim().split("\n")[0];
+  const line = redactUrlsIn(reason).trim().split("\n")[0];
   // Prisma 6's client on adapter-pg 7 reports a database error as "Unknown error: [object Object]".
   return line.includes("[object Object]") ? "the database refused the command (the Prisma client gave no detail)" : line;
 }

@@ -8,8 +8,45 @@ export function findClient(prisma: PrismaClient, id: string) {
   return prisma.oAuthClient.findUnique({ where: { id } });
 }
 
-export function insertClient(prisma: PrismaClient, data: { id: string; clientName: string | null; redirectUris: string[]; metadata: object }) {
-  return prisma.oAuthClient.create({ data });
+type NewClient = { id: string; clientName: string | null; redirectUris: string[]; metadata: object; registeredFrom: string };
+
+/**
+ * Inserts a client unless its address already registered `limit` clients in the last `windowS`
+ * seconds. Counted in the table, so every instance sees the same count; serialised per address by a
+ * transaction-scoped advisory lock (safe behind a transaction pooler), so instances racing for the
+ * same address cannot both take the last place. Times are the database's clock, one for all instances.
+ * @returns the row, or how many seconds until the oldest registration in the window leaves it.
+ */
+export function insertClientWithinLimit(
+  prisma: PrismaClient,
+  data: NewClient,
+  limit: number,
+  windowS: number,
+): Promise<{ row: Awaited<ReturnType<PrismaClient["oAuthClient"]["create"]>> } | { retryAfterS: number }> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`oauth_register:${data.registeredFrom}`}, 0))`;
+    const [window] = await tx.$queryRaw<{ n: number; retry_after_s: number | null }[]>`
+      SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + make_interval(secs => ${windowS}::int) - now()))::int AS retry_after_s
+      FROM oauth_clients WHERE registered_from = ${data.registeredFrom} AND created_at > now() - make_interval(secs => ${windowS}::int)`;
+    if (window.n >= limit) return { retryAfterS: Math.max(1, window.retry_after_s ?? windowS) };
+    return { row: await tx.oAuthClient.create({ data }) };
+  });
+}
+
+/**
+ * Deletes (at most `batch`, oldest first) the clients registered more than `ageS` seconds ago that
+ * never obtained a token: none of their grants ever issued one, and none was approved within `ageS`
+ * (its code may still be exchanged). Their grants and codes go with them (foreign keys cascade).
+ * @returns how many were deleted.
+ */
+export function deleteUnusedClients(prisma: PrismaClient, ageS: number, batch = 100): Promise<number> {
+  return prisma.$executeRaw`
+    DELETE FROM oauth_clients WHERE id IN (
+      SELECT c.id FROM oauth_clients c
+      WHERE c.created_at < now() - make_interval(secs => ${ageS}::int)
+        AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id
+                        AND (g.last_used_at IS NOT NULL OR g.created_at >= now() - make_interval(secs => ${ageS}::int)))
+      ORDER BY c.created_at LIMIT ${batch})`;
 }
 
 export function findClientName(prisma: PrismaClient, id: string) {

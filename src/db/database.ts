@@ -8,6 +8,7 @@ import { PrismaClient } from "../generated/prisma/client";
 import { startEmbeddedPostgres } from "./embedded";
 import { migrate } from "./migrate";
 import { ReplicaHealth } from "./replica-health";
+import { redactUrl } from "./redact-url";
 import type { Logger } from "../logger";
 
 export type Prisma = PrismaClient;
@@ -162,15 +163,4 @@ export function createPrismaClient(connectionString: string, max: number): Prism
 export function createPrismaClient(poolOrUrl: Pool | string, max?: number): PrismaClient {
   const adapter = typeof poolOrUrl === "string" ? new PrismaPg({ connectionString: poolOrUrl, max }) : new PrismaPg(poolOrUrl);
   return countQueries(new PrismaClient({ adapter }));
-}
-
-/** A connection string with its password removed, for log lines. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "redacted";
-    return u.toString();
-  } catch {
-    return "(unparseable url)";
-  }
 }

@@ -13,7 +13,6 @@ import { prepareOperations, type PreparedOperations } from "../rest/execute";
 import { sendError } from "../rest/respond";
 import { toHttpError } from "../rest/http-errors";
 import type { Services } from "../services";
-import type { DatabaseFaults } from "../db/faults";
 import { MAX_LIMIT } from "../pagination/keyset";
 import { taskTools, type TaskTool } from "./task-tools";
 import { buildTools, MCP_DEFAULT_LIMIT, type McpTool } from "./tools";
@@ -33,7 +32,7 @@ function instructions(tasks: readonly TaskTool[]): string {
   );
 }
 
-function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext, faults: DatabaseFaults): McpServer {
+function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext, req: Request): McpServer {
   const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide });
   for (const tool of tools) {
     // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
@@ -48,7 +47,9 @@ function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext
           return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
         } catch (err) {
           // Text only: the SDK client checks any structuredContent against the tool's outputSchema.
-          const { body } = toHttpError(faults.errorFor(err, "/mcp") ?? err);
+          const { body, unexpected } = toHttpError(req.faults.errorFor(err, "/mcp") ?? err);
+          // A fault of ours: the cause goes to the log (X-Request-Id finds it), never into the result.
+          if (unexpected) req.log.error({ err, requestId: req.id, tool: tool.name }, "unhandled error");
           return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }] };
         }
       },
@@ -73,7 +74,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         response: res,
       });
       res.locals.credential = context.credential;
-      const server = buildMcpServer(tools, guide, context, req.faults);
+      const server = buildMcpServer(tools, guide, context, req);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
         void transport.close();

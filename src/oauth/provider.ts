@@ -11,7 +11,6 @@ import type { AuthorizationParams, OAuthServerProvider } from "@modelcontextprot
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import {
-  InvalidClientMetadataError,
   InvalidGrantError,
   InvalidRequestError,
   InvalidScopeError,
@@ -32,7 +31,6 @@ export const REFRESH_TOKEN_PREFIX = "gcsmr_";
 export const CONNECTOR_SCOPES: readonly string[] = ALL_SCOPES;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MAX_REDIRECT_URIS = 10;
 
 /** What the consent page needs to start: provider.authorize hands the request over to it. */
 export interface ConsentRequest {
@@ -59,29 +57,7 @@ export class PgOAuthProvider implements OAuthServerProvider {
       const row = await store.findClient(this.prisma, clientId);
       return row ? clientInformation(row) : undefined;
     },
-    registerClient: async (client) => {
-      // PostgreSQL text and jsonb cannot hold NUL: refuse it as bad metadata rather than fail on insert.
-      if (hasNul(client)) throw new InvalidClientMetadataError("metadata must not contain NUL characters");
-      const uris = client.redirect_uris.map(String);
-      if (uris.length === 0 || uris.length > MAX_REDIRECT_URIS) {
-        throw new InvalidClientMetadataError(`register between 1 and ${MAX_REDIRECT_URIS} redirect_uris`);
-      }
-      for (const uri of uris) {
-        const problem = redirectUriProblem(uri);
-        if (problem) throw new InvalidClientMetadataError(`redirect_uri ${JSON.stringify(uri.slice(0, 200))}: ${problem}`);
-      }
-      // The SDK made a secret unless the client asked for "none"; this server keeps no client
-      // secrets (it would have to store them in clear to compare), so every client is public.
-      const { client_secret: _s, client_secret_expires_at: _e, client_id: _i, client_id_issued_at: _t, ...metadata } =
-        client as OAuthClientInformationFull;
-      const row = await store.insertClient(this.prisma, {
-        id: randomUUID(),
-        clientName: typeof metadata.client_name === "string" ? metadata.client_name.slice(0, 200) : null,
-        redirectUris: uris,
-        metadata: { ...metadata, redirect_uris: uris, token_endpoint_auth_method: "none" },
-      });
-      return clientInformation(row);
-    },
+    // No registerClient: POST /register is register.ts's, not the SDK's (router.ts names it in the metadata).
   };
 
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
@@ -221,7 +197,7 @@ export async function revokeGrant(prisma: PrismaClient, grantId: string): Promis
   return store.revokeGrant(prisma, grantId);
 }
 
-function clientInformation(row: { id: string; metadata: unknown; redirectUris: string[]; createdAt: Date }): OAuthClientInformationFull {
+export function clientInformation(row: { id: string; metadata: unknown; redirectUris: string[]; createdAt: Date }): OAuthClientInformationFull {
   return {
     ...(row.metadata as Omit<OAuthClientInformationFull, "client_id">),
     client_id: row.id,
@@ -233,30 +209,4 @@ function clientInformation(row: { id: string; metadata: unknown; redirectUris: s
 
 export function clientName(client: OAuthClientInformationFull): string {
   return (typeof client.client_name === "string" && client.client_name.trim()) || "unnamed MCP client";
-}
-
-/**
- * Where a code may be sent: HTTPS anywhere, HTTP only to a loopback address (RFC 8252 §7.3), or
- * an app's own scheme (RFC 8252 §7.1, `cursor://…`); never a fragment or a scheme a browser would
- * run (javascript:, data:).
- */
-function redirectUriProblem(uri: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return "not a URL";
-  }
-  if (url.hash) return "must not have a fragment";
-  const scheme = url.protocol.slice(0, -1);
-  if (["javascript", "data", "vbscript", "file", "blob", "about", "ws", "wss", "ftp"].includes(scheme)) return `the ${scheme}: scheme is not allowed`;
-  if (scheme === "http" && !["localhost", "127.0.0.1", "[::1]"].includes(url.hostname)) return "http is allowed only for loopback addresses; use https";
-  return undefined;
-}
-
-function hasNul(value: unknown): boolean {
-  if (typeof value === "string") return value.includes("\0");
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (value && typeof value === "object") return Object.entries(value).some(([k, v]) => k.includes("\0") || hasNul(v));
-  return false;
 }

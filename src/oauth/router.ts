@@ -10,9 +10,13 @@
 // URLs are built from GCS_PUBLIC_URL. Like /mcp, the SDK and its router load on the first request
 // that needs them, so an instance that never sees one stays smaller.
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import type { OAuthError as SdkOAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type { Logger } from "../logger";
+import { currentRecord } from "../observability/request";
 import type { Services } from "../services";
 import { CONSENT_PATH, ConsentPage } from "./consent";
 import { CONNECTOR_SCOPES, PgOAuthProvider } from "./provider";
+import { registrationHandler } from "./register";
 
 const OAUTH_PATH = /^\/(?:\.well-known\/oauth-(?:authorization-server|protected-resource)(?:\/mcp)?|authorize(?:\/consent)?|token|register|revoke)\/?$/;
 
@@ -40,10 +44,11 @@ function build(services: Services, base: string, resourceUrl: string): RequestHa
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { mcpAuthRouter, createOAuthMetadata } = require("@modelcontextprotocol/sdk/server/auth/router.js") as typeof import("@modelcontextprotocol/sdk/server/auth/router.js");
   const { metadataHandler } = require("@modelcontextprotocol/sdk/server/auth/handlers/metadata.js") as typeof import("@modelcontextprotocol/sdk/server/auth/handlers/metadata.js");
+  const { OAuthError } = require("@modelcontextprotocol/sdk/server/auth/errors.js") as typeof import("@modelcontextprotocol/sdk/server/auth/errors.js");
   /* eslint-enable @typescript-eslint/no-require-imports */
   const prisma = services.db.primary;
   const consent = new ConsentPage(prisma, { prisma, pool: services.db.primaryPool, sessionKey: services.sessionKey });
-  const provider = new PgOAuthProvider(prisma, resourceUrl, consent.start);
+  const provider = loggingFaults(new PgOAuthProvider(prisma, resourceUrl, consent.start), services.logger, OAuthError);
   const issuerUrl = new URL(base);
   const scopesSupported = [...CONNECTOR_SCOPES];
   const resourceName = "Guest Context Service MCP server";
@@ -55,6 +60,8 @@ function build(services: Services, base: string, resourceUrl: string): RequestHa
     ...createOAuthMetadata({ provider, issuerUrl, scopesSupported }),
     token_endpoint_auth_methods_supported: ["none"],
     revocation_endpoint_auth_methods_supported: ["none"],
+    // Served by register.ts, not by the SDK (whose handler the provider does not enable).
+    registration_endpoint: new URL("/register", issuerUrl).href,
   };
   router.use("/.well-known/oauth-authorization-server", metadataHandler(metadata));
   // RFC 9728 puts the metadata of https://host/mcp at …/oauth-protected-resource/mcp (the SDK router
@@ -70,8 +77,10 @@ function build(services: Services, base: string, resourceUrl: string): RequestHa
   router.all("/authorize", express.urlencoded({ extended: false, limit: "32kb" }), (req, res, next) => {
     exactRedirectUri(provider, req, res).then((ok) => (ok ? next() : undefined), next);
   });
-  // The SDK's per-address rate limits stay on; they are created here, on the first OAuth request,
-  // which express-rate-limit would otherwise report as a mistake (it is deliberate: see above).
+  router.use("/register", registrationHandler(prisma));
+  // The SDK's per-address rate limits of the other endpoints stay on (per instance); they are created
+  // here, on the first OAuth request, which express-rate-limit would otherwise report as a mistake
+  // (it is deliberate: see above).
   const rateLimit = { validate: { creationStack: false } };
   router.use(
     mcpAuthRouter({
@@ -83,7 +92,6 @@ function build(services: Services, base: string, resourceUrl: string): RequestHa
       authorizationOptions: { rateLimit },
       tokenOptions: { rateLimit },
       revocationOptions: { rateLimit },
-      clientRegistrationOptions: { rateLimit },
     }),
   );
   // Mounted after the SDK's /authorize router, whose per-address rate limit (and urlencoded body
@@ -105,4 +113,28 @@ async function exactRedirectUri(provider: PgOAuthProvider, req: Request, res: Re
   res.set("Cache-Control", "no-store");
   res.status(400).json({ error: "invalid_request", error_description: "redirect_uri does not exactly match a registered redirect URI" });
   return false;
+}
+
+/**
+ * The provider, with every method (and its clients store's) logging a fault of ours before the SDK's
+ * handlers see it: they answer any error that is not an OAuthError with a bare 500 server_error, or a
+ * server_error redirect, and log nothing. Logged with the request id (the SDK hands the provider no
+ * request), so X-Request-Id finds the cause.
+ */
+function loggingFaults<T extends object>(target: T, logger: Logger, oauthError: abstract new (...args: never[]) => SdkOAuthError): T {
+  return new Proxy(target, {
+    get(obj, key) {
+      const value: unknown = Reflect.get(obj, key);
+      if (key === "clientsStore" && value && typeof value === "object") return loggingFaults(value, logger, oauthError);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await (value as (...a: unknown[]) => unknown).apply(obj, args);
+        } catch (err) {
+          if (!(err instanceof oauthError)) logger.error({ err, requestId: currentRecord()?.requestId }, "unhandled error");
+          throw err;
+        }
+      };
+    },
+  });
 }

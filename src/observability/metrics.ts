@@ -247,7 +247,7 @@ let processMetrics = false;
  * GET /metrics in the Prometheus text format, alone on an Express app of its own (server.ts gives it
  * its own port). With `token`, only `Authorization: Bearer <token>` is answered.
  */
-export function metricsApp(token?: string): express.Express {
+export function metricsApp(token?: string, logger?: Pick<Logger, "error">): express.Express {
   if (!processMetrics) {
     // CPU, memory, event loop lag, GC, handles: the standard names (process_*, nodejs_*).
     collectDefaultMetrics({ register: registry });
@@ -269,7 +269,8 @@ export function metricsApp(token?: string): express.Express {
     res.status(404).json({ error: "not_found", detail: `no route ${req.method} ${req.path}; this port serves GET /metrics only` });
   });
   // Express's own handler would answer with a stack trace outside production.
-  app.use((_err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+  app.use((err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    logger?.error({ err }, "metrics could not be collected");
     res.status(500).json({ error: "internal_error", detail: "metrics could not be collected; retry later" });
   });
   return app;

@@ -5,6 +5,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 
 export interface RequestRecord {
+  /** The X-Request-Id: code that is handed no request (the OAuth provider) logs a fault with it. */
+  requestId?: string;
   statements: number;
   /** Summed over statements; concurrent statements (a loader's batch) each count in full. */
   sqlMs: number;
@@ -17,8 +19,8 @@ export interface RequestRecord {
 const current = new AsyncLocalStorage<RequestRecord>();
 
 /** Starts the record for the rest of the current async context (an Express request). */
-export function startRecord(): RequestRecord {
-  const record: RequestRecord = { statements: 0, sqlMs: 0 };
+export function startRecord(requestId?: string): RequestRecord {
+  const record: RequestRecord = { requestId, statements: 0, sqlMs: 0 };
   current.enterWith(record);
   return record;
 }

@@ -17,6 +17,8 @@ export interface ServeProcess {
   url: string;
   /** Every log line so far. */
   log: LogLine[];
+  /** Everything written to stdout and stderr so far, as written. */
+  output(): string;
   /** The exit code (null when ended by a signal). */
   exited: Promise<number | null>;
 }
@@ -31,9 +33,11 @@ export async function serve(env: Record<string, string>): Promise<ServeProcess> 
   let stderr = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   child.stderr!.on("data", (d) => (stderr += d));
+  let stdout = "";
   let buffered = "";
   const port = new Promise<number>((resolve, reject) => {
     child.stdout!.on("data", (d: Buffer) => {
+      stdout += d.toString();
       buffered += d.toString();
       const lines = buffered.split("\n");
       buffered = lines.pop()!;
@@ -46,7 +50,7 @@ export async function serve(env: Record<string, string>): Promise<ServeProcess> 
     });
     void exited.then((code) => reject(new Error(`gcs serve exited with ${code} before listening: ${stderr}`)));
   });
-  return { child, url: `http://127.0.0.1:${await port}`, log, exited };
+  return { child, url: `http://127.0.0.1:${await port}`, log, output: () => stdout + stderr, exited };
 }
 
 /**

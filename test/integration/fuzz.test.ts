@@ -14,6 +14,8 @@ import { buildSchema } from "../../src/graphql/schema";
 import { prepareOperations } from "../../src/rest/execute";
 import { issueSessionToken } from "../../src/auth/session";
 import { FIELDS } from "../../src/data/filter-document";
+import request from "supertest";
+import { createApp } from "../../src/app";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
@@ -385,6 +387,45 @@ describe(`fuzz (seed ${SEED}; replay with FUZZ_SEED=${SEED})`, () => {
           }
         }),
         options(Math.ceil(RUNS / 2)), // each call builds an MCP server: the slowest path
+      );
+    });
+  });
+
+  describe("POST /register metadata (RFC 7591)", () => {
+    const REGISTRATION_ERRORS = ["invalid_client_metadata", "invalid_redirect_uri"];
+    const uri = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom("https://ok.example/cb", "http://127.0.0.1:9/cb", "cursor://cb", "https://ok.example/cb#", "https://x/cb#f", "http://evil.example/", "javascript:alert(1)") },
+      { weight: 2, arbitrary: fc.tuple(fc.constantFrom("https://ok.example/", "http://[::1]/", "app:"), text).map(([a, b]) => a + b) },
+      { weight: 1, arbitrary: text },
+    );
+    /** JSON nested `depth` levels: up to 200, past Prisma's limit of 128. */
+    const nested = fc.integer({ min: 0, max: 200 }).map((depth) => "[".repeat(depth) + '"k"' + "]".repeat(depth));
+    const value = fc.oneof({ weight: 4, arbitrary: text.map(J) }, { weight: 1, arbitrary: nested }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }).map(J) });
+    const member = fc.oneof(
+      { weight: 3, arbitrary: fc.array(uri, { maxLength: 3 }).map((u) => ["redirect_uris", J(u)] as const) },
+      { weight: 2, arbitrary: value.map((v) => ["client_name", v] as const) },
+      { weight: 2, arbitrary: nested.map((v) => ["jwks", `{"keys":${v}}`] as const) },
+      { weight: 2, arbitrary: fc.tuple(fc.constantFrom("contacts", "scope", "grant_types", "logo_uri", "software_id", "token_endpoint_auth_method", ...PROTO_NAMES), value) },
+    );
+    const metadata = fc.array(member, { maxLength: 5 }).map((members) => `{${members.map(([k, v]) => `${J(k)}:${v}`).join(",")}}`);
+
+    it("no 5xx; a 400 is invalid_client_metadata or invalid_redirect_uri with a description", async () => {
+      // Each run registers from an address of its own (X-Forwarded-For, trusted from loopback), so the
+      // per-address limit does not stop valid metadata short of the insert.
+      const app = (await createApp({ ...t.services, config: { ...t.services.config, trustProxy: ["loopback"] } })).app;
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(metadata, async (body) => {
+          run++;
+          const res = await request(app).post("/register").set("X-Forwarded-For", `198.51.${run >> 8}.${run & 255}`).set("Content-Type", "application/json").send(body);
+          if (res.status >= 500) throw new Error(`answered ${res.status}: ${res.text.slice(0, 300)}`);
+          if (res.status === 201) return expect(res.body.client_id).toEqual(expect.any(String));
+          expect(res.status).toBe(400);
+          expect(Object.keys(res.body).sort()).toEqual(["error", "error_description"]);
+          expect(REGISTRATION_ERRORS).toContain(res.body.error);
+          expect(res.body.error_description).toEqual(expect.any(String));
+        }),
+        options(RUNS * 4),
       );
     });
   });

@@ -367,8 +367,10 @@ describe("MCP OAuth connector flow", () => {
       expect(res.status).toBe(400);
       expect(res.headers.get("location")).toBeNull();
     }
-    for (const uri of ["http://evil.example/cb", "javascript:alert(1)", "https://ok.example/cb#frag"]) {
-      expect((await register([uri])).status).toBe(400);
+    for (const uri of ["http://evil.example/cb", "javascript:alert(1)", "https://ok.example/cb#frag", "https://ok.example/cb#"]) {
+      const refused = await register([uri]);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe("invalid_redirect_uri");
     }
     expect((await register(undefined, "nul\u0000name")).status).toBe(400); // not a 500 from the insert
   });
