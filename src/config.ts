@@ -76,6 +76,12 @@ const envSchema = z.object({
   GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),
   GCS_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
+  // Open connections of one client address (src/server.ts); 0 = no cap of its own. A tenth of the
+  // overall cap: one address cannot lock the others out, and a load balancer's pool fits.
+  GCS_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(1000),
+  // A request's headers must arrive within this from its first byte, the whole request within the other.
+  GCS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+  GCS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   // Requests per window per credential (src/http/rate-limit.ts); 0 = off. Unset: 12000 per 60 s (200 a second on average) with
   // DATABASE_URL, off for the embedded demo.
   GCS_RATE_LIMIT: z.coerce.number().int().min(0).optional(),
@@ -176,6 +182,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       shutdownDelayMs: e.GCS_SHUTDOWN_DELAY_MS,
       keepAliveTimeoutMs: e.GCS_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.GCS_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: e.GCS_MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: e.GCS_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: Math.max(e.GCS_REQUEST_TIMEOUT_MS, e.GCS_HEADERS_TIMEOUT_MS),
     },
   };
 }
