@@ -156,3 +156,45 @@ describe("the client address of requests without a token (GCS_TRUST_PROXY)", () 
     for (const bad of ["yes", "10.0.0.0/33", "*", "10.0.0/8"]) expect(() => loadConfig({ GCS_TRUST_PROXY: bad })).toThrow(/GCS_TRUST_PROXY/);
   });
 });
+
+describe("the shared table's writes", () => {
+  const SYNC_MS = 20;
+  let t: TestApp;
+  let sql: Client;
+  beforeAll(async () => {
+    t = await startTestApp({ GCS_RATE_LIMIT: "100000", GCS_RATE_LIMIT_WINDOW_S: HOUR, GCS_RATE_LIMIT_SYNC_MS: String(SYNC_MS) });
+    sql = new Client({ connectionString: t.databaseUrl });
+    await sql.connect();
+    // Counts every row the syncs insert or update (the test's own database).
+    await sql.query(`
+      CREATE TABLE counter_row_writes (n int NOT NULL); INSERT INTO counter_row_writes VALUES (0);
+      CREATE FUNCTION count_counter_row_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN UPDATE counter_row_writes SET n = n + 1; RETURN NULL; END $$;
+      CREATE TRIGGER counter_row_write AFTER INSERT OR UPDATE ON rate_limit_counters FOR EACH ROW EXECUTE FUNCTION count_counter_row_write();`);
+  });
+  afterAll(async () => {
+    await sql.end();
+    await t.close();
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("writes only the keys whose count changed since the last sync", async () => {
+    // Ten keys seen once, then one key busy for about a second (some 50 syncs).
+    const tokens = Array.from({ length: 10 }, (_, i) => `gcs_not_a_real_key_${String(i).padStart(20, "0")}`);
+    for (const token of tokens) expect((await t.api.get("/v1/nowhere").set("Authorization", `Bearer ${token}`)).status).toBe(404);
+    await sleep(5 * SYNC_MS);
+    const busy = 40;
+    for (let i = 0; i < busy; i++) {
+      await t.api.get("/v1/nowhere").set("Authorization", `Bearer ${tokens[0]}`);
+      await sleep(SYNC_MS);
+    }
+    await sleep(5 * SYNC_MS);
+    const writes = (await sql.query("SELECT n FROM counter_row_writes")).rows[0].n;
+    // At most one write per key for the first hits, and one per busy request; rewriting every key
+    // on every sync wrote about 10 × 50.
+    expect(writes).toBeGreaterThanOrEqual(10);
+    expect(writes).toBeLessThanOrEqual(10 + busy);
+    const rows = (await sql.query("SELECT key, hits FROM rate_limit_counters ORDER BY hits DESC")).rows;
+    expect(rows).toHaveLength(10);
+    expect(rows[0]).toEqual({ key: hashToken(tokens[0]), hits: 1 + busy });
+  });
+});
