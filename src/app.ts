@@ -22,7 +22,7 @@ import { stringifyResult } from "./graphql/raw-json";
 import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
-import { validationRules } from "./graphql/limits";
+import { costPlugin, validationRules } from "./graphql/limits";
 import { inputGuardPlugin } from "./graphql/input-guard";
 import { loadTrustedDocuments, trustedDocumentsPlugin } from "./graphql/trusted-documents";
 import { sendError } from "./rest/respond";
@@ -185,7 +185,7 @@ export async function createApp(services: Services): Promise<App> {
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, faultStatus],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, costPlugin(services.config.graphqlMaxCost), faultStatus],
     formatError: (formatted, error) => maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults),
   });
   await apollo.start();
