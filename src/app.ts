@@ -225,6 +225,15 @@ export async function createApp(services: Services): Promise<App> {
       res.status(400).json({ jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: empty batch" }, id: null });
       return;
     }
+    // A batch past GCS_MCP_MAX_BATCH is refused whole, before anything in it runs.
+    const maxBatch = services.config.mcpMaxBatch;
+    if (Array.isArray(req.body) && req.body.length > maxBatch) {
+      const message = `Invalid Request: a batch holds at most ${maxBatch} messages, this one ${req.body.length}; send fewer per batch`;
+      res.status(400).json({ jsonrpc: "2.0", error: { code: -32600, message }, id: null });
+      return;
+    }
+    // Every message of a batch is a request to the rate limit (the middleware counted the first).
+    if (Array.isArray(req.body) && limiter && !limiter.charge(req, res, req.body.length - 1)) return;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     mcp ??= (require("./mcp/server") as typeof import("./mcp/server")).mcpHandler(services, schema, operations);
     return mcp(req, res);

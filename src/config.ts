@@ -92,6 +92,8 @@ const envSchema = z.object({
   // 0 = off. Unset: half the pool (at least 1) with DATABASE_URL, off for the embedded demo.
   GCS_CREDENTIAL_MAX_CONCURRENCY: z.coerce.number().int().min(0).optional(),
   GCS_CREDENTIAL_QUEUE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // JSON-RPC messages in one /mcp batch (src/app.ts); a larger batch is refused whole.
+  GCS_MCP_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(10),
   // The service's public origin (https://guests.example.com): the OAuth issuer and the URLs in the
   // MCP authorization metadata (src/oauth). Unset: http://localhost:PORT.
   GCS_PUBLIC_URL: z.string().optional(),
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlMaxTokens: e.GCS_GRAPHQL_MAX_TOKENS,
     graphqlMaxResponseBytes: e.GCS_GRAPHQL_MAX_RESPONSE_BYTES,
     graphqlTrustedDocuments: e.GCS_GRAPHQL_TRUSTED_DOCUMENTS,
+    mcpMaxBatch: e.GCS_MCP_MAX_BATCH,
     rateLimit: {
       limit: e.GCS_RATE_LIMIT ?? (e.DATABASE_URL ? DEFAULT_RATE_LIMIT : 0),
       windowS: e.GCS_RATE_LIMIT_WINDOW_S,

@@ -24,13 +24,15 @@ export interface RequestCredentials {
   requiredScope?: string;
   /** The response the request's database work is tied to: holds a per-credential slot until it ends. */
   response?: ServerResponse;
+  /** Slots to hold: one per call of an MCP batch (default 1). */
+  slots?: number;
 }
 
 export async function createContext(services: Services, req: RequestCredentials): Promise<RequestContext> {
   const prisma = services.db.reader;
   const deps: AuthDeps = { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey };
   const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
-  if (req.response) await services.credentialGate?.enter(`${credential.kind}:${credential.id}`, req.response);
+  if (req.response) await services.credentialGate?.enter(`${credential.kind}:${credential.id}`, req.response, req.slots);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
   return new Context(credential, scope, createData(services.db, scope), services.cursorSecret);
 }

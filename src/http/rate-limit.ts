@@ -19,7 +19,7 @@
 // never overestimated, so nobody is refused below the limit. If the database is unreachable the
 // sync fails quietly (one warning per outage) and each instance goes on enforcing the limit on its
 // own hits plus the last totals it learnt.
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { ipKeyGenerator } from "express-rate-limit";
 import type { Config } from "../config";
 import type { Database } from "../db/database";
@@ -92,9 +92,9 @@ export class SharedCounterStore {
     return { totalHits: c.known + c.pending, resetTime: new Date(c.window + this.opts.windowMs) };
   }
 
-  increment(key: string): RateLimitInfo {
+  increment(key: string, hits = 1): RateLimitInfo {
     const c = this.counter(key);
-    c.pending++;
+    c.pending += hits;
     return this.info(c);
   }
 
@@ -162,6 +162,11 @@ export class SharedCounterStore {
 
 export interface RateLimiter {
   middleware: RequestHandler;
+  /**
+   * Counts `hits` more for a request the middleware admitted (the calls of an MCP batch beyond the
+   * first); false when that passes the limit, and the 429 has been sent.
+   */
+  charge(req: Request, res: Response, hits: number): boolean;
   store: SharedCounterStore;
   stop(): Promise<void>;
 }
@@ -172,19 +177,24 @@ export function createRateLimiter(config: Config, db: Database, logger: Logger):
   if (!limit) return undefined;
   const windowMs = windowS * 1000;
   const store = new SharedCounterStore({ windowMs, syncMs, table: db.embedded ? undefined : postgresCounterTable(db.primary), logger });
-  const middleware: RequestHandler = (req, res, next) => {
+  /** Counts `hits` for the request's key and sets the headers; false when past the limit (429 sent). */
+  const admit = (req: Request, res: Response, hits: number): boolean => {
     const bearer = BEARER.exec(req.get("authorization") ?? "");
     // The token's hash (as the credential lookup computes it) or the client's address (an IPv6 /56).
     const key = bearer ? hashToken(bearer[1]) : `ip:${ipKeyGenerator(req.ip ?? "")}`;
-    const { totalHits, resetTime } = store.increment(key);
+    const { totalHits, resetTime } = store.increment(key, hits);
     const resetS = Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
     res.setHeader("RateLimit-Policy", `"credential"; q=${limit}; w=${windowS}; pk=:${partitionKey(key)}:`);
     res.setHeader("RateLimit", `"credential"; r=${Math.max(limit - totalHits, 0)}; t=${resetS}`);
-    if (totalHits <= limit) return next();
+    if (totalHits <= limit) return true;
     res.setHeader("Retry-After", String(resetS));
     sendError(req, res, rateLimited(`this credential made more than ${limit} requests in ${windowS} s; retry in ${resetS} s`));
+    return false;
   };
-  return { middleware, store, stop: () => store.shutdown() };
+  const middleware: RequestHandler = (req, res, next) => {
+    if (admit(req, res, 1)) next();
+  };
+  return { middleware, charge: admit, store, stop: () => store.shutdown() };
 }
 
 /** The draft's partition key: names the counter without revealing the key (a prefix of its hash). */
