@@ -145,6 +145,9 @@ export async function createApp(services: Services): Promise<App> {
   // Before the rate limit: loading the IDE's page and files is no API request.
   if (services.config.graphqlIde) mountGraphqlIde(app);
 
+  // An address past its failed authentications is refused before the rate limit counts it (each
+  // random token would be a key of its own) and before any credential lookup.
+  if (services.authFailures) app.use(["/v1", "/graphql", "/mcp"], services.authFailures.middleware);
   // Counted before body parsing and authentication: a refused request costs no work.
   const limiter = createRateLimiter(services.config, services.db, services.logger);
   if (limiter) app.use(["/v1", "/graphql", "/mcp"], limiter.middleware);
@@ -198,6 +201,7 @@ export async function createApp(services: Services): Promise<App> {
           authorization: req.get("authorization"),
           propertyHeader: req.get("x-property-id"),
           surface: "graphql",
+          address: req.ip,
           response: res,
         }).then(
           (context) => ((res.locals.credential = context.credential), context),

@@ -92,6 +92,9 @@ const envSchema = z.object({
   // 0 = off. Unset: half the pool (at least 1) with DATABASE_URL, off for the embedded demo.
   GCS_CREDENTIAL_MAX_CONCURRENCY: z.coerce.number().int().min(0).optional(),
   GCS_CREDENTIAL_QUEUE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // Failed authentications (401s) per client address per minute before its requests get 429
+  // (src/http/auth-failures.ts); 0 = off. Far above a client retrying a bad key by hand or by backoff.
+  GCS_AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(0).default(100),
   // JSON-RPC messages in one /mcp batch (src/app.ts); a larger batch is refused whole.
   GCS_MCP_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(10),
   // The service's public origin (https://guests.example.com): the OAuth issuer and the URLs in the
@@ -162,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       windowS: e.GCS_RATE_LIMIT_WINDOW_S,
       syncMs: e.GCS_RATE_LIMIT_SYNC_MS,
     },
+    authFailures: { limit: e.GCS_AUTH_FAILURES_PER_ADDRESS, windowS: 60 },
     credentialConcurrency: {
       // Resolved against the real pool size in createServices (services.ts).
       max: e.GCS_CREDENTIAL_MAX_CONCURRENCY ?? (e.DATABASE_URL ? undefined : 0),

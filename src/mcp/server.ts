@@ -114,6 +114,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         authorization: req.get("authorization"),
         propertyHeader: req.get("x-property-id"),
         surface: "mcp",
+        address: req.ip,
         response: res,
         slots: calls,
       });
