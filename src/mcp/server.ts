@@ -45,7 +45,7 @@ interface CallBudget {
 }
 
 /** Runs at most `n` calls at once, in order of arrival. */
-function oneAtATime(n: number) {
+function atMost(n: number) {
   let running = 0;
   const queue: (() => void)[] = [];
   return async <T>(run: () => Promise<T>): Promise<T> => {
@@ -71,7 +71,7 @@ function tooLarge(budget: CallBudget): CallToolResult {
 
 function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext, faults: DatabaseFaults, budget: CallBudget): McpServer {
   const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide });
-  const turn = oneAtATime(budget.parallel);
+  const turn = atMost(budget.parallel);
   for (const tool of tools) {
     // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
     if (tool.scope && !context.credential.scopes.has(tool.scope)) continue;
