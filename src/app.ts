@@ -22,7 +22,7 @@ import { stringifyResult } from "./graphql/raw-json";
 import { createRestRouter } from "./rest/router";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
-import { validationRules } from "./graphql/limits";
+import { costPlugin, validationRules } from "./graphql/limits";
 import { inputGuardPlugin } from "./graphql/input-guard";
 import { loadTrustedDocuments, trustedDocumentsPlugin } from "./graphql/trusted-documents";
 import { sendError } from "./rest/respond";
@@ -145,6 +145,9 @@ export async function createApp(services: Services): Promise<App> {
   // Before the rate limit: loading the IDE's page and files is no API request.
   if (services.config.graphqlIde) mountGraphqlIde(app);
 
+  // An address past its failed authentications is refused before the rate limit counts it (each
+  // random token would be a key of its own) and before any credential lookup.
+  if (services.authFailures) app.use(["/v1", "/graphql", "/mcp"], services.authFailures.middleware);
   // Counted before body parsing and authentication: a refused request costs no work.
   const limiter = createRateLimiter(services.config, services.db, services.logger);
   if (limiter) app.use(["/v1", "/graphql", "/mcp"], limiter.middleware);
@@ -185,7 +188,7 @@ export async function createApp(services: Services): Promise<App> {
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, faultStatus],
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, costPlugin(services.config.graphqlMaxCost), faultStatus],
     formatError: (formatted, error) => maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults),
   });
   await apollo.start();
@@ -198,6 +201,7 @@ export async function createApp(services: Services): Promise<App> {
           authorization: req.get("authorization"),
           propertyHeader: req.get("x-property-id"),
           surface: "graphql",
+          address: req.ip,
           response: res,
         }).then(
           (context) => ((res.locals.credential = context.credential), context),
@@ -225,6 +229,15 @@ export async function createApp(services: Services): Promise<App> {
       res.status(400).json({ jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: empty batch" }, id: null });
       return;
     }
+    // A batch past GCS_MCP_MAX_BATCH is refused whole, before anything in it runs.
+    const maxBatch = services.config.mcpMaxBatch;
+    if (Array.isArray(req.body) && req.body.length > maxBatch) {
+      const message = `Invalid Request: a batch holds at most ${maxBatch} messages, this one ${req.body.length}; send fewer per batch`;
+      res.status(400).json({ jsonrpc: "2.0", error: { code: -32600, message }, id: null });
+      return;
+    }
+    // Every message of a batch is a request to the rate limit (the middleware counted the first).
+    if (Array.isArray(req.body) && limiter && !limiter.charge(req, res, req.body.length - 1)) return;
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     mcp ??= (require("./mcp/server") as typeof import("./mcp/server")).mcpHandler(services, schema, operations);
     return mcp(req, res);

@@ -78,6 +78,12 @@ const envSchema = z.object({
   GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),
   GCS_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
+  // Open connections of one client address (src/server.ts); 0 = no cap of its own. A tenth of the
+  // overall cap: one address cannot lock the others out, and a load balancer's pool fits.
+  GCS_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(1000),
+  // A request's headers must arrive within this from its first byte, the whole request within the other.
+  GCS_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+  GCS_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   // Requests per window per credential (src/http/rate-limit.ts); 0 = off. Unset: 12000 per 60 s (200 a second on average) with
   // DATABASE_URL, off for the embedded demo.
   GCS_RATE_LIMIT: z.coerce.number().int().min(0).optional(),
@@ -88,6 +94,11 @@ const envSchema = z.object({
   // 0 = off. Unset: half the pool (at least 1) with DATABASE_URL, off for the embedded demo.
   GCS_CREDENTIAL_MAX_CONCURRENCY: z.coerce.number().int().min(0).optional(),
   GCS_CREDENTIAL_QUEUE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // Failed authentications (401s) per client address per minute before its requests get 429
+  // (src/http/auth-failures.ts); 0 = off. Far above a client retrying a bad key by hand or by backoff.
+  GCS_AUTH_FAILURES_PER_ADDRESS: z.coerce.number().int().min(0).default(100),
+  // JSON-RPC messages in one /mcp batch (src/app.ts); a larger batch is refused whole.
+  GCS_MCP_MAX_BATCH: z.coerce.number().int().min(1).max(1000).default(10),
   // The service's public origin (https://guests.example.com): the OAuth issuer and the URLs in the
   // MCP authorization metadata (src/oauth). Unset: http://localhost:PORT.
   GCS_PUBLIC_URL: z.string().optional(),
@@ -150,11 +161,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     graphqlMaxTokens: e.GCS_GRAPHQL_MAX_TOKENS,
     graphqlMaxResponseBytes: e.GCS_GRAPHQL_MAX_RESPONSE_BYTES,
     graphqlTrustedDocuments: e.GCS_GRAPHQL_TRUSTED_DOCUMENTS,
+    mcpMaxBatch: e.GCS_MCP_MAX_BATCH,
     rateLimit: {
       limit: e.GCS_RATE_LIMIT ?? (e.DATABASE_URL ? DEFAULT_RATE_LIMIT : 0),
       windowS: e.GCS_RATE_LIMIT_WINDOW_S,
       syncMs: e.GCS_RATE_LIMIT_SYNC_MS,
     },
+    authFailures: { limit: e.GCS_AUTH_FAILURES_PER_ADDRESS, windowS: 60 },
     credentialConcurrency: {
       // Resolved against the real pool size in createServices (services.ts).
       max: e.GCS_CREDENTIAL_MAX_CONCURRENCY ?? (e.DATABASE_URL ? undefined : 0),
@@ -179,6 +192,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       shutdownDelayMs: e.GCS_SHUTDOWN_DELAY_MS,
       keepAliveTimeoutMs: e.GCS_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.GCS_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: e.GCS_MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: e.GCS_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: Math.max(e.GCS_REQUEST_TIMEOUT_MS, e.GCS_HEADERS_TIMEOUT_MS),
     },
   };
 }

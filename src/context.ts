@@ -1,6 +1,8 @@
 // The one per-request context, built the same way for every door (/v1, /graphql, MCP): who is
 // calling, what they may see, the request's data handle, and fresh loaders.
 import type { ServerResponse } from "node:http";
+import { GraphQLError } from "graphql";
+import { ERROR_STATUS, errorCodeOf } from "./errors";
 import { authenticate, bearerToken, type AuthDeps, type Credential, type Surface } from "./auth/authenticate";
 import { resolveScope, type Scope } from "./auth/scope";
 import { createData, type Data } from "./data";
@@ -24,13 +26,27 @@ export interface RequestCredentials {
   requiredScope?: string;
   /** The response the request's database work is tied to: holds a per-credential slot until it ends. */
   response?: ServerResponse;
+  /** Slots to hold: one per call of an MCP batch (default 1). */
+  slots?: number;
+  /** The client's address (Express's req.ip): failed authentications are counted per address. */
+  address?: string;
 }
 
 export async function createContext(services: Services, req: RequestCredentials): Promise<RequestContext> {
   const prisma = services.db.reader;
   const deps: AuthDeps = { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey };
-  const credential = await authenticate(bearerToken(req.authorization), req.surface, deps, req.requiredScope);
-  if (req.response) await services.credentialGate?.enter(`${credential.kind}:${credential.id}`, req.response);
+  let token: string;
+  let credential: Credential;
+  try {
+    token = bearerToken(req.authorization);
+    credential = await authenticate(token, req.surface, deps, req.requiredScope);
+  } catch (err) {
+    // Counted per address: an address past its budget is refused before the next lookup (http/auth-failures.ts).
+    if (err instanceof GraphQLError && ERROR_STATUS[errorCodeOf(err)!] === 401) services.authFailures?.failed(req.address);
+    throw err;
+  }
+  services.authFailures?.succeeded(token);
+  if (req.response) await services.credentialGate?.enter(`${credential.kind}:${credential.id}`, req.response, req.slots);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
   return new Context(credential, scope, createData(services.db, scope), services.cursorSecret);
 }

@@ -2,6 +2,7 @@
 // listens, and drains on stop() (SIGINT/SIGTERM in cli/main.ts).
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { Socket } from "node:net";
+import { ipKeyGenerator } from "express-rate-limit";
 import type { Config } from "./config";
 import { createApp } from "./app";
 import { openDatabase } from "./db/database";
@@ -60,10 +61,11 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token, logger), config.metrics.port, config.metrics.host);
   const metricsPort = metrics && (metrics.address() as { port: number }).port;
   if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, token: Boolean(config.metrics.token) }, "metrics listening");
-  const http = await new Promise<Server>((resolve) => {
-    const s = app.app.listen(config.port, config.host, () => resolve(s));
+  const http = httpServer(app.app, config);
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(config.port, config.host, () => resolve());
   });
-  configureHttp(http, config);
   const port = (http.address() as { port: number }).port;
   logger.info({ port }, "listening");
   if (config.env === "production" && !config.publicUrlConfigured) {
@@ -115,12 +117,15 @@ function listen(handler: RequestListener, port: number, host: string): Promise<S
   });
 }
 
-/** A request's headers must arrive within this from its first byte, the whole request within REQUEST_TIMEOUT_MS. */
-const HEADERS_TIMEOUT_MS = 15_000;
-const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * How often Node checks headersTimeout and requestTimeout. Its default (30 s) let a header dribble run
+ * to 29.5 s against a 15 s timeout; checked every second, a timeout holds within a second.
+ */
+const TIMEOUT_CHECK_MS = 1000;
 
-/** Timeouts against slow or idle clients, and a connection cap. */
-function configureHttp(http: Server, config: Config) {
+/** The API's server: timeouts against slow or idle clients, and connection caps (in all and per client address). */
+function httpServer(handler: RequestListener, config: Config): Server {
+  const http = createServer({ connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, config.http.headersTimeoutMs) }, handler);
   // Longer than a load balancer's idle timeout (60 s on AWS ALB and nginx's default): the balancer,
   // not this server, closes an idle connection, so it never sends a request onto a closing socket.
   http.keepAliveTimeout = config.http.keepAliveTimeoutMs;
@@ -128,10 +133,37 @@ function configureHttp(http: Server, config: Config) {
   // byte, not from the connection's last activity, so it can be far shorter than the keep-alive
   // idle time (the old advice to set it above keepAliveTimeout predates that; checked on Node 24:
   // a kept-alive connection idle longer than headersTimeout still serves its next request).
-  http.headersTimeout = HEADERS_TIMEOUT_MS;
-  http.requestTimeout = REQUEST_TIMEOUT_MS; // bodies here are at most 1 MB
+  http.headersTimeout = config.http.headersTimeoutMs;
+  http.requestTimeout = config.http.requestTimeoutMs; // bodies here are at most 1 MB
   http.maxConnections = config.http.maxConnections;
+  capConnectionsPerAddress(http, config.http.maxConnectionsPerAddress);
   http.on("clientError", (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  return http;
+}
+
+/**
+ * One address may hold at most `max` open connections (an IPv6 client counts per /56, as the rate
+ * limit does); more are closed at once, so idle sockets from one address cannot fill
+ * GCS_MAX_CONNECTIONS and lock everyone else out. The peer is the socket's: behind a load balancer,
+ * its addresses are the clients here.
+ */
+function capConnectionsPerAddress(http: Server, max: number) {
+  if (!max) return;
+  const open = new Map<string, number>();
+  http.on("connection", (socket: Socket) => {
+    const key = ipKeyGenerator(socket.remoteAddress ?? "");
+    const count = (open.get(key) ?? 0) + 1;
+    if (count > max) {
+      socket.destroy();
+      return;
+    }
+    open.set(key, count);
+    socket.once("close", () => {
+      const left = open.get(key)! - 1;
+      if (left === 0) open.delete(key);
+      else open.set(key, left);
+    });
+  });
 }
 
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
@@ -142,7 +174,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket) {
     const { status, error, detail } = CLIENT_ERRORS[err.code ?? ""] ?? BAD_REQUEST;
     const body = JSON.stringify({ error, detail });
     socket.write(
-      `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroySoon();

@@ -8,6 +8,7 @@ import { resolveSessionKey, type SessionKeyConfig } from "./auth/session";
 import { registerStaticToken } from "./auth/credentials";
 import type { Logger } from "./logger";
 import { CredentialGate } from "./http/credential-gate";
+import { AuthFailures } from "./http/auth-failures";
 
 export interface Services {
   config: Config;
@@ -17,6 +18,8 @@ export interface Services {
   sessionKey: () => Promise<SessionKeyConfig>;
   /** Per-credential cap on concurrent database work in this process; absent when off. */
   credentialGate?: CredentialGate;
+  /** Failed authentications per client address in this process; absent when off. */
+  authFailures?: AuthFailures;
 }
 
 export async function createServices(config: Config, db: Database, logger: Logger): Promise<Services> {
@@ -28,5 +31,7 @@ export async function createServices(config: Config, db: Database, logger: Logge
   // Default: half the pool, so one credential always leaves connections for the others.
   const { max = Math.max(1, Math.floor(db.readerPool.options.max / 2)), queueMs } = config.credentialConcurrency;
   const credentialGate = max > 0 ? new CredentialGate(max, queueMs) : undefined;
-  return { config, db, logger, cursorSecret, sessionKey: async () => sessionKey, credentialGate };
+  const { limit, windowS } = config.authFailures;
+  const authFailures = limit > 0 ? new AuthFailures(limit, windowS * 1000) : undefined;
+  return { config, db, logger, cursorSecret, sessionKey: async () => sessionKey, credentialGate, authFailures };
 }

@@ -12,8 +12,11 @@
 //
 // Cost is in rows × fields: every selected field costs 1 per row it is read for.
 // - A field with a `limit` argument counts its selection `limit` times (DEFAULT_LIMIT, 100, when
-//   `limit` is absent or a variable: a validation result is cached per document, so variable values
-//   are not known here); the `nodes` of a page are already counted by the page's limit.
+//   `limit` is absent or null, as the resolvers read it); the `nodes` of a page are already counted
+//   by the page's limit.
+// - Arguments are priced from their coerced values, variables included. A validation result is
+//   cached per document, so the validation rule cannot see variable values: an operation whose cost
+//   depends on a variable is priced per request instead, once its variables are known (costPlugin).
 // - A list without a limit (a guest's reservations) counts its selection LIST_FANOUT times.
 // - An aggregate scans rows it does not return, so it costs AGGREGATE_COST for every aggregate query
 //   its resolver runs (see AGGREGATE_QUERIES): as much as reading MAX_LIMIT rows. The fields under it
@@ -24,9 +27,15 @@
 //
 // Hand-written rather than graphql-depth-limit / graphql-query-complexity: as validation rules the
 // first throws on an unknown fragment and the second rejects every query with a required variable.
+import type { ApolloServerPlugin } from "@apollo/server";
 import {
   GraphQLError,
   Kind,
+  TypeInfo,
+  TypeMetaFieldDef,
+  ValidationContext,
+  getVariableValues,
+  valueFromAST,
   __Schema,
   __Type,
   getNamedType,
@@ -35,6 +44,7 @@ import {
   isListType,
   isObjectType,
   type FieldNode,
+  type DocumentNode,
   type GraphQLField,
   type GraphQLNamedType,
   type GraphQLObjectType,
@@ -42,11 +52,10 @@ import {
   type OperationDefinitionNode,
   type SelectionNode,
   type SelectionSetNode,
-  type ValidationContext,
   type ValidationRule,
 } from "graphql";
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../pagination/keyset";
-import { apiError } from "../errors";
+import { apiError, withHttpStatus } from "../errors";
 import { RawJson } from "./raw-json";
 
 /** How many items an unpaged list (a guest's reservations, a table's bindings) is assumed to hold. */
@@ -55,27 +64,27 @@ export const LIST_FANOUT = 5;
 /** What one aggregate query (a count, an average, a GROUP BY) costs: as much as reading MAX_LIMIT rows. */
 export const AGGREGATE_COST = MAX_LIMIT;
 
-/** Arguments of `node` that are a literal `true` or a variable (which may be true). */
-const maybeTrue = (node: FieldNode, arg: string) => {
-  const value = node.arguments?.find((a) => a.name.value === arg)?.value;
-  return value?.kind === Kind.VARIABLE || (value?.kind === Kind.BOOLEAN && value.value);
-};
+/** An argument given as a variable whose value is not known (validation): priced as the costliest value. */
+const UNKNOWN = Symbol("a variable");
+
+/** A field's argument value as the resolver gets it (UNKNOWN for a variable while validating). */
+type Argument = (name: string) => unknown;
 
 /** Aggregate queries a field's resolver runs, by `Type.field` (see resolvers/). */
-const AGGREGATE_QUERIES: Record<string, (node: FieldNode) => number> = {
+const AGGREGATE_QUERIES: Record<string, (arg: Argument) => number> = {
   // count and average, by rating, by source, by property, responded.
   "Query.reviewSummary": () => 5,
   // includeTotal counts every match.
-  "Query.masterProfiles": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
-  "Query.tables": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
-  "Query.tableMembers": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
-  "Query.tablePreview": (node) => (maybeTrue(node, "includeTotal") ? 1 : 0),
+  "Query.masterProfiles": (arg) => (maybeTrue(arg("includeTotal")) ? 1 : 0),
+  "Query.tables": (arg) => (maybeTrue(arg("includeTotal")) ? 1 : 0),
+  "Query.tableMembers": (arg) => (maybeTrue(arg("includeTotal")) ? 1 : 0),
+  "Query.tablePreview": (arg) => (maybeTrue(arg("includeTotal")) ? 1 : 0),
   // Groups the observations by contact point and purpose.
   "Query.effectiveConsents": () => 1,
-  // mode latest (or its alias rollup) groups the whole log by entity; a variable may ask for it.
-  "Query.events": (node) => {
-    const mode = node.arguments?.find((a) => a.name.value === "mode")?.value;
-    return mode?.kind === Kind.VARIABLE || (mode?.kind === Kind.ENUM && mode.value !== "timeline") ? 1 : 0;
+  // mode latest (or its alias rollup) groups the whole log by entity.
+  "Query.events": (arg) => {
+    const mode = arg("mode");
+    return mode === UNKNOWN || (mode != null && mode !== "timeline") ? 1 : 0;
   },
   // Ranks the matches of every search branch (resolvers/guest-search.ts).
   "Query.guestSearch": () => 1,
@@ -86,6 +95,8 @@ const AGGREGATE_QUERIES: Record<string, (node: FieldNode) => number> = {
   // One grouped count per batch of tables: a page of DEFAULT_LIMIT tables costs one aggregate.
   "Table.memberCount": () => 1 / DEFAULT_LIMIT,
 };
+
+const maybeTrue = (value: unknown) => value === true || value === UNKNOWN;
 
 export interface GraphQLLimits {
   graphqlMaxDepth: number;
@@ -151,33 +162,70 @@ function operationLimitsRule(limits: GraphQLLimits): ValidationRule {
           m.aliases,
         );
       }
-      if (m.cost > limits.graphqlMaxCost) {
-        refuse(
-          `${name} costs ${m.atLeast ? "at least " : ""}${Math.ceil(m.cost)}; at most ${limits.graphqlMaxCost} is allowed. ` +
-            `Each field counts once per row (literal limits count as given, others as ${DEFAULT_LIMIT}), ` +
-            `an aggregate such as reviewSummary or includeTotal ${AGGREGATE_COST} per query it runs, ` +
-            `introspection by the size of its answer: ask for fewer rows, fields or aggregates`,
-          "cost",
-          limits.graphqlMaxCost,
-          Math.ceil(m.cost),
-        );
-      }
+      // A cost that depends on variables is checked once they are known (costPlugin).
+      if (!m.variablePriced && m.cost > limits.graphqlMaxCost) context.reportError(costRefusal(operation, m, limits.graphqlMaxCost));
     },
   });
 }
 
+function costRefusal(operation: OperationDefinitionNode, m: OperationMeasure & { atLeast: boolean }, maxCost: number): GraphQLError {
+  const name = operation.name ? `operation ${operation.name.value}` : "the operation";
+  return tooComplex(
+    operation,
+    `${name} costs ${m.atLeast ? "at least " : ""}${Math.ceil(m.cost)}; at most ${maxCost} is allowed. ` +
+      `Each field counts once per row (a limit counts as given, ${DEFAULT_LIMIT} when absent), ` +
+      `an aggregate such as reviewSummary or includeTotal ${AGGREGATE_COST} per query it runs, ` +
+      `introspection by the size of its answer: ask for fewer rows, fields or aggregates`,
+    "cost",
+    maxCost,
+    Math.ceil(m.cost),
+  );
+}
+
+/**
+ * Prices an operation whose cost depends on its variables from their coerced values, before it runs
+ * (the validation rule, cached per document, could not): `guests(limit: $l)` with $l = 500 costs
+ * what `guests(limit: 500)` does. Variables that do not coerce are left to execution to report.
+ */
+export function costPlugin(maxCost: number): ApolloServerPlugin {
+  /** Documents whose cost does not depend on variables: the validation rule priced them already. */
+  const fixed = new WeakMap<DocumentNode, Set<string | undefined>>();
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ document, operation, request, schema }) {
+          if (!operation?.variableDefinitions?.length || fixed.get(document)?.has(operation.name?.value)) return;
+          const coerced = getVariableValues(schema, operation.variableDefinitions, request.variables ?? {});
+          if (coerced.errors) return;
+          const context = new ValidationContext(schema, document, new TypeInfo(schema), () => {});
+          const m = measureOperation(context, operation, maxCost, coerced.coerced);
+          if (!m.variablePriced) {
+            if (!fixed.has(document)) fixed.set(document, new Set());
+            fixed.get(document)!.add(operation.name?.value);
+            return;
+          }
+          if (m.cost > maxCost) throw withHttpStatus(costRefusal(operation, m, maxCost));
+        },
+      };
+    },
+  };
+}
+
 /**
  * Depth, cost, selections and aliases of one operation. Introspection walks stop past `maxCost`;
- * `atLeast` then says the cost is a lower bound (already over the limit).
+ * `atLeast` then says the cost is a lower bound (already over the limit). With `variables` (coerced)
+ * arguments given as variables are priced from their values; without, as their costliest value,
+ * and `variablePriced` says the cost depends on them.
  */
 export function measureOperation(
   context: ValidationContext,
   operation: OperationDefinitionNode,
   maxCost = Infinity,
-): OperationMeasure & { atLeast: boolean } {
+  variables?: Record<string, unknown>,
+): OperationMeasure & { atLeast: boolean; variablePriced: boolean } {
   const root = context.getSchema().getRootType(operation.operation) ?? undefined;
-  const measurer = new Measurer(context, maxCost);
-  return { ...measurer.set(root, operation.selectionSet), atLeast: measurer.stopped };
+  const measurer = new Measurer(context, maxCost, variables);
+  return { ...measurer.set(root, operation.selectionSet), atLeast: measurer.stopped, variablePriced: measurer.variablePriced };
 }
 
 class Measurer {
@@ -192,10 +240,27 @@ class Measurer {
     return this.walked > this.maxCost;
   }
 
+  /** Some price was read from a variable's value (or, while validating, assumed for it). */
+  variablePriced = false;
+
   constructor(
     private readonly context: ValidationContext,
     private readonly maxCost: number,
+    private readonly variables?: Record<string, unknown>,
   ) {}
+
+  /** `node`'s argument `name` as the resolver gets it: coerced, variables and defaults applied. */
+  private argument(node: FieldNode, field: GraphQLField<unknown, unknown> | undefined, name: string): unknown {
+    const given = node.arguments?.find((a) => a.name.value === name)?.value;
+    const def = field?.args.find((a) => a.name === name);
+    if (!given) return def?.defaultValue;
+    if (given.kind === Kind.VARIABLE) {
+      this.variablePriced = true;
+      if (!this.variables) return UNKNOWN;
+    }
+    // Undefined when it does not coerce: graphql's own rules (or execution) report it.
+    return def ? valueFromAST(given, def.type, this.variables) : undefined;
+  }
 
   set(parent: GraphQLNamedType | undefined, set: SelectionSetNode): OperationMeasure {
     const total = { ...NOTHING };
@@ -243,13 +308,13 @@ class Measurer {
       return { depth: 0, cost: this.introspection(node), selections: 1 + inner.selections, aliases: aliases + inner.aliases };
     }
     const field = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined;
-    const aggregates = field ? (AGGREGATE_QUERIES[`${parent!.name}.${name}`]?.(node) ?? 0) : 0;
+    const aggregates = field ? (AGGREGATE_QUERIES[`${parent!.name}.${name}`]?.((arg) => this.argument(node, field, arg)) ?? 0) : 0;
     const own = 1 + aggregates * AGGREGATE_COST;
     if (!child) return { depth: 1, cost: own, selections: 1, aliases };
     const m = this.set(field ? getNamedType(field.type) : undefined, child);
     return {
       depth: 1 + m.depth,
-      cost: own + multiplier(parent, field, node) * m.cost,
+      cost: own + this.multiplier(parent, field, node) * m.cost,
       selections: 1 + m.selections,
       aliases: aliases + m.aliases,
     };
@@ -263,9 +328,9 @@ class Measurer {
     let roots: unknown[];
     if (node.name.value === "__schema") roots = [schema];
     else {
-      const name = node.arguments?.find((a) => a.name.value === "name")?.value;
-      // A variable name may be any type: priced as all of them.
-      roots = name?.kind === Kind.STRING ? [schema.getType(name.value)].filter(Boolean) : Object.values(schema.getTypeMap());
+      const name = this.argument(node, TypeMetaFieldDef, "name");
+      // A name not known yet may be any type: priced as all of them.
+      roots = typeof name === "string" ? [schema.getType(name)].filter(Boolean) : Object.values(schema.getTypeMap());
     }
     const type = node.name.value === "__schema" ? __Schema : __Type;
     let cost = 1;
@@ -287,7 +352,7 @@ class Measurer {
         const field = type.getFields()[selection.name.value];
         const named = field && getNamedType(field.type);
         if (!selection.selectionSet || !isObjectType(named)) continue;
-        const args = { includeDeprecated: maybeTrue(selection, "includeDeprecated") };
+        const args = { includeDeprecated: maybeTrue(this.argument(selection, field, "includeDeprecated")) };
         const info = { schema: this.context.getSchema() } as GraphQLResolveInfo;
         const result: unknown = field.resolve ? field.resolve(value, args, undefined, info) : (value as Record<string, unknown>)[field.name];
         const items = result == null ? [] : Array.isArray(result) ? result : [result];
@@ -308,18 +373,19 @@ class Measurer {
     }
     return cost;
   }
-}
 
-/** How many times a field's selection is counted. */
-function multiplier(parent: GraphQLNamedType | undefined, field: GraphQLField<unknown, unknown> | undefined, node: FieldNode): number {
-  if (!field) return 1;
-  if (field.args.some((a) => a.name === "limit")) {
-    const given = node.arguments?.find((a) => a.name.value === "limit")?.value;
-    if (given?.kind === Kind.INT) return Math.min(Math.max(Number(given.value), 1), MAX_LIMIT);
-    return DEFAULT_LIMIT;
+  /** How many times a field's selection is counted. */
+  private multiplier(parent: GraphQLNamedType | undefined, field: GraphQLField<unknown, unknown> | undefined, node: FieldNode): number {
+    if (!field) return 1;
+    if (field.args.some((a) => a.name === "limit")) {
+      const limit = this.argument(node, field, "limit");
+      // Absent or null: the resolvers' default. A variable not known yet: the default too, as the
+      // rule then leaves the cost to costPlugin.
+      return typeof limit === "number" ? Math.min(Math.max(limit, 1), MAX_LIMIT) : DEFAULT_LIMIT;
+    }
+    if (!isListType(getNullableType(field.type))) return 1;
+    return isPageNodes(parent, field) ? 1 : LIST_FANOUT;
   }
-  if (!isListType(getNullableType(field.type))) return 1;
-  return isPageNodes(parent, field) ? 1 : LIST_FANOUT;
 }
 
 /** The `nodes` of a page type: as many as the page's limit, which already multiplied. */

@@ -2,6 +2,7 @@
 // request gets a server holding the tools its credential may use, run with the request's context, so
 // tenant scoping and scopes are enforced exactly as on /v1. A tool answers its result as structured
 // content and as JSON text; a failure is a tool result with isError and the REST error body as text.
+// One request's tool calls (a batch) share the credential's slots and one byte budget for their results.
 import path from "node:path";
 import type { Request, Response } from "express";
 import type { GraphQLSchema } from "graphql";
@@ -14,6 +15,7 @@ import { sendError } from "../rest/respond";
 import { toHttpError } from "../rest/http-errors";
 import type { Services } from "../services";
 import { MAX_LIMIT } from "../pagination/keyset";
+import { jsonSize } from "../graphql/limits";
 import { taskTools, type TaskTool } from "./task-tools";
 import { buildTools, MCP_DEFAULT_LIMIT, type McpTool } from "./tools";
 
@@ -32,8 +34,43 @@ function instructions(tasks: readonly TaskTool[]): string {
   );
 }
 
-function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext, req: Request): McpServer {
+/** What one /mcp request may run and answer: a batch's calls share both. */
+interface CallBudget {
+  /** Tool calls running at once: the credential's slots this request holds. */
+  parallel: number;
+  /** Bytes left for tool results (GCS_GRAPHQL_MAX_RESPONSE_BYTES per request, as /graphql's answers). */
+  bytes: number;
+  maxBytes: number;
+}
+
+/** Runs at most `n` calls at once, in order of arrival. */
+function atMost(n: number) {
+  let running = 0;
+  const queue: (() => void)[] = [];
+  return async <T>(run: () => Promise<T>): Promise<T> => {
+    if (running < n) running++;
+    else await new Promise<void>((resolve) => queue.push(resolve)); // the slot passes on in release
+    try {
+      return await run();
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
+/** The tool error a result over the request's byte budget becomes: what to ask for instead. */
+function tooLarge(budget: CallBudget): CallToolResult {
+  const detail =
+    `this result would take the answer past ${budget.maxBytes} bytes (the results of one /mcp request together); ` +
+    "ask for less: a smaller limit, fewer fields (e.g. get_guest for one row), or fewer calls per batch";
+  return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: "response_too_large", detail }) }] };
+}
+
+function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext, req: Request, budget: CallBudget): McpServer {
   const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide });
+  const turn = atMost(budget.parallel);
   for (const tool of tools) {
     // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
     if (tool.scope && !context.credential.scopes.has(tool.scope)) continue;
@@ -43,7 +80,11 @@ function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext
       async (args: unknown): Promise<CallToolResult> => {
         try {
           // Always an object: every input schema is a (loose) zod object.
-          const result = await tool.run(args as Record<string, unknown>, context);
+          const result = await turn(() => tool.run(args as Record<string, unknown>, context));
+          // Sent twice, as structured content and as text; measured without serialising.
+          const size = 2 * jsonSize(result, budget.bytes);
+          if (size > budget.bytes) return tooLarge(budget);
+          budget.bytes -= size;
           return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
         } catch (err) {
           // Text only: the SDK client checks any structuredContent against the tool's outputSchema.
@@ -67,14 +108,21 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
   const guide = instructions(tasks);
   return async (req: Request, res: Response) => {
     try {
+      // Each tool call of a batch takes a slot of the credential (up to the cap), as a request would.
+      const calls = (Array.isArray(req.body) ? req.body : [req.body]).filter((m) => m?.method === "tools/call").length;
+      const gate = services.credentialGate;
       const context = await createContext(services, {
         authorization: req.get("authorization"),
         propertyHeader: req.get("x-property-id"),
         surface: "mcp",
+        address: req.ip,
         response: res,
+        slots: calls,
       });
       res.locals.credential = context.credential;
-      const server = buildMcpServer(tools, guide, context, req);
+      const maxBytes = services.config.graphqlMaxResponseBytes;
+      const parallel = Math.max(1, gate ? Math.min(calls, gate.max) : calls);
+      const server = buildMcpServer(tools, guide, context, req, { parallel, bytes: maxBytes, maxBytes });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
         void transport.close();

@@ -18,6 +18,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           authorization: req.get("authorization"),
           propertyHeader: req.get("x-property-id"),
           surface: "rest",
+          address: req.ip,
           requiredScope: route.scope,
           response: res,
         });

@@ -99,3 +99,24 @@ it("gives slots back after errors and aborted requests", async () => {
   await unlock();
   expect((await Promise.all(again)).map((r) => r.status)).toEqual([200, 200]);
 });
+
+it("takes a slot per tool call of an MCP batch: a batch of 6 runs 2 at a time and leaves the key no slot", async () => {
+  const unlock = await lockGuests();
+  const messages = Array.from({ length: 6 }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: "list_guests", arguments: { limit: 1 } } }));
+  const pending = t.api
+    .post("/mcp")
+    .set("Authorization", `Bearer ${keyA()}`)
+    .set("Accept", "application/json, text/event-stream")
+    .send(messages)
+    .then((r) => r);
+  await blockedQueries(2);
+  await new Promise((r) => setTimeout(r, 200));
+  const { rows } = await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+  expect(rows[0].n).toBe(2); // the other four calls wait for the batch's own slots, not in the database
+  const meanwhile = await t.api.get("/v1/properties").set("Authorization", `Bearer ${keyA()}`);
+  expect(meanwhile.status).toBe(429); // both of the key's slots are the batch's
+  await unlock();
+  const res = await pending;
+  expect(res.status).toBe(200);
+  expect(res.body.map((r: { result: { isError?: boolean } }) => Boolean(r.result.isError))).toEqual([false, false, false, false, false, false]);
+});

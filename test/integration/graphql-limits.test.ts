@@ -10,6 +10,7 @@ import {
   ValidationContext,
   buildSchema,
   getIntrospectionQuery,
+  getVariableValues,
   graphqlSync,
   parse,
   print,
@@ -47,6 +48,14 @@ function costOf(query: string): number {
   const document = parse(query);
   const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION)!;
   return measureOperation(new ValidationContext(schema, document, new TypeInfo(schema), () => {}), operation).cost;
+}
+
+/** What an operation costs with these variable values (coerced as execution coerces them). */
+function measureWith(query: string, variables: Record<string, unknown>) {
+  const document = parse(query);
+  const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION)!;
+  const { coerced } = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+  return measureOperation(new ValidationContext(schema, document, new TypeInfo(schema), () => {}), operation, Infinity, coerced);
 }
 
 /** The attacks of issue 13: `n` aliases of one field. */
@@ -98,15 +107,24 @@ describe("depth and cost, as validation rules", () => {
     ]);
   });
 
-  it("counts a page's selection `limit` times, 100 when the limit is not a literal", () => {
+  it("counts a page's selection `limit` times, 100 when absent, a variable's from its value", () => {
     // guests(limit: 500) { nodes { 16 fields } } = 1 + 500 × (1 + 16)
     const fields = "id propertyId integrationId sourceId masterProfileId givenName familyName email phone language countryCode city birthDate vipCode createdAt updatedAt";
     expect(errorsOf(`{ guests(limit: 500) { nodes { ${fields} } } }`)).toEqual([]);
     const costly = errorsOf(`{ guests(limit: 500) { nodes { ${fields} reservations { transactions { id } } } } }`);
     expect(costly).toEqual([expect.objectContaining({ limit: "cost", maximum: 10_000, actual: 1 + 500 * (1 + 16 + 1 + 5 * (1 + 5)) })]);
     expect(costly[0].message).toMatch(/costs \d+; at most 10000 is allowed/);
-    // A variable limit counts as the default page size (validation results are cached per document).
-    expect(errorsOf(`query($n: Int) { guests(limit: $n) { nodes { ${fields} reservations { transactions { id } } } } }`)).toEqual([]);
+    // A variable limit is priced per request from its value (validation results are cached per
+    // document): validation leaves the cost alone, and the measure says it depends on variables.
+    const variable = `query($n: Int) { guests(limit: $n) { nodes { ${fields} reservations { transactions { id } } } } }`;
+    expect(errorsOf(variable)).toEqual([]);
+    expect(measureWith(variable, { n: 500 })).toMatchObject({ cost: 1 + 500 * (1 + 16 + 1 + 5 * (1 + 5)), variablePriced: true });
+    expect(measureWith(variable, { n: 5 }).cost).toBe(1 + 5 * (1 + 16 + 1 + 5 * (1 + 5)));
+    expect(measureWith(variable, {}).cost).toBe(1 + 100 * (1 + 16 + 1 + 5 * (1 + 5))); // null: the default page
+    expect(measureWith(`query($n: Int = 300) { guests(limit: $n) { nodes { id } } }`, {}).cost).toBe(1 + 300 * 2); // its default
+    expect(measureWith(`query($t: Boolean) { masterProfiles(limit: 1, includeTotal: $t) { totalCount } }`, { t: true }).cost).toBe(1 + AGGREGATE_COST + 1);
+    expect(measureWith(`query($t: Boolean) { masterProfiles(limit: 1, includeTotal: $t) { totalCount } }`, { t: false }).cost).toBe(2);
+    expect(measureWith(`{ guests(limit: 5) { nodes { id } } }`, {}).variablePriced).toBe(false);
   });
 
   it("follows fragments, and leaves unknown fragments and cycles to graphql's own rules", () => {
@@ -214,7 +232,7 @@ describe("depth and cost, as validation rules", () => {
     ]);
   });
 
-  it("passes every REST operation with default variables (a variable limit counts as 100)", () => {
+  it("passes every REST operation's document (their variable-priced costs are /graphql's to check per request)", () => {
     const dir = path.resolve(__dirname, "../../src/rest/operations");
     const prepared = prepareOperations(schema);
     const files = readdirSync(dir).filter((f) => f.endsWith(".graphql"));
@@ -287,6 +305,28 @@ describe("over HTTP", () => {
     const res = await gql(t.api, "{ guests(limit: 500) { nodes { reservations { transactions { id amountMinor currency occurredAt } } } } }");
     expect(res.status).toBe(400);
     expect(res.body.errors[0].extensions).toMatchObject({ code: "query_too_complex", limit: "cost", maximum: 10_000 });
+  });
+
+  it("prices a variable limit and includeTotal from their values: $l = 500 is refused as limit: 500 is", async () => {
+    const query = "query($l: Int, $t: Boolean) { guests(limit: $l) { nodes { reservations { transactions { id amountMinor currency occurredAt } } } } masterProfiles(limit: 1, includeTotal: $t) { totalCount } }";
+    const send = (variables: Record<string, unknown>) =>
+      t.api.post("/graphql").set("Authorization", `Bearer ${t.manifest.groups.A.credentials.api_key}`).send({ query, variables });
+    const big = await send({ l: 500 });
+    expect(big.status).toBe(400);
+    expect(big.body.data).toBeUndefined();
+    expect(big.body.errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: "query_too_complex", limit: "cost", maximum: 10_000, actual: 1 + 500 * (1 + 1 + 5 * (1 + 5 * 4)) + 1 + 1 }) }),
+    ]);
+    expect(big.headers["x-sql-statements"]).toBe("1"); // the credential lookup only: nothing ran
+    // The same document (validated once, cached) with a small limit runs; includeTotal: true adds its aggregate.
+    const small = await send({ l: 2, t: true });
+    expect(small.status).toBe(200);
+    expect(small.body.data.guests.nodes).toHaveLength(2);
+    expect(typeof small.body.data.masterProfiles.totalCount).toBe("number");
+    // A variable that does not coerce is execution's error to report, not a cost refusal.
+    const wrong = await send({ l: "many" });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.errors[0].extensions.code).toBe("BAD_USER_INPUT");
   });
 
   const refusal = (limit?: string) => ["query_too_complex", limit];

@@ -8,7 +8,11 @@ import { taskTools, type TaskTool } from "../../src/mcp/task-tools";
 import { MCP_DEFAULT_LIMIT, ROUTE_TOOLS } from "../../src/mcp/tools";
 import { routeKey } from "../../src/openapi/generate";
 import { routes } from "../../src/rest/routes";
+import request from "supertest";
+import { createApp, type App } from "../../src/app";
+import { loadConfig } from "../../src/config";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
+import { validated } from "../helpers/openapi-validate";
 
 /**
  * A task tool for this test only (the real ones live in task-tools.ts): it proves that a TaskTool is
@@ -329,6 +333,68 @@ describe("/mcp over raw JSON-RPC", () => {
     expect(get.status).toBe(405);
     const empty = await t.api.post("/mcp").set("Authorization", `Bearer ${A().credentials.api_key}`).set("Accept", "application/json, text/event-stream").send([]);
     expect(empty.status).toBe(400);
+  });
+});
+
+describe("batches: each call counts, a batch is bounded, and so is an answer", () => {
+  const apps: App[] = [];
+  afterAll(() => Promise.all(apps.map((a) => a.stop())));
+  /** Another app on the same services with other settings. */
+  async function appWith(env: Record<string, string>) {
+    const app = await createApp({ ...t.services, config: loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: t.databaseUrl, ...env }) });
+    apps.push(app);
+    return validated(request(app.app));
+  }
+  const callMessage = (id: number, args: Record<string, unknown> = { limit: 1 }) => ({
+    jsonrpc: "2.0", id, method: "tools/call", params: { name: "list_guests", arguments: args },
+  });
+  const batch = (api: ReturnType<typeof request>, messages: unknown[]) =>
+    api.post("/mcp").set("Authorization", `Bearer ${A().credentials.api_key}`).set("Accept", "application/json, text/event-stream").send(messages);
+
+  it("refuses a batch over GCS_MCP_MAX_BATCH (default 10) whole, with HTTP 400 and JSON-RPC -32600, before any tool runs", async () => {
+    expect(loadConfig({}).mcpMaxBatch).toBe(10);
+    const over = await batch(t.api, Array.from({ length: 11 }, (_, i) => callMessage(i + 1)));
+    expect(over.status).toBe(400);
+    expect(over.body).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: "Invalid Request: a batch holds at most 10 messages, this one 11; send fewer per batch" },
+    });
+    expect(over.headers["x-sql-statements"]).toBe("0"); // not even the credential lookup
+    const within = await batch(t.api, Array.from({ length: 10 }, (_, i) => callMessage(i + 1)));
+    expect(within.status).toBe(200);
+    expect(within.body).toHaveLength(10);
+    expect(within.body.every((r: { result: { isError?: boolean } }) => !r.result.isError)).toBe(true);
+    const small = await appWith({ GCS_MCP_MAX_BATCH: "2" });
+    expect((await batch(small, [callMessage(1), callMessage(2), callMessage(3)])).status).toBe(400);
+  });
+
+  it("counts every message of a batch against the rate limit", async () => {
+    const api = await appWith({ GCS_RATE_LIMIT: "5", GCS_RATE_LIMIT_WINDOW_S: "3600" });
+    const four = await batch(api, [callMessage(1), callMessage(2), callMessage(3), callMessage(4)]);
+    expect(four.status).toBe(200);
+    expect(four.body).toHaveLength(4);
+    expect(four.headers["ratelimit"]).toMatch(/^"credential"; r=1; t=\d+$/);
+    const two = await batch(api, [callMessage(5), callMessage(6)]);
+    expect(two.status).toBe(429);
+    expect(two.body).toEqual({ error: "rate_limited", detail: expect.stringContaining("more than 5 requests") });
+    expect(Number(two.headers["retry-after"])).toBeGreaterThan(0);
+  });
+
+  it("turns a tool result past GCS_GRAPHQL_MAX_RESPONSE_BYTES into a tool error that says to ask for less; a batch's results share the bound", async () => {
+    const MAX = 24_000;
+    const api = await appWith({ GCS_GRAPHQL_MAX_RESPONSE_BYTES: String(MAX) });
+    const big = (await batch(api, callMessage(1, { limit: 500 }) as unknown as unknown[])).body;
+    expect(big.result.isError).toBe(true);
+    expect(big.result.structuredContent).toBeUndefined();
+    expect(JSON.parse(big.result.content[0].text)).toEqual({ error: "response_too_large", detail: expect.stringContaining("a smaller limit, fewer fields") });
+    // Ten small pages: the first ones fit, the rest are refused; the answer stays near the bound.
+    const res = await batch(api, Array.from({ length: 10 }, (_, i) => callMessage(i + 1, { limit: 10 })));
+    expect(res.status).toBe(200);
+    const errors = res.body.map((r: { result: { isError?: boolean } }) => Boolean(r.result.isError));
+    expect(errors.filter((e: boolean) => !e).length).toBeGreaterThan(0);
+    expect(errors.filter((e: boolean) => e).length).toBeGreaterThan(0);
+    expect(Buffer.byteLength(JSON.stringify(res.body))).toBeLessThan(MAX + 10 * 1000);
   });
 });
 

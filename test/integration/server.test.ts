@@ -127,4 +127,105 @@ describe("malformed and oversized requests", () => {
     expect(server.http.requestTimeout).toBe(60_000);
     expect(server.http.maxConnections).toBe(10_000);
   });
+
+  it("sends X-Content-Type-Options: nosniff on its own 400 and 431 answers", async () => {
+    const bad = parseRaw(await raw("HELLO THERE\r\n\r\n"));
+    expect(bad.statusLine).toBe("HTTP/1.1 400 Bad Request");
+    expect(bad.head).toContain("\r\nx-content-type-options: nosniff");
+    const big = parseRaw(await raw(`GET /v1/guests HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20 * 1024)}\r\n\r\n`));
+    expect(big.statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(big.head).toContain("\r\nx-content-type-options: nosniff");
+  });
+});
+
+describe("slow and idle clients (short configured timeouts, a small per-address cap)", () => {
+  const HEADERS_MS = 2000;
+  const REQUEST_MS = 3000;
+  let short: RunningServer;
+  beforeAll(async () => {
+    short = await startServer(
+      loadConfig({
+        NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: clone.url, HOST: "127.0.0.1", PORT: "0", GCS_DELIVERY_WORKER: "false",
+        GCS_HEADERS_TIMEOUT_MS: String(HEADERS_MS), GCS_REQUEST_TIMEOUT_MS: String(REQUEST_MS),
+        GCS_MAX_CONNECTIONS: "10", GCS_MAX_CONNECTIONS_PER_ADDRESS: "4",
+      }),
+    );
+  });
+  afterAll(() => short?.stop());
+
+  /** Writes `head` then one of `drip` every 200 ms until the server answers and closes; resolves with the answer and when it came. */
+  function dribble(head: string, drip: string, giveUpMs = 8000): Promise<{ answer: string; ms: number }> {
+    return new Promise((resolve) => {
+      const started = Date.now();
+      const socket = net.connect(short.port, "127.0.0.1");
+      let answer = "";
+      let answeredAt = 0;
+      socket.on("data", (d) => ((answer += d), (answeredAt ||= Date.now())));
+      const timer = setInterval(() => (Date.now() - started > giveUpMs ? socket.destroy() : socket.write(drip)), 200);
+      const done = () => (clearInterval(timer), resolve({ answer, ms: (answeredAt || Date.now()) - started }));
+      socket.on("close", done);
+      socket.on("error", () => undefined);
+      socket.write(head);
+    });
+  }
+
+  it("answers a header dribble 408 within a second of the configured header timeout, with nosniff", async () => {
+    const { answer, ms } = await dribble("GET /healthz HTTP/1.1\r\nHost: x\r\n", "X-Slow: a\r\n");
+    expect(answer).toMatch(/^HTTP\/1.1 408 Request Timeout\r\n/);
+    expect(answer.toLowerCase()).toContain("\r\nx-content-type-options: nosniff");
+    expect(ms).toBeGreaterThanOrEqual(HEADERS_MS);
+    expect(ms).toBeLessThan(HEADERS_MS + 1500);
+  });
+
+  it("answers a body dribble 408 within a second of the configured request timeout", async () => {
+    const head = "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{";
+    const { answer, ms } = await dribble(head, " ");
+    expect(answer).toMatch(/^HTTP\/1.1 408 Request Timeout\r\n/);
+    expect(ms).toBeGreaterThanOrEqual(REQUEST_MS);
+    expect(ms).toBeLessThan(REQUEST_MS + 1500);
+  });
+
+  it("closes an address's connections past its cap at once, so other addresses still connect", async () => {
+    const open = (localAddress: string) =>
+      new Promise<net.Socket>((resolve, reject) => {
+        const socket = net.connect({ port: short.port, host: "127.0.0.1", localAddress }, () => resolve(socket));
+        socket.on("error", reject);
+      });
+    const closed = (socket: net.Socket) => socket.closed || socket.destroyed;
+    // One address opens the whole server's cap (10) of idle sockets: 4 stay, 6 are closed at once.
+    const hog: net.Socket[] = [];
+    for (let i = 0; i < 10; i++) {
+      const socket = await open("127.0.0.1");
+      socket.on("error", () => undefined);
+      hog.push(socket);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hog.filter((s) => !closed(s)).length).toBe(4);
+    try {
+      // Another loopback address is served at once.
+      const other = await open("127.0.0.2");
+      let answer = "";
+      other.on("data", (d) => (answer += d));
+      other.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+      await new Promise((r) => other.on("close", r));
+      expect(answer).toMatch(/^HTTP\/1.1 200 OK/);
+    } finally {
+      for (const s of hog) s.destroy();
+    }
+    // Closed sockets give their places back.
+    await new Promise((r) => setTimeout(r, 100));
+    const again = await open("127.0.0.1");
+    let answer = "";
+    again.on("data", (d) => (answer += d));
+    again.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    await new Promise((r) => again.on("close", r));
+    expect(answer).toMatch(/^HTTP\/1.1 200 OK/);
+  });
+
+  it("configures the cap and the timeouts from the environment; defaults as documented", () => {
+    expect(short.http.headersTimeout).toBe(HEADERS_MS);
+    expect(short.http.requestTimeout).toBe(REQUEST_MS);
+    const defaults = loadConfig({}).http;
+    expect(defaults).toMatchObject({ headersTimeoutMs: 15_000, requestTimeoutMs: 60_000, maxConnectionsPerAddress: 1000 });
+  });
 });

@@ -12,16 +12,21 @@ const WINDOW = 60_000;
 /** rate_limit_counters as a Map: `${window}|${key}` → hits. */
 function memoryTable() {
   const rows = new Map<string, number>();
-  const calls = { add: 0, prune: [] as number[] };
+  const calls = { add: 0, prune: [] as number[], written: [] as string[][] };
   const table: CounterTable = {
-    async add(windowStart, keys, deltas) {
+    async add(windowStart, keys, deltas, unchanged = []) {
       calls.add++;
+      calls.written.push(keys);
       const totals = new Map<string, number>();
       keys.forEach((key, i) => {
         const id = `${windowStart.getTime()}|${key}`;
         rows.set(id, (rows.get(id) ?? 0) + deltas[i]);
         totals.set(key, rows.get(id)!);
       });
+      for (const key of unchanged) {
+        const hits = rows.get(`${windowStart.getTime()}|${key}`);
+        if (hits !== undefined) totals.set(key, hits);
+      }
       return totals;
     },
     async prune(windowStart) {
@@ -83,15 +88,38 @@ describe("SharedCounterStore", () => {
     expect(b.get("k").totalHits).toBe(6);
   });
 
+  it("writes only keys with new hits, and still learns the others' totals", async () => {
+    const clock = { now: 6 * WINDOW };
+    const { table, calls } = memoryTable();
+    const a = store(table, clock);
+    const b = store(table, clock);
+    a.increment("busy");
+    a.increment("quiet");
+    b.increment("quiet");
+    await a.sync();
+    await b.sync();
+    for (let i = 0; i < 3; i++) {
+      a.increment("busy");
+      await a.sync();
+    }
+    // a wrote "quiet" once, when it had a hit; afterwards it only reads it, and learns b's hit.
+    expect(calls.written.slice(0, 1)).toEqual([["busy", "quiet"]]);
+    expect(calls.written.slice(2)).toEqual([["busy"], ["busy"], ["busy"]]);
+    expect(a.get("quiet").totalHits).toBe(2);
+    // Nothing new: no row written at all.
+    await a.sync();
+    expect(calls.written.at(-1)).toEqual([]);
+  });
+
   it("keeps hits taken while an upsert is in flight for the next sync", async () => {
     const clock = { now: 7 * WINDOW };
     const { table, rows } = memoryTable();
     let s!: SharedCounterStore;
     const slow: CounterTable = {
       prune: table.prune,
-      async add(windowStart, keys, deltas) {
+      async add(windowStart, keys, deltas, unchanged) {
         s.increment("k"); // a request served during the round trip
-        return table.add(windowStart, keys, deltas);
+        return table.add(windowStart, keys, deltas, unchanged);
       },
     };
     s = store(slow, clock);
