@@ -3691,12 +3691,12 @@ export interface operations {
                  */
                 master_profile_id?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 contact_value?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 email?: string;
@@ -3823,12 +3823,12 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 contact_value?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 email?: string;
