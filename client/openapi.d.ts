@@ -673,7 +673,7 @@ export interface paths {
         };
         /**
          * List table members
-         * @description Members of a table in the order they were added, offset-paged. A filter-defined table's members are what its document selects now.
+         * @description Members of a table in the order they were added, offset-paged. A filter-defined table's members are what its document selects now. A caller narrowed to one property (a pinned API key or `X-Property-Id`) sees only the members in its scope (guest profiles at that property, master profiles with a guest there), never another property's member ids: `offset`, `next_offset`, `total_count` and the table's `member_count` count those members only.
          *
          *     Requires the scope `read:tables`.
          */
@@ -1927,7 +1927,7 @@ export interface components {
             created_by: string | null;
             /**
              * Format: int32
-             * @description Stored members of a curated table; null for a filter-defined table (ask its members with includeTotal).
+             * @description Stored members of a curated table in the caller's scope (see tableMembers); null for a filter-defined table (ask its members with includeTotal).
              */
             member_count: number | null;
             /**
@@ -2029,7 +2029,7 @@ export interface components {
             created_by: string | null;
             /**
              * Format: int32
-             * @description Stored members of a curated table; null for a filter-defined table (ask its members with includeTotal).
+             * @description Stored members of a curated table in the caller's scope (see tableMembers); null for a filter-defined table (ask its members with includeTotal).
              */
             member_count: number | null;
             /**

@@ -340,7 +340,9 @@ export const ROUTES: Record<string, RouteProse> = {
     summary: "List table members",
     description:
       "Members of a table in the order they were added, offset-paged. A filter-defined table's members are what its " +
-      "document selects now.",
+      "document selects now. A caller narrowed to one property (a pinned API key or `X-Property-Id`) sees only the " +
+      "members in its scope (guest profiles at that property, master profiles with a guest there), never another " +
+      "property's member ids: `offset`, `next_offset`, `total_count` and the table's `member_count` count those members only.",
     response: "An offset page of members; `total_count` only with `include_total`.",
     parameters: { id: "The table's id." },
   },
