@@ -27,7 +27,8 @@ MCP connector tokens (\`gcsm_…\`, issued to AI clients through the MCP OAuth f
 \`/token\`; see \`/docs/auth.md\`) are refused on \`/v1\` with \`403 forbidden\`.
 
 The optional \`X-Property-Id\` header narrows one request to one property of the caller's group. It
-must be a uuid (else \`400 invalid_request\`) of a property of the group (else \`403 forbidden\`);
+must be a uuid (else \`400 invalid_request\`, an empty header too: only an absent one means the whole
+group) of a property of the group (else \`403 forbidden\`);
 session tokens may not send it; a property-pinned API key ignores it.
 
 ## Browsers (CORS)
