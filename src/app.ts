@@ -16,7 +16,7 @@ import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
 import { mountGraphqlIde } from "./graphql/ide";
 import { buildSchema } from "./graphql/schema";
-import { apiError, errorCodeOf, withHttpStatus } from "./errors";
+import { apiError, boundMessage, errorCodeOf, withHttpStatus } from "./errors";
 import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { stringifyResult } from "./graphql/raw-json";
@@ -186,8 +186,10 @@ export async function createApp(services: Services): Promise<App> {
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, faultStatus],
-    formatError: (formatted, error) => maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults),
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, faultStatus, boundErrors],
+    // With introspection off (production) errors do not suggest the schema's names either.
+    formatError: (formatted, error) =>
+      boundFormatted(maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults), !services.config.graphqlIntrospection),
   });
   await apollo.start();
   app.use(
@@ -344,11 +346,40 @@ function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger
   if (cause instanceof GraphQLError && (errorCodeOf(cause) || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR")) {
     return formatted;
   }
+  // Apollo refuses some requests with an HTTP 4xx and no code (a persisted query whose sha256 does not
+  // match its text): the client's mistake, answered as Apollo's other refusals are, and not logged.
+  if (cause instanceof GraphQLError && clientStatus(cause)) return { ...formatted, extensions: { ...formatted.extensions, code: "BAD_REQUEST" } };
   const fault = faults.errorFor(cause, "/graphql");
   if (fault) return { message: fault.message, path: formatted.path, extensions: fault.extensions };
   logger.error({ err: cause }, "unhandled GraphQL error");
   return { message: "unexpected server fault; retry later", path: formatted.path, extensions: { code: "internal_error" } };
 }
+
+const clientStatus = (err: GraphQLError) => {
+  const status = (err.extensions.http as { status?: number } | undefined)?.status;
+  return status !== undefined && status >= 400 && status < 500;
+};
+
+/** A formatted error's message bounded (errors.ts boundMessage), suggestions hidden when asked. */
+function boundFormatted(formatted: GraphQLFormattedError, hideSuggestions: boolean): GraphQLFormattedError {
+  const message = boundMessage(formatted.message, { hideSuggestions });
+  return message === formatted.message ? formatted : { ...formatted, message };
+}
+
+/** At most this many errors in one response (the first ones): each row of a page can fail, and each error costs bytes. */
+const MAX_ERRORS = 100;
+
+const boundErrors: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== "single") return;
+        const errors = response.body.singleResult.errors;
+        if (errors && errors.length > MAX_ERRORS) response.body.singleResult.errors = errors.slice(0, MAX_ERRORS);
+      },
+    };
+  },
+};
 
 /**
  * When nothing ran (no data) because the database was down or too slow, /graphql answers with the

@@ -165,7 +165,7 @@ describe("bodies that are not JSON in UTF-8", () => {
   ])("POST %s with bytes that are not UTF-8 is a 415, not read with U+FFFD", async (path, text) => {
     const body = Buffer.from(text, "latin1"); // each \x.. one byte: an invalid UTF-8 sequence
     const res = await t.api.post(`${path}?x=1`).set("Authorization", `Bearer ${key()}`).set("Content-Type", "application/json")
-      .set("Accept", "application/json, text/event-stream").set("X-Request-Id", `not-utf8-${path.length}`).serialize((b: Buffer) => b).send(body);
+      .set("Accept", "application/json, text/event-stream").set("X-Request-Id", `not-utf8-${path.length}`).serialize((b: Buffer) => b as unknown as string).send(body);
     expect(res.status).toBe(415);
     expect(res.body).toEqual({ error: "unsupported_media_type", detail: "the body is not valid UTF-8; send JSON encoded as UTF-8" });
     const warning = logLines.find((l) => l.includes(`not-utf8-${path.length}`) && l.includes("unsupported media type"));
