@@ -673,7 +673,7 @@ export interface paths {
         };
         /**
          * List table members
-         * @description Members of a table in the order they were added, offset-paged. A filter-defined table's members are what its document selects now.
+         * @description Members of a table in the order they were added, offset-paged. A filter-defined table's members are what its document selects now. A caller narrowed to one property (a pinned API key or `X-Property-Id`) sees only the members in its scope (guest profiles at that property, master profiles with a guest there), never another property's member ids: `offset`, `next_offset`, `total_count` and the table's `member_count` count those members only.
          *
          *     Requires the scope `read:tables`.
          */
@@ -1927,7 +1927,7 @@ export interface components {
             created_by: string | null;
             /**
              * Format: int32
-             * @description Stored members of a curated table; null for a filter-defined table (ask its members with includeTotal).
+             * @description Stored members of a curated table in the caller's scope (see tableMembers); null for a filter-defined table (ask its members with includeTotal).
              */
             member_count: number | null;
             /**
@@ -2029,7 +2029,7 @@ export interface components {
             created_by: string | null;
             /**
              * Format: int32
-             * @description Stored members of a curated table; null for a filter-defined table (ask its members with includeTotal).
+             * @description Stored members of a curated table in the caller's scope (see tableMembers); null for a filter-defined table (ask its members with includeTotal).
              */
             member_count: number | null;
             /**
@@ -2114,7 +2114,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description `invalid_request`: a bad parameter type or value, an unknown query parameter or body member, a malformed JSON body, or an `X-Property-Id` that is not a uuid. `invalid_cursor`: the cursor was altered, is not ours, or belongs to another group, list or filter set; restart from page one. `source_id requires integration_id`: a `source_id` filter without `integration_id`. */
+        /** @description `invalid_request`: a bad parameter type or value, an unknown query parameter or body member, a malformed JSON body, or an `X-Property-Id` that is not a uuid (or is empty). `invalid_cursor`: the cursor was altered, is not ours, or belongs to another group, list or filter set; restart from page one. `source_id requires integration_id`: a `source_id` filter without `integration_id`. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2318,7 +2318,7 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+         * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
          * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
          */
         PropertyId: string;
@@ -2368,7 +2368,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -2456,7 +2456,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -2549,7 +2549,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -2630,7 +2630,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -2766,7 +2766,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -2830,7 +2830,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -2967,7 +2967,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -3057,7 +3057,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -3228,7 +3228,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -3328,7 +3328,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -3490,7 +3490,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -3578,7 +3578,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -3691,12 +3691,12 @@ export interface operations {
                  */
                 master_profile_id?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 contact_value?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 email?: string;
@@ -3728,7 +3728,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -3823,12 +3823,12 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 contact_value?: string;
                 /**
-                 * @description A contact point: an e-mail (case-insensitive) or an E.164 phone number.
+                 * @description A contact point: an e-mail (case-insensitive, surrounding spaces ignored) or a phone number in any formatting with its country code (compared as E.164).
                  * @example olivia.smith@example.com
                  */
                 email?: string;
@@ -3845,7 +3845,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4000,7 +4000,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4088,7 +4088,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4228,7 +4228,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4404,7 +4404,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4495,7 +4495,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4608,7 +4608,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4757,7 +4757,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4845,7 +4845,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -4965,7 +4965,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5080,7 +5080,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5202,7 +5202,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5299,7 +5299,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5398,7 +5398,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5545,7 +5545,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5679,7 +5679,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5796,7 +5796,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];
@@ -5928,7 +5928,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
                  * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
                  */
                 "X-Property-Id"?: components["parameters"]["PropertyId"];

@@ -1,5 +1,6 @@
 // createApp(): Express 5 with /v1 (REST facade), /graphql (Apollo) and health checks. No listen():
 // tests drive it with supertest, server.ts binds it to a port (and calls drain() on shutdown).
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from "@apollo/server";
@@ -15,7 +16,7 @@ import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
 import { mountGraphqlIde } from "./graphql/ide";
 import { buildSchema } from "./graphql/schema";
-import { apiError, errorCodeOf, withHttpStatus } from "./errors";
+import { apiError, boundMessage, errorCodeOf, withHttpStatus } from "./errors";
 import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { stringifyResult } from "./graphql/raw-json";
@@ -188,8 +189,10 @@ export async function createApp(services: Services): Promise<App> {
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, costPlugin(services.config.graphqlMaxCost), faultStatus],
-    formatError: (formatted, error) => maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults),
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, costPlugin(services.config.graphqlMaxCost), faultStatus, boundErrors],
+    // With introspection off (production) errors do not suggest the schema's names either.
+    formatError: (formatted, error) =>
+      boundFormatted(maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults), !services.config.graphqlIntrospection),
   });
   await apollo.start();
   app.use(
@@ -258,11 +261,14 @@ export async function createApp(services: Services): Promise<App> {
   app.use((err: Error & { type?: string; status?: number; encoding?: string }, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.parse.failed") return sendError(req, res, apiError("invalid_request", "request body is not valid JSON"));
     if (err.type === "entity.too.large") return sendError(req, res, apiError("payload_too_large", "request body is too large"));
-    // body-parser's 415s: a Content-Encoding it cannot inflate (charsets are checked in jsonBody).
+    // body-parser's 415s: a Content-Encoding it cannot inflate, or bytes that are not UTF-8 (jsonBody's
+    // verify; charsets are checked in jsonBody).
     if (err.status === 415) {
-      const detail = err.encoding ? `Content-Encoding ${err.encoding} is not supported; send gzip, deflate, br or none` : "unsupported request body encoding";
-      req.log.warn({ method: req.method, path: req.path, type: err.type }, "unsupported media type");
-      return sendError(req, res, apiError("unsupported_media_type", detail));
+      const detail =
+        err.type === NOT_UTF8 ? "the body is not valid UTF-8; send JSON encoded as UTF-8"
+        : err.encoding ? `Content-Encoding ${err.encoding} is not supported; send gzip, deflate, br or none`
+        : "unsupported request body encoding";
+      return refuseMediaType(req, res, detail, err.type);
     }
     // Express could not percent-decode a path segment (%FF, a lone surrogate's bytes).
     if (err instanceof URIError) return sendError(req, res, apiError("invalid_request", "the path is not valid percent-encoded UTF-8"));
@@ -289,15 +295,36 @@ function replicaReport(s: ReplicaStatus) {
 }
 
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+const NOT_UTF8 = "entity.not.utf8";
+
+/**
+ * Refuses the bytes as they arrived, before body-parser decodes them (once): invalid UTF-8 would
+ * otherwise be read with U+FFFD in place of what the client sent. isUtf8 validates without decoding.
+ */
+function verifyUtf8(_req: unknown, _res: unknown, body: Buffer) {
+  if (!isUtf8(body)) throw Object.assign(new Error("request body is not valid UTF-8"), { status: 415, type: NOT_UTF8 });
+}
+
+/**
+ * A 415: the client's mistake, not a fault, so one warn line without a stack. The path as the client
+ * sent it (req.originalUrl: inside a mount req.path has lost it), without the query string, as in
+ * the access log.
+ */
+function refuseMediaType(req: Request, res: Response, detail: string, type?: string) {
+  const path = req.originalUrl.split("?", 1)[0];
+  req.log.warn({ method: req.method, path, ...(type ? { type } : {}) }, "unsupported media type");
+  sendError(req, res, apiError("unsupported_media_type", detail));
+}
 
 /**
  * express.json() that answers a body it should not read with 415, before authentication: a POST body
  * of another type (express.json() alone skips it, and the handler sees no body: "member_type is
- * required"), or JSON in a charset other than UTF-8 (RFC 8259; body-parser would decode UTF-16 into
- * garbage). A POST without a body (pause, resume) needs no Content-Type.
+ * required"), JSON in a charset other than UTF-8 (RFC 8259; body-parser would decode UTF-16 into
+ * garbage), or bytes that are not valid UTF-8 (verifyUtf8, through the error handler). A POST
+ * without a body (pause, resume) needs no Content-Type.
  */
 function jsonBody(limit: string) {
-  const parse = express.json({ limit });
+  const parse = express.json({ limit, verify: verifyUtf8 });
   return (req: Request, res: Response, next: NextFunction) => {
     const hasBody = req.get("transfer-encoding") !== undefined || Number(req.get("content-length") ?? 0) > 0;
     const type = req.get("content-type");
@@ -309,9 +336,7 @@ function jsonBody(limit: string) {
       detail = `send the body as Content-Type: application/json in UTF-8; got charset ${charset.slice(0, 40)}`;
     }
     if (detail === undefined) return parse(req, res, next);
-    // The client's mistake, not a fault: one line, no stack.
-    req.log.warn({ method: req.method, path: req.path }, "unsupported media type");
-    sendError(req, res, apiError("unsupported_media_type", detail));
+    refuseMediaType(req, res, detail);
   };
 }
 
@@ -334,6 +359,9 @@ function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger
   if (cause instanceof GraphQLError && (errorCodeOf(cause) || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR")) {
     return formatted;
   }
+  // Apollo refuses some requests with an HTTP 4xx and no code (a persisted query whose sha256 does not
+  // match its text): the client's mistake, answered as Apollo's other refusals are, and not logged.
+  if (cause instanceof GraphQLError && clientStatus(cause)) return { ...formatted, extensions: { ...formatted.extensions, code: "BAD_REQUEST" } };
   const fault = faults.errorFor(cause, "/graphql");
   if (fault) return { message: fault.message, path: formatted.path, extensions: fault.extensions };
   // Apollo wraps what the context function threw ("Context creation failed: …") without its stack.
@@ -341,6 +369,32 @@ function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger
   logger.error({ err, requestId: currentRecord()?.requestId }, "unhandled GraphQL error");
   return { message: "unexpected server fault; retry later", path: formatted.path, extensions: { code: "internal_error" } };
 }
+
+const clientStatus = (err: GraphQLError) => {
+  const status = (err.extensions.http as { status?: number } | undefined)?.status;
+  return status !== undefined && status >= 400 && status < 500;
+};
+
+/** A formatted error's message bounded (errors.ts boundMessage), suggestions hidden when asked. */
+function boundFormatted(formatted: GraphQLFormattedError, hideSuggestions: boolean): GraphQLFormattedError {
+  const message = boundMessage(formatted.message, { hideSuggestions });
+  return message === formatted.message ? formatted : { ...formatted, message };
+}
+
+/** At most this many errors in one response (the first ones): each row of a page can fail, and each error costs bytes. */
+const MAX_ERRORS = 100;
+
+const boundErrors: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== "single") return;
+        const errors = response.body.singleResult.errors;
+        if (errors && errors.length > MAX_ERRORS) response.body.singleResult.errors = errors.slice(0, MAX_ERRORS);
+      },
+    };
+  },
+};
 
 /**
  * When nothing ran (no data) because the database was down or too slow, /graphql answers with the

@@ -32,7 +32,39 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-export function apiError(code: ErrorCode, detail?: string, scope?: string): GraphQLError {
+/** How much of a client's value an error message echoes, and how long a message may be. */
+const ECHO_MAX = 200;
+const MESSAGE_MAX = 1000;
+
+/** `text` cut to `max` characters with an ellipsis: what an error may echo of a client's text. */
+export const clip = (text: string, max = ECHO_MAX) => (text.length <= max ? text : `${text.slice(0, max)}…`);
+
+/** A client's value as an error message quotes it: JSON, strings clipped (clip). */
+export const echo = (value: unknown) => (typeof value === "string" ? JSON.stringify(clip(value)) : clip(JSON.stringify(value) ?? String(value)));
+
+// A JSON-quoted string (how graphql-js and echo quote values) longer than ECHO_MAX.
+const LONG_QUOTED = new RegExp(`"((?:[^"\\\\]|\\\\.){${ECHO_MAX}})(?:[^"\\\\]|\\\\.)+"`, "g");
+
+const SUGGESTION = " Did you mean ";
+
+/**
+ * An error message that cannot grow with the input: every quoted value clipped to ECHO_MAX, the whole
+ * to MESSAGE_MAX (graphql-js quotes a bad variable whole, maybe several times: a 900 KB variable made
+ * a 2.7 MB error body). Every coded error (apiError) and every /graphql message goes through it.
+ * `hideSuggestions`: without graphql-js's closing "Did you mean …?", which names fields, arguments
+ * or enum values (found from the end, not by a pattern: the message may quote a value holding it).
+ */
+export function boundMessage(message: string, { hideSuggestions = false } = {}): string {
+  let bounded = message.length <= ECHO_MAX ? message : message.replace(LONG_QUOTED, '"$1…"');
+  if (hideSuggestions && bounded.endsWith("?")) {
+    const at = bounded.lastIndexOf(SUGGESTION);
+    if (at !== -1) bounded = bounded.slice(0, at);
+  }
+  return clip(bounded, MESSAGE_MAX);
+}
+
+export function apiError(code: ErrorCode, rawDetail?: string, scope?: string): GraphQLError {
+  const detail = rawDetail === undefined ? undefined : boundMessage(rawDetail);
   return new GraphQLError(detail ?? code, {
     extensions: {
       code,

@@ -4,7 +4,7 @@ import type { Pool } from "pg";
 import type { DataClient as PrismaClient } from "../data/client";
 import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind } from "../data/credentials";
 import { timed } from "../observability/request";
-import { forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
+import { echo, forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
 import { ROLE_SCOPES } from "./scopes";
 import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, hashToken } from "./secrets";
 import { looksLikeJwt, verifySessionToken, type SessionKeyConfig } from "./session";
@@ -66,7 +66,7 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
     const claims = await verifySessionToken(await deps.sessionKey(), token);
     // An own member only: a role named "__proto__" or "constructor" is as unknown as any other.
     const scopes = Object.hasOwn(ROLE_SCOPES, claims.role) ? ROLE_SCOPES[claims.role] : undefined;
-    if (!scopes) throw unauthorized(`session role ${JSON.stringify(claims.role)} is not known`);
+    if (!scopes) throw unauthorized(`session role ${echo(claims.role)} is not known`);
     const groupId = await groupIdOfOrganisation(prisma, claims.organisationId);
     if (!groupId) throw tenantNotProvisioned();
     return { kind: "session", id: claims.userId, propertyGroupId: groupId, pinnedPropertyId: null, scopes: new Set(scopes) };

@@ -4,7 +4,7 @@
 // delivery engine all call it; table filters decide the same rule in SQL (data/filter-document.ts) over
 // the same normalised contact values (consent/precedence.ts normaliseContact).
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
-import { effectiveConsent, type ContactType, type EffectiveConsent } from "../consent/precedence";
+import { effectiveConsent, normaliseContact, type ContactType, type EffectiveConsent } from "../consent/precedence";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
@@ -55,13 +55,25 @@ function asText(d: ConsentDecision): ConsentDecisionRow {
   };
 }
 
+/**
+ * A contact value as observations store it, whatever door or formatting it came in: with an "@" an
+ * e-mail (normaliseContact), else a phone as E.164 when it is one ("+44 20 7946 0958" →
+ * "+442079460958"), else the text trimmed and lower-cased (no stored contact looks like that, so
+ * it finds nothing). Every consent read of this module applies it, so /v1, /graphql and /mcp give
+ * one answer to one question.
+ */
+export function contactValueOf(value: string): string {
+  const text = value.trim();
+  return normaliseContact(text.includes("@") ? "email" : "phone", text) ?? text.toLowerCase();
+}
+
 /** What decideConsent reads through: a request's group-wide client or the delivery engine's transaction. */
 type ObservationReader = Pick<PrismaClient, "consentObservation">;
 
 /**
  * Effective consent of these contact points in the group, per contact and purpose: spec 1.5 over
- * every observation in the group, from any property or source. `values` must be normalised
- * (normaliseContact); `purpose` and `contactType` narrow what is read. Decisions come in
+ * every observation in the group, from any property or source. `values` in any formatting
+ * (contactValueOf); `purpose` and `contactType` narrow what is read. Decisions come in
  * (contact value, purpose, contact type) order; contacts with no observation have none.
  */
 export async function decideConsent(
@@ -73,7 +85,7 @@ export async function decideConsent(
   if (values.length === 0) return [];
   const observations = await reader.consentObservation.findMany({
     // Group-wide by rule (spec 1.5): the tenant rule of the whole group, also on an unscoped client.
-    where: { AND: [tenantWhere("ConsentObservation", { propertyGroupId, propertyId: null })!, { contactValue: { in: [...values] }, ...given(narrow) }] },
+    where: { AND: [tenantWhere("ConsentObservation", { propertyGroupId, propertyId: null })!, { contactValue: { in: [...new Set(values.map(contactValueOf))] }, ...given(narrow) }] },
     orderBy: [{ observedAt: "desc" }, { id: "asc" }],
   });
   const byKey = new Map<string, StoredObservation[]>();
@@ -107,7 +119,7 @@ export function consents(r: Readers) {
   async function consentWhere(f: ConsentFilter): Promise<Prisma.ConsentObservationWhereInput> {
     return {
       ...given({
-        contactValue: insensitive(f.contactValue?.trim()),
+        contactValue: insensitive(f.contactValue == null ? undefined : contactValueOf(f.contactValue)),
         purpose: f.purpose,
         status: f.status,
         propertyId: f.propertyId,
@@ -128,10 +140,10 @@ export function consents(r: Readers) {
 
     /**
      * The (contact, purpose, type) keys observed in the caller's scope after `after`, in key order.
-     * `values` (normalised contact values) narrows to those contacts; none given: all.
+     * `values` (contact values in any formatting: contactValueOf) narrows to those contacts; none given: all.
      */
     async keys(values: readonly string[] | undefined, purpose: string | null | undefined, after: CursorKey | null, take: number): Promise<ConsentKey[]> {
-      const where: Prisma.ConsentObservationWhereInput = given({ contactValue: values === undefined ? undefined : { in: [...values] }, purpose });
+      const where: Prisma.ConsentObservationWhereInput = given({ contactValue: values === undefined ? undefined : { in: [...new Set(values.map(contactValueOf))] }, purpose });
       const keys = await r.prisma.consentObservation.groupBy({
         by: ["contactValue", "purpose", "contactType"],
         where: { AND: [where, afterContactKey(after)] },

@@ -12,7 +12,7 @@
 // caller's tenant predicate, data/tables.ts runs it). Consent leaves are EXISTS subqueries on
 // consent_observations for the member's e-mail, so the statement has the same few bind parameters
 // whatever the group size (inlining every observed contact would pass PostgreSQL's parameter limit).
-import { invalidRequest } from "../errors";
+import { clip, echo, invalidRequest } from "../errors";
 import type { Scope } from "../auth/scope";
 import { isUuid, parseDate, parseInstant } from "../validate";
 import { masterAtProperty, tenantSql } from "./tenant";
@@ -124,12 +124,12 @@ export function filterSql(scope: Scope, memberType: MemberType, doc: unknown, pa
     const isConsent = /^consent\.[a-z][a-z0-9_]{0,63}$/.test(name);
     const field: Field | undefined = isConsent ? { type: "consent", column: "email" } : own(fields!, name);
     if (!field) {
-      throw fail(`${at}.field`, `unknown field ${name} for ${memberType}; fields: ${Object.keys(fields!).join(", ")}, consent.<purpose>`);
+      throw fail(`${at}.field`, `unknown field ${clip(name)} for ${memberType}; fields: ${Object.keys(fields!).join(", ")}, consent.<purpose>`);
     }
     const op = obj.op;
     const allowed = OPERATORS[field.type];
     if (typeof op !== "string" || !allowed.includes(op)) {
-      throw fail(`${at}.op`, `${JSON.stringify(op)} is not an operator for ${name}; use one of ${allowed.join(", ")}`);
+      throw fail(`${at}.op`, `${echo(op)} is not an operator for ${name}; use one of ${allowed.join(", ")}`);
     }
     const value = checkValue(field.type, op, obj.value, `${at}.value`);
     if (field.type === "consent") {
@@ -163,7 +163,7 @@ function scalar(type: FieldType, value: unknown, at: string): unknown {
     try {
       return parse();
     } catch {
-      throw fail(at, `expected ${hint}; got ${JSON.stringify(value)}`);
+      throw fail(at, `expected ${hint}; got ${echo(value)}`);
     }
   };
   switch (type) {

@@ -4,7 +4,8 @@ import type { Prisma } from "../generated/prisma/client";
 import { filterSql, MEMBER_MODEL, type MemberType } from "./filter-document";
 import type { Readers } from "./readers";
 import { allInstantsAsText, type AsText } from "./prisma-rows";
-import { columns, sql, type RowShape } from "./sql";
+import { SQL_TABLES } from "./schema";
+import { columns, empty, raw, sql, type RowShape, type Sql } from "./sql";
 import { tenantSql } from "./tenant";
 import { given } from "./where";
 
@@ -32,12 +33,29 @@ const oldestFirst = (model: "GuestProfile" | "MasterProfile") => sql`${columns(m
 
 export function tables(r: Readers) {
   /**
-   * Stored member counts of these curated tables (0 for none): positions are consecutive, so a
-   * table's count is last − first + 1, two index probes per table instead of counting every member.
+   * For a property-narrowed caller, "the stored member on `alias` is in scope": a guest profile at its
+   * property, a master profile with a guest there (the members' own tenant rules), of `memberType` or
+   * of either. A group-wide table holds guests of every property, and no identifier of another
+   * property's guest may reach a narrowed caller: its pages, offsets and counts are over these members
+   * only. Undefined for a group-wide caller, who sees every member.
+   */
+  function memberInScope(alias: string, memberType?: MemberType): Sql | undefined {
+    if (!r.scope.propertyId) return undefined;
+    const exists = (model: "GuestProfile" | "MasterProfile") =>
+      sql`EXISTS (SELECT 1 FROM ${raw(SQL_TABLES[model].table)} m WHERE m.id = ${raw(alias)}.member_id AND ${tenantSql(model, r.scope, "m")})`;
+    return memberType ? exists(MEMBER_MODEL[memberType]) : sql`(${exists("GuestProfile")} OR ${exists("MasterProfile")})`;
+  }
+
+  /**
+   * Stored member counts of these curated tables (0 for none) in the caller's scope. Group-wide:
+   * positions are consecutive, so a table's count is last − first + 1, two index probes per table
+   * instead of counting every member; narrowed to a property: the members in scope, counted.
    */
   async function memberCounts(tableIds: readonly string[]): Promise<Map<string, number>> {
+    const narrowed = memberInScope("t");
     const rows = await r.sql.query<{ id: string; n: number | null }>((scoped) => sql`
-      SELECT k.id, (SELECT max(${member("position")}) - min(${member("position")}) + 1 FROM table_members t WHERE t.table_id = k.id AND ${scoped("TableMember", "t")}) AS n
+      SELECT k.id, (SELECT ${narrowed ? sql`count(*)::int` : sql`max(${member("position")}) - min(${member("position")}) + 1`}
+        FROM table_members t WHERE t.table_id = k.id AND ${scoped("TableMember", "t")}${narrowed ? sql` AND ${narrowed}` : empty}) AS n
       FROM unnest(${[...tableIds]}::uuid[]) AS k(id)`);
     return new Map(rows.map((row) => [row.id, row.n ?? 0]));
   }
@@ -55,11 +73,19 @@ export function tables(r: Readers) {
     },
 
     /**
-     * A curated table's stored members in the order they were added, from the `skip`-th on: a seek
-     * past the first position (positions are consecutive, data/table-membership.ts keeps them so),
-     * so a deep page costs what the first does.
+     * A curated table's stored members in the caller's scope (memberInScope) in the order they were
+     * added, from the `skip`-th on. Group-wide: a seek past the first position (positions are
+     * consecutive, data/table-membership.ts keeps them so), so a deep page costs what the first does;
+     * narrowed to a property: an offset over the members in scope.
      */
-    members: (tableId: string, skip: number, take: number) => {
+    members: (tableId: string, memberType: MemberType, skip: number, take: number) => {
+      const narrowed = memberInScope("t", memberType);
+      if (narrowed) {
+        return r.sql.rows<MemberRow>({
+          from: "TableMember", shape: MEMBER_ROW, where: [sql`${member("tableId")} = ${tableId}::uuid`, narrowed],
+          orderBy: member("position"), limit: take, offset: skip,
+        });
+      }
       const first = sql`(SELECT min(f.position) FROM table_members f WHERE f.table_id = ${tableId}::uuid AND ${tenantSql("TableMember", r.scope, "f")})`;
       return r.sql.rows<MemberRow>({
         from: "TableMember", shape: MEMBER_ROW, where: [sql`${member("tableId")} = ${tableId}::uuid`, sql`${member("position")} >= ${first} + ${skip}`],

@@ -10,7 +10,7 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { getVariableValues } from "graphql/execution/values";
 import { GraphQLError, getOperationAST, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { GatewayExecutor, GatewayInterface } from "@apollo/server-gateway-interface";
-import { responseTooLarge, withHttpStatus } from "../errors";
+import { invalidRequest, responseTooLarge, withHttpStatus } from "../errors";
 import { jsonSize } from "./limits";
 import { operationLabel, recordOperation, type Outcome } from "../observability/metrics";
 import { timed } from "../observability/request";
@@ -98,9 +98,12 @@ export function compiledExecutorGateway(schema: GraphQLSchema, maxResponseBytes 
     const result = await query(undefined, request.context, variables);
     if (result.data === undefined && result.errors?.length) {
       // The variables did not coerce; graphql-js says why in the scalar's own words ("expected a
-      // uuid, e.g. ..."), where graphql-jit only names the type.
-      const coerced = getVariableValues(schema, request.operation.variableDefinitions ?? [], variables);
-      if (coerced.errors) return { errors: coerced.errors };
+      // uuid, e.g. ..."), where graphql-jit only names the type. At most 50 errors, as graphql-js's
+      // execute allows: each quotes the whole variable, and an object of 50,000 unknown members made
+      // one error each (the process ran out of memory).
+      const coerced = getVariableValues(schema, request.operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
+      // Past the limit graphql-js adds an error of no code ("Too many errors …"): the client's input too.
+      if (coerced.errors) return { errors: coerced.errors.map((e) => (e.nodes?.length ? e : (invalidRequest(e.message) as GraphQLError))) };
     }
     if (jsonSize(result, maxResponseBytes) > maxResponseBytes) {
       return { errors: [withHttpStatus(responseTooLarge(maxResponseBytes)) as GraphQLError] };

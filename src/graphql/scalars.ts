@@ -3,7 +3,7 @@ import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
 import { isUuid, parseDate, parseInstant } from "../validate";
 
 // Re-exported: test/unit/params.test.ts imports the parsers from here.
-import { invalidRequest } from "../errors";
+import { echo, invalidRequest } from "../errors";
 
 function stringLiteral(ast: ValueNode): unknown {
   return ast.kind === Kind.STRING ? ast.value : undefined;
@@ -11,7 +11,7 @@ function stringLiteral(ast: ValueNode): unknown {
 
 function parseUuid(value: unknown): string {
   if (typeof value !== "string" || !isUuid(value)) {
-    throw invalidRequest(`expected a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${JSON.stringify(value)}`);
+    throw invalidRequest(`expected a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${echo(value)}`);
   }
   return value.toLowerCase();
 }
@@ -67,7 +67,7 @@ export const JSONScalar = new GraphQLScalarType({
 function parseLong(value: unknown): bigint {
   if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
   if (typeof value === "string" && /^-?\d{1,18}$/.test(value)) return BigInt(value);
-  throw invalidRequest(`expected a 64-bit integer; got ${JSON.stringify(value)}`);
+  throw invalidRequest(`expected a 64-bit integer; got ${echo(value)}`);
 }
 
 export const Long = new GraphQLScalarType<bigint, number>({

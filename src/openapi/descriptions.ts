@@ -27,7 +27,8 @@ MCP connector tokens (\`gcsm_…\`, issued to AI clients through the MCP OAuth f
 \`/token\`; see \`/docs/auth.md\`) are refused on \`/v1\` with \`403 forbidden\`.
 
 The optional \`X-Property-Id\` header narrows one request to one property of the caller's group. It
-must be a uuid (else \`400 invalid_request\`) of a property of the group (else \`403 forbidden\`);
+must be a uuid (else \`400 invalid_request\`, an empty header too: only an absent one means the whole
+group) of a property of the group (else \`403 forbidden\`);
 session tokens may not send it; a property-pinned API key ignores it.
 
 ## Browsers (CORS)
@@ -340,7 +341,9 @@ export const ROUTES: Record<string, RouteProse> = {
     summary: "List table members",
     description:
       "Members of a table in the order they were added, offset-paged. A filter-defined table's members are what its " +
-      "document selects now.",
+      "document selects now. A caller narrowed to one property (a pinned API key or `X-Property-Id`) sees only the " +
+      "members in its scope (guest profiles at that property, master profiles with a guest there), never another " +
+      "property's member ids: `offset`, `next_offset`, `total_count` and the table's `member_count` count those members only.",
     response: "An offset page of members; `total_count` only with `include_total`.",
     parameters: { id: "The table's id." },
   },

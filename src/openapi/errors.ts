@@ -21,7 +21,7 @@ const RESPONSES: Record<number, { name: string; when: string; example: Record<st
     name: "BadRequest",
     when:
       "`invalid_request`: a bad parameter type or value, an unknown query parameter or body member, a malformed JSON body, " +
-      "or an `X-Property-Id` that is not a uuid. `invalid_cursor`: the cursor was altered, is not ours, or belongs to " +
+      "or an `X-Property-Id` that is not a uuid (or is empty). `invalid_cursor`: the cursor was altered, is not ours, or belongs to " +
       "another group, list or filter set; restart from page one. `source_id requires integration_id`: a `source_id` " +
       "filter without `integration_id`.",
     example: { error: "invalid_request", detail: "limit must be an integer from 1 to 500 (larger values are clamped), e.g. limit=50" },

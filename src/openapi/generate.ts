@@ -117,7 +117,7 @@ export function generateOpenApi(): Generated {
             in: "header",
             required: false,
             description:
-              "Narrows this request to one property of the caller's group. Not a uuid: `400 invalid_request`; outside the " +
+              "Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the " +
               "group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.",
             schema: { type: "string", format: "uuid" },
             example: IDS.property,

@@ -4,7 +4,7 @@
 import { buildASTSchema, isEnumType, parse } from "graphql";
 import { isUuid, parseDate, parseInstant } from "../validate";
 import { loadTypeDefs } from "../graphql/schema-source";
-import { invalidRequest } from "../errors";
+import { echo, invalidRequest } from "../errors";
 import { isStorableText, unstorableDetail, unstorablePath } from "../graphql/text";
 
 export interface ParamSpec {
@@ -22,7 +22,7 @@ export const int = (variable: string, bounds: { minimum?: number; maximum?: numb
   variable,
   schema: () => ({ type: "integer", ...bounds }),
   parse: (raw, name) => {
-    if (!/^-?\d{1,9}$/.test(raw)) throw invalidRequest(`${name} must be an integer, e.g. ${name}=50; got ${JSON.stringify(raw)}`);
+    if (!/^-?\d{1,9}$/.test(raw)) throw invalidRequest(`${name} must be an integer, e.g. ${name}=50; got ${echo(raw)}`);
     return Number(raw);
   },
 });
@@ -41,7 +41,7 @@ export const uuid = (variable: string): ParamSpec => ({
   variable,
   schema: () => ({ type: "string", format: "uuid" }),
   parse: (raw, name) => {
-    if (!isUuid(raw)) throw invalidRequest(`${name} must be a uuid, e.g. ${name}=3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${JSON.stringify(raw)}`);
+    if (!isUuid(raw)) throw invalidRequest(`${name} must be a uuid, e.g. ${name}=3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${echo(raw)}`);
     return raw.toLowerCase();
   },
 });
@@ -53,7 +53,7 @@ export const instant = (variable: string): ParamSpec => ({
     try {
       return parseInstant(raw).toISOString();
     } catch {
-      throw invalidRequest(`${name} must be an ISO 8601 instant with time zone in the years 0001 to 9999, e.g. ${name}=${ISO_INSTANT_HINT}; got ${JSON.stringify(raw)}`);
+      throw invalidRequest(`${name} must be an ISO 8601 instant with time zone in the years 0001 to 9999, e.g. ${name}=${ISO_INSTANT_HINT}; got ${echo(raw)}`);
     }
   },
 });
@@ -65,7 +65,7 @@ export const date = (variable: string): ParamSpec => ({
     try {
       return parseDate(raw).toISOString().slice(0, 10);
     } catch {
-      throw invalidRequest(`${name} must be a date YYYY-MM-DD in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${JSON.stringify(raw)}`);
+      throw invalidRequest(`${name} must be a date YYYY-MM-DD in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
     }
   },
 });
@@ -76,7 +76,7 @@ export const bool = (variable: string): ParamSpec => ({
   parse: (raw, name) => {
     if (raw === "true" || raw === "1") return true;
     if (raw === "false" || raw === "0") return false;
-    throw invalidRequest(`${name} must be true, false, 1 or 0; got ${JSON.stringify(raw)}`);
+    throw invalidRequest(`${name} must be true, false, 1 or 0; got ${echo(raw)}`);
   },
 });
 
@@ -84,7 +84,7 @@ export const oneOf = (variable: string, values: readonly string[]): ParamSpec =>
   variable,
   schema: () => ({ type: "string", enum: [...values] }),
   parse: (raw, name) => {
-    if (!values.includes(raw)) throw invalidRequest(`${name} must be one of ${values.join(", ")}; got ${JSON.stringify(raw)}`);
+    if (!values.includes(raw)) throw invalidRequest(`${name} must be one of ${values.join(", ")}; got ${echo(raw)}`);
     return raw;
   },
 });

@@ -1,7 +1,7 @@
 // Consent: the stored observations, and the effective status per contact point and purpose
 // (data/consents.ts decides it, group-wide, spec 1.5).
 import type { RequestContext } from "../../context";
-import { consentKeyKeyOf, consentKeyOf, type ConsentFilter } from "../../data/consents";
+import { consentKeyKeyOf, consentKeyOf, contactValueOf, type ConsentFilter } from "../../data/consents";
 import { normaliseContact } from "../../consent/precedence";
 import { boundPage, keysetList, type PageArgs } from "./lists";
 
@@ -28,7 +28,7 @@ async function contactsOfGuest(ctx: RequestContext, guestProfileId: string): Pro
  */
 async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilter>, ctx: RequestContext) {
   const f = args.filter ?? {};
-  const asked = f.contactValue == null ? undefined : f.contactValue.trim().toLowerCase();
+  const asked = f.contactValue == null ? undefined : contactValueOf(f.contactValue);
   const ofGuest = f.guestProfileId == null ? undefined : await contactsOfGuest(ctx, f.guestProfileId);
   const values = ofGuest !== undefined ? (asked === undefined ? ofGuest : ofGuest.filter((c) => c === asked)) : asked === undefined ? undefined : [asked];
   return boundPage(

@@ -52,7 +52,7 @@ export const tableResolvers = {
       if (table.kind === "filter") return evaluate(ctx, table.memberType, table.filterDoc, args);
       const page = await offsetPage({
         ...args,
-        fetch: (skip, take) => ctx.data.tables.members(table.id, skip, take),
+        fetch: (skip, take) => ctx.data.tables.members(table.id, table.memberType, skip, take),
         count: () => ctx.data.tables.memberCount(table.id),
       });
       return { ...page, nodes: page.nodes.map((m): MemberNode => ({ memberId: m.memberId, memberType: table.memberType, addedAt: m.addedAt })) };

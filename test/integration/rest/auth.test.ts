@@ -148,4 +148,21 @@ describe("X-Property-Id", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe("invalid_request");
   });
+
+  it("an empty X-Property-Id is a 400 naming the header on /v1, /graphql and /mcp, not the whole group", async () => {
+    const detail = expect.stringMatching(/^X-Property-Id is empty/);
+    const rest = await t.api.get("/v1/guests").set(bearer(A().credentials.api_key)).set("X-Property-Id", "");
+    expect(rest.status).toBe(400);
+    expect(rest.body).toEqual({ error: "invalid_request", detail });
+    const graphql = await t.api.post("/graphql").set(bearer(A().credentials.api_key)).set("X-Property-Id", "").send({ query: "{ guests(limit: 1) { nodes { id } } }" });
+    expect(graphql.status).toBe(400);
+    expect(graphql.body.errors[0].extensions).toMatchObject({ code: "invalid_request", detail });
+    expect(graphql.body.data ?? null).toBeNull();
+    const mcp = await t.api.post("/mcp").set(bearer(A().credentials.api_key)).set("X-Property-Id", "")
+      .set("Accept", "application/json, text/event-stream").send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    expect(mcp.status).toBe(400);
+    expect(mcp.body).toEqual({ error: "invalid_request", detail });
+    // A pinned key ignores the header, whatever it holds (README "Credentials and scope").
+    expect((await t.api.get("/v1/guests").set(bearer(A().credentials.api_key_pinned.token)).set("X-Property-Id", "")).status).toBe(200);
+  });
 });

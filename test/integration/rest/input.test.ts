@@ -154,8 +154,26 @@ describe("bodies that are not JSON in UTF-8", () => {
     const logged = logLines.filter((l) => l.includes(`latin1-${path.length}`));
     const warning = logged.find((l) => l.includes("unsupported media type"));
     expect(warning).toBeDefined();
-    expect(JSON.parse(warning!).level).toBe(40);
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, path }); // the full path, not the part below the mount
     expect(logged.join("\n")).not.toMatch(/stack|"level":50/);
+  });
+
+  it.each([
+    ["/v1/tables/preview", '{"member_type":"guest_profile","filter_doc":{"field":"email","op":"eq","value":"\xC3\x28"}}'],
+    ["/graphql", '{"query":"{ guests(filter: { email: \\"\xFF\xFE\\" }) { nodes { id } } }"}'],
+    ["/mcp", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_guests","arguments":{"email":"\xED\xA0\x80@x"}}}'],
+  ])("POST %s with bytes that are not UTF-8 is a 415, not read with U+FFFD", async (path, text) => {
+    const body = Buffer.from(text, "latin1"); // each \x.. one byte: an invalid UTF-8 sequence
+    const res = await t.api.post(`${path}?x=1`).set("Authorization", `Bearer ${key()}`).set("Content-Type", "application/json")
+      .set("Accept", "application/json, text/event-stream").set("X-Request-Id", `not-utf8-${path.length}`).serialize((b: Buffer) => b as unknown as string).send(body);
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ error: "unsupported_media_type", detail: "the body is not valid UTF-8; send JSON encoded as UTF-8" });
+    const warning = logLines.find((l) => l.includes(`not-utf8-${path.length}`) && l.includes("unsupported media type"));
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, path });
+    // The same bytes as UTF-8 text are accepted.
+    const valid = await t.api.post(path).set("Authorization", `Bearer ${key()}`).set("Content-Type", "application/json")
+      .set("Accept", "application/json, text/event-stream").send(text.replace(/[\x80-\xff]/g, "e"));
+    expect(valid.status).toBe(200);
   });
 
   it("charset=utf-16 is a 415 too (JSON is UTF-8), charset=UTF-8 is fine", async () => {

@@ -97,6 +97,86 @@ describe("GET /v1/tables/{id}/members", () => {
   });
 });
 
+describe("table members seen by a property-narrowed caller (issue 26)", () => {
+  /** The bound table's stored members whose guest is at `property`, in the order they were added. */
+  async function membersAt(property: string) {
+    const stored = await t.db.primary.tableMember.findMany({ where: { tableId: A().tables.bound }, orderBy: { position: "asc" } });
+    const at = new Set(
+      (await t.db.primary.guestProfile.findMany({ where: { id: { in: stored.map((m) => m.memberId) }, propertyId: property }, select: { id: true } })).map((g) => g.id),
+    );
+    const expected = stored.map((m) => m.memberId).filter((id) => at.has(id));
+    // The group-wide table really holds guests of other properties too.
+    expect(expected.length).toBeGreaterThan(0);
+    expect(expected.length).toBeLessThan(stored.length);
+    return expected;
+  }
+
+  const narrowed = () => [
+    ["X-Property-Id", A().credentials.api_key, { "X-Property-Id": A().properties[0] }],
+    ["a pinned key", A().credentials.api_key_pinned.token, {}],
+  ] as const;
+
+  it("/v1 shows only members in scope: no other property's member id, offsets and counts over what is shown", async () => {
+    expect(A().credentials.api_key_pinned.property_id).toBe(A().properties[0]);
+    const expected = await membersAt(A().properties[0]);
+    for (const [label, token, headers] of narrowed()) {
+      const seen: string[] = [];
+      let offset = 0;
+      for (;;) {
+        const res = await get(`/v1/tables/${A().tables.bound}/members?limit=2&offset=${offset}`, token).set(headers);
+        expect([label, res.status]).toEqual([label, 200]);
+        for (const m of res.body.data) expect([label, m.guest?.property_id]).toEqual([label, A().properties[0]]);
+        seen.push(...res.body.data.map((m: { member_id: string }) => m.member_id));
+        expect(res.body.next_offset).toBe(offset + res.body.data.length);
+        if (!res.body.has_more) break;
+        offset = res.body.next_offset;
+      }
+      expect([label, seen]).toEqual([label, expected]);
+      const total = await get(`/v1/tables/${A().tables.bound}/members?limit=1&include_total=true`, token).set(headers);
+      expect([label, total.body.total_count]).toEqual([label, expected.length]);
+      const table = await get(`/v1/tables/${A().tables.bound}`, token).set(headers);
+      expect([label, table.body.data.member_count]).toEqual([label, expected.length]);
+    }
+  });
+
+  it("GraphQL tableMembers and Table.memberCount, and MCP list_table_members, show the same members", async () => {
+    const expected = await membersAt(A().properties[0]);
+    const narrow = { "X-Property-Id": A().properties[0] };
+    const gql = await t.api.post("/graphql").set(auth()).set(narrow).send({
+      query: "query($id: UUID!) { tableMembers(tableId: $id, limit: 500, includeTotal: true) { nodes { memberId guest { propertyId } } totalCount nextOffset } table(id: $id) { memberCount } }",
+      variables: { id: A().tables.bound },
+    });
+    expect(gql.body.errors).toBeUndefined();
+    const page = gql.body.data.tableMembers;
+    expect(page.nodes.map((n: { memberId: string }) => n.memberId)).toEqual(expected);
+    expect(page).toMatchObject({ totalCount: expected.length, nextOffset: expected.length });
+    expect(gql.body.data.table.memberCount).toBe(expected.length);
+    const mcp = await t.api.post("/mcp").set(auth()).set(narrow).set("Accept", "application/json, text/event-stream")
+      .send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_table_members", arguments: { id: A().tables.bound, limit: 500 } } });
+    const body = JSON.parse(mcp.body.result.content[0].text);
+    expect(body.data.map((m: { member_id: string }) => m.member_id)).toEqual(expected);
+  });
+
+  it("a curated table of master profiles shows a narrowed caller only those with a guest at its property", async () => {
+    const [p0] = A().properties;
+    const masters = await t.db.primary.masterProfile.findMany({ where: { propertyGroupId: A().id }, orderBy: { id: "asc" }, take: 30, include: { guests: { select: { propertyId: true } } } });
+    const atP0 = masters.filter((m) => m.guests.some((g) => g.propertyId === p0)).map((m) => m.id);
+    expect(atP0.length).toBeGreaterThan(0);
+    expect(atP0.length).toBeLessThan(masters.length);
+    const table = await t.db.primary.guestTable.create({
+      data: { id: "7a0c0000-0000-4000-8000-000000000002", propertyGroupId: A().id, name: "Masters", kind: "curated", memberType: "master_profile" },
+    });
+    await t.db.primary.tableMember.createMany({ data: masters.map((m, i) => ({ tableId: table.id, propertyGroupId: A().id, memberId: m.id, position: i + 1 })) });
+    const res = await get(`/v1/tables/${table.id}/members?limit=500&include_total=1`).set("X-Property-Id", p0);
+    expect(res.body.data.map((m: { member_id: string }) => m.member_id)).toEqual(atP0);
+    for (const m of res.body.data) expect(m.master_profile).not.toBeNull();
+    expect(res.body.total_count).toBe(atP0.length);
+    const all = await get(`/v1/tables/${table.id}/members?limit=500&include_total=1`);
+    expect(all.body.total_count).toBe(masters.length);
+    await t.db.primary.guestTable.delete({ where: { id: table.id } });
+  });
+});
+
 describe("POST /v1/tables/preview", () => {
   it("400 invalid_request without member_type or filter_doc", async () => {
     for (const body of [{}, { member_type: "guest_profile" }, { filter_doc: { field: "email", op: "exists", value: true } }]) {
