@@ -391,6 +391,40 @@ describe(`fuzz (seed ${SEED}; replay with FUZZ_SEED=${SEED})`, () => {
     });
   });
 
+  describe("/mcp JSON-RPC batches", () => {
+    it("no 5xx; a batch over the cap is one -32600 and runs nothing; others answer every call", async () => {
+      const maxBatch = t.services.config.mcpMaxBatch;
+      const names = Object.values(ROUTE_TOOLS).map((tool) => tool.name);
+      const message = fc.record({
+        name: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: text }),
+        args: fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.dictionary(fc.constantFrom("limit", "guest_id", ...PROTO_NAMES), fc.jsonValue({ maxDepth: 1 })) }),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: maxBatch + 6 }), async (messages) => {
+          const batch = messages.map((m, i) => `{"jsonrpc":"2.0","id":${i + 1},"method":"tools/call","params":{"name":${J(m.name)},"arguments":${J(m.args)}}}`);
+          const res = await t.api
+            .post("/mcp")
+            .set("Authorization", `Bearer ${t.manifest.groups.A.credentials.api_key}`)
+            .set("Accept", "application/json, text/event-stream")
+            .set("Content-Type", "application/json")
+            .send(`[${batch.join(",")}]`);
+          if (res.status >= 500) throw new Error(`answered ${res.status}: ${res.text.slice(0, 300)}`);
+          if (messages.length > maxBatch) {
+            expect(res.status).toBe(400);
+            expect(res.body.error.code).toBe(-32600);
+            return;
+          }
+          expect(res.status).toBe(200);
+          // The SDK answers a batch of one with the bare response object.
+          const answers = (Array.isArray(res.body) ? res.body : [res.body]) as { error?: { code: number } }[];
+          expect(answers).toHaveLength(messages.length);
+          for (const a of answers) expect(a.error?.code).not.toBe(-32603);
+        }),
+        options(Math.ceil(RUNS / 2)),
+      );
+    });
+  });
+
   describe("POST /register metadata (RFC 7591)", () => {
     const REGISTRATION_ERRORS = ["invalid_client_metadata", "invalid_redirect_uri"];
     const uri = fc.oneof(
