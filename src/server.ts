@@ -6,7 +6,7 @@ import { ipKeyGenerator } from "express-rate-limit";
 import type { Config } from "./config";
 import { createApp } from "./app";
 import { openDatabase } from "./db/database";
-import { redactUrl } from "./db/redact-url";
+import { redactUrl } from "./redact-url";
 import { chooseLogFormat, createLogger } from "./logger";
 import { metricsApp } from "./observability/metrics";
 import { startTracing } from "./observability/tracing";

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CommanderError } from "commander";
-import { redactUrlsIn } from "../db/redact-url";
+import { redactUrlsIn } from "../redact-url";
 import { UsageError } from "./args";
 import { buildProgram } from "./program";
 

@@ -8,7 +8,7 @@ import { PrismaClient } from "../generated/prisma/client";
 import { startEmbeddedPostgres } from "./embedded";
 import { migrate } from "./migrate";
 import { ReplicaHealth } from "./replica-health";
-import { redactUrl } from "./redact-url";
+import { redactUrl } from "../redact-url";
 import type { Logger } from "../logger";
 
 export type Prisma = PrismaClient;

@@ -1,6 +1,6 @@
 // Connection strings in log lines and CLI errors: the password and every credential-bearing query
 // parameter are replaced, the rest (host, port, database, harmless parameters) is kept for debugging.
-import { redactUrl, redactUrlsIn } from "../../src/db/redact-url";
+import { redactUrl, redactUrlsIn } from "../../src/redact-url";
 
 describe("redactUrl", () => {
   it("removes the userinfo password and keeps the rest", () => {
