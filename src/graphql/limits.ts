@@ -195,7 +195,9 @@ export function costPlugin(maxCost: number): ApolloServerPlugin {
       return {
         async didResolveOperation({ document, operation, request, schema }) {
           if (!operation?.variableDefinitions?.length || fixed.get(document)?.has(operation.name?.value)) return;
-          const coerced = getVariableValues(schema, operation.variableDefinitions, request.variables ?? {});
+          // maxErrors: a variable with 50,000 unknown fields would otherwise build an error per field, each
+          // quoting the whole value (out of memory); execution reports the errors, bounded, anyway.
+          const coerced = getVariableValues(schema, operation.variableDefinitions, request.variables ?? {}, { maxErrors: 1 });
           if (coerced.errors) return;
           const context = new ValidationContext(schema, document, new TypeInfo(schema), () => {});
           const m = measureOperation(context, operation, maxCost, coerced.coerced);
