@@ -58,7 +58,8 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
   const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token), config.metrics.port, config.metrics.host);
   const metricsPort = metrics && (metrics.address() as { port: number }).port;
-  if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, token: Boolean(config.metrics.token) }, "metrics listening");
+  // `protected`: whether /metrics asks for GCS_METRICS_TOKEN (a field named token would be redacted).
+  if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, protected: Boolean(config.metrics.token) }, "metrics listening");
   const http = await new Promise<Server>((resolve) => {
     const s = app.app.listen(config.port, config.host, () => resolve(s));
   });
