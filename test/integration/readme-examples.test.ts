@@ -96,6 +96,26 @@ describe("README examples", () => {
     expect(outcomes.filter((o) => o.status !== 200 || o.empty)).toEqual([]);
   });
 
+  it("the filter document example selects guests in the demo, and its error example is what a bad operator gets", async () => {
+    const at = README.indexOf("### The filter document");
+    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(README.slice(at))![1]);
+    const preview = (filterDoc: unknown) =>
+      fetch(`${server.base}/v1/tables/preview`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ member_type: "guest_profile", filter_doc: filterDoc }),
+      });
+    const res = await preview(example);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    const documented = /Errors name the offending part: `([^`]+)`/.exec(README.slice(at).replace(/\n/g, " "))![1];
+    const bad = { and: [example.and[0], { field: "country_code", op: "like", value: "GB" }] };
+    const refused = await preview(bad);
+    expect(refused.status).toBe(400);
+    const { detail } = (await refused.json()) as { detail: string };
+    expect(detail.startsWith(documented.replace(/…$/, ""))).toBe(true);
+  });
+
   it("the MCP question in the README: find_guests for Olivia Smith, then guest_context with her master profile, under 6,000 characters", async () => {
     const call = async (name: string, args: Record<string, unknown>) => {
       const res = await fetch(`${server.base}/mcp`, {
