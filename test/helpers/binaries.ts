@@ -50,10 +50,11 @@ const isExecutable = (file: string) => {
 };
 
 /** The user the servers run as: themselves, or (as root, which PostgreSQL refuses) `postgres`, else `nobody`. */
+let rootsServerUser: string | undefined;
 export function serverUser(): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const known = (name: string) => spawnSync("id", ["-u", name]).status === 0;
-  return known("postgres") ? "postgres" : "nobody";
+  rootsServerUser ??= spawnSync("id", ["-u", "postgres"]).status === 0 ? "postgres" : "nobody";
+  return rootsServerUser;
 }
 
 /** `cmd args…` as the server user (see serverUser); throws with its output when it fails. */
