@@ -3,9 +3,13 @@
 # test/unit/container-files.test.ts lints this file; `npm run smoke:production` replays both stages
 # outside Docker and runs the result against a real PostgreSQL 15.
 
+# Base images pinned to a release: Node 24.21.0, the version of the `node` dev dependency that runs
+# development and the tests (test/unit/node-version.test.ts holds the two together). This image is the
+# one supported way production gets its Node: `gcs` refuses an older one (src/cli/node-version.ts).
+
 # Build: the full install (TypeScript, the Prisma CLI, redoc) and `npm run build` → dist/, which
 # carries the generated Prisma client and Redoc's bundle.
-FROM node:24-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The postinstall script applies patches/ and generates the Prisma client.
@@ -21,14 +25,14 @@ RUN npm run build
 
 # Runtime: production dependencies only (the postinstall script patches graphql-jit), the compiled
 # service, the files it reads at run time, and no secrets: configuration comes from the environment.
-FROM node:24-slim AS runtime
+FROM node:24.21.0-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/postinstall.js scripts/patches.js ./scripts/
 COPY patches ./patches
-# --omit=optional too: the Prisma CLI and TypeScript are optional peers of @prisma/client, which npm
-# would otherwise install.
+# --omit=optional too: nothing optional is needed at run time (npm ci --omit=dev alone installs the
+# same set today; `npm run size:production` measures both).
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --no-audit --no-fund
 COPY schema.graphql ./
 COPY prisma/migrations ./prisma/migrations

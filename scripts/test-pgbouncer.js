@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm run test:pgbouncer`: the integration tests with every test database reached through PgBouncer
-// in transaction pooling mode (GCS_TEST_PGBOUNCER=1, read by test/helpers/global-setup.ts). Extra
+// in transaction pooling mode (GCS_TEST_PGBOUNCER=1, read by test/helpers/global-setup.ts), and
+// test/integration/pgbouncer.test.ts, which `npm test` leaves out. Needs PgBouncer (1.18 or later;
+// not on npm: `apt-get install pgbouncer`, which .ci/run does) besides what `npm test` needs. Extra
 // arguments go to Jest (a file name runs that file only). What is left out, and why:
 "use strict";
 const { spawnSync } = require("node:child_process");
@@ -29,11 +31,16 @@ const EXEMPT_FILES = [
 const EXEMPT_TESTS = ["statement_timeout answers 504 query_timeout", "the JSON read path prepares the page statement on the connection"];
 
 const ROOT = path.resolve(__dirname, "..");
+const { findPgBouncer } = require("../test/helpers/pgbouncer-binary");
+if (!findPgBouncer()) {
+  console.error("test:pgbouncer: PgBouncer is not installed (it is not on npm): apt-get install pgbouncer, or set GCS_PGBOUNCER to its path");
+  process.exit(1);
+}
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const args = [
   "--selectProjects",
   "integration",
-  // Replaces the project's own ignore list: repeat it.
+  // Replaces the project's own ignore list (which leaves out pgbouncer.test.ts): repeat the rest of it.
   "--testPathIgnorePatterns",
   "/node_modules/",
   "/test/unit/",

@@ -2,6 +2,16 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 
+/** ruru, the GraphQL IDE, is a dev dependency: a production install has none. */
+function ruruInstalled(): boolean {
+  try {
+    require.resolve("ruru/server");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const staticTokenSchema = z.object({
   name: z.string().min(1),
   token: z.string().min(24),
@@ -141,7 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       token: e.GCS_METRICS_TOKEN,
     },
     tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT },
-    graphqlIde: e.GCS_GRAPHQL_IDE ? e.GCS_GRAPHQL_IDE === "true" : e.NODE_ENV !== "production",
+    // Unset: on outside production when ruru (a dev dependency) is installed; "true" insists (graphql/ide.ts).
+    graphqlIde: e.GCS_GRAPHQL_IDE ? e.GCS_GRAPHQL_IDE === "true" : e.NODE_ENV !== "production" && ruruInstalled(),
     cursorSecret: e.GCS_CURSOR_SECRET,
     session: {
       secret: e.GCS_SESSION_JWT_SECRET,

@@ -60,7 +60,8 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
   const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token, logger), config.metrics.port, config.metrics.host);
   const metricsPort = metrics && (metrics.address() as { port: number }).port;
-  if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, token: Boolean(config.metrics.token) }, "metrics listening");
+  // `protected`: whether /metrics asks for GCS_METRICS_TOKEN (a field named token would be redacted).
+  if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, protected: Boolean(config.metrics.token) }, "metrics listening");
   const http = httpServer(app.app, config);
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);

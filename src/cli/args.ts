@@ -1,6 +1,8 @@
 // Argument checks for the gcs command: each names the argument and the problem. A UsageError exits
 // with code 2 (cli/main.ts); anything else a command throws exits with code 1.
 
+import { ALL_SCOPES } from "../auth/scopes";
+
 export class UsageError extends Error {}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -24,10 +26,12 @@ export function atLeast(value: string, name: string, min: number): number {
   return n;
 }
 
-/** `read:guests, read:reservations` → ["read:guests", "read:reservations"]; which scopes exist is checked when the credential is made. */
+/** `read:guests, read:reservations` → ["read:guests", "read:reservations"]; an unknown scope is a usage error (exit 2). */
 export function scopeList(value: string): string[] {
   const scopes = value.split(",").map((s) => s.trim()).filter(Boolean);
   if (scopes.length === 0) throw new UsageError("--scopes needs at least one scope, comma-separated");
+  const unknown = scopes.filter((s) => !ALL_SCOPES.includes(s));
+  if (unknown.length > 0) throw new UsageError(`--scopes: unknown scope(s): ${unknown.join(", ")}; known: ${ALL_SCOPES.join(" ")}`);
   return scopes;
 }
 

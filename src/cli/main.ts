@@ -1,5 +1,6 @@
 // gcs: the command line (commands in cli/program.ts). Exit codes: 0 done, 1 the command failed,
 // 2 usage error. Failures are one line on stderr, with no stack and no credentials.
+import "./node-version"; // first: an unsupported Node is refused before anything else loads
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CommanderError } from "commander";

@@ -163,5 +163,30 @@ export function buildProgram(version: string): Command {
     .addHelpText("after", example("gcs connectors revoke 7a41…c3"))
     .action((id: string, opts: { json?: boolean }) => load.connectors().revoke(id, opts));
 
+  requiredAfterUnknown(program);
   return program;
+}
+
+/**
+ * Commander checks required options before unknown ones, so `--scope read:guests` (a typo of
+ * --scopes) would report "required option '--scopes' not specified". Required options are checked
+ * here instead, just before the action, after commander has reported an unknown option (with its
+ * suggestion: "Did you mean --scopes?"). The message is commander's own.
+ */
+function requiredAfterUnknown(program: Command): void {
+  const required = new Map<Command, Option[]>();
+  const walk = (command: Command) => {
+    const options = command.options.filter((o) => o.mandatory);
+    for (const o of options) o.mandatory = false;
+    if (options.length) required.set(command, options);
+    command.commands.forEach(walk);
+  };
+  walk(program);
+  program.hook("preAction", (_program, action) => {
+    for (const o of required.get(action) ?? []) {
+      if (action.getOptionValue(o.attributeName()) === undefined) {
+        action.error(`error: required option '${o.flags}' not specified`, { code: "commander.missingMandatoryOptionValue", exitCode: 1 });
+      }
+    }
+  });
 }

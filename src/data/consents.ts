@@ -153,6 +153,17 @@ export function consents(r: Readers) {
       return keys;
     },
 
+    /** The purposes consent is recorded for anywhere in the caller's group, in order (at most 100). */
+    purposes: async (): Promise<string[]> =>
+      (
+        await r.group.consentObservation.groupBy({
+          by: ["purpose"],
+          where: tenantWhere("ConsentObservation", { propertyGroupId: r.scope.propertyGroupId, propertyId: null })!,
+          orderBy: { purpose: "asc" },
+          take: 100,
+        })
+      ).map((p) => p.purpose),
+
     /** decideConsent across the caller's whole group, even for a request narrowed to one property. */
     decide: async (values: readonly string[], narrow?: { purpose?: string; contactType?: ContactType }) =>
       (await decideConsent(r.group, r.scope.propertyGroupId, values, narrow)).map(asText),

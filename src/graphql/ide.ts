@@ -2,7 +2,9 @@
 // service: the page and ruru's static assets from node_modules/ruru/static, nothing from a CDN. The
 // credential is typed into the page's headers editor (prefilled `Authorization: Bearer `), kept in
 // the tab only, and sent by the browser with each query like any API client's; the server holds no
-// token for it. On unless NODE_ENV=production (GCS_GRAPHQL_IDE overrides).
+// token for it. On unless NODE_ENV=production (GCS_GRAPHQL_IDE overrides). ruru (about 160 MB with
+// Monaco) is a dev dependency: a production install (`npm ci --omit=dev`) has none, so there the IDE
+// is off unless GCS_GRAPHQL_IDE=true asks for it, which then fails at start, saying so.
 import { createHash } from "node:crypto";
 import path from "node:path";
 import express, { type Express } from "express";
@@ -15,10 +17,26 @@ const INITIAL_HEADERS = JSON.stringify({ Authorization: "Bearer " }, null, 2);
 
 const INLINE_SCRIPT = /<script(?![^>]*\ssrc=)[^>]*>([\s\S]*?)<\/script>/g;
 
-export function mountGraphqlIde(app: Express): void {
+type Resolve = (request: string) => string;
+
+/** Whether ruru is installed (a dev dependency: not in a production install). */
+export function graphqlIdeInstalled(resolve: Resolve = require.resolve): boolean {
+  try {
+    resolve("ruru/server");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const IDE_MISSING =
+  "the GraphQL IDE is on (GCS_GRAPHQL_IDE=true) but ruru is not installed: it is a dev dependency, which `npm ci --omit=dev` leaves out; install the dev dependencies or set GCS_GRAPHQL_IDE=false";
+
+export function mountGraphqlIde(app: Express, resolve: Resolve = require.resolve): void {
+  if (!graphqlIdeInstalled(resolve)) throw new Error(IDE_MISSING);
   // Required here: an instance with the IDE off never loads it.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { ruruHTML } = require("ruru/server") as typeof import("ruru/server");
+  const { ruruHTML } = require(resolve("ruru/server")) as typeof import("ruru/server");
   const page = ruruHTML({
     endpoint: "/graphql",
     staticPath: IDE_STATIC_PATH,
@@ -51,6 +69,6 @@ export function mountGraphqlIde(app: Express): void {
     if (req.accepts(["application/json", "application/graphql-response+json", "text/html"]) !== "text/html") return next();
     res.set("Content-Security-Policy", policy).type("html").send(page);
   });
-  const staticDir = path.join(path.dirname(require.resolve("ruru")), "..", "static");
+  const staticDir = path.join(path.dirname(resolve("ruru")), "..", "static");
   app.use(IDE_STATIC_PATH, express.static(staticDir, { index: false, maxAge: "1d" }));
 }

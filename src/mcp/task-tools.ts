@@ -4,6 +4,7 @@
 // tools made from the route table.
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { invalidRequest } from "../errors";
 
 export interface TaskTool {
   name: string;
@@ -20,6 +21,8 @@ export interface TaskTool {
   annotations: ToolAnnotations;
   /** Tool arguments (already validated by inputSchema) → the operation's variables. */
   toVariables(args: Record<string, unknown>): Record<string, unknown>;
+  /** Checks across arguments (exactly one of …), in the tool's own argument names. */
+  check?(args: Record<string, unknown>): void;
   /** The operation's data → the tool's structured result (matches outputSchema). */
   toResult(data: Record<string, unknown>): Record<string, unknown>;
 }
@@ -40,6 +43,12 @@ function variables(args: Record<string, unknown>, names: Record<string, string>)
   const out: Record<string, unknown> = {};
   for (const [arg, variable] of Object.entries(names)) if (args[arg] !== undefined) out[variable] = args[arg];
   return out;
+}
+
+/** The GraphQL field says "give exactly one of masterProfileId, …": a tool says it in its own argument names. */
+function exactlyOne(args: Record<string, unknown>, names: string[]): void {
+  const given = names.filter((n) => args[n] !== undefined && args[n] !== null);
+  if (given.length !== 1) throw invalidRequest(`give exactly one of ${names.slice(0, -1).join(", ")} or ${names.at(-1)}${given.length ? ` (got ${given.join(" and ")})` : ""}`);
 }
 
 // Output shapes, shared where the tools return the same thing.
@@ -227,6 +236,7 @@ const guestContext: TaskTool = {
       .optional(),
   },
   annotations: READ_ONLY,
+  check: (args) => exactlyOne(args, ["master_profile_id", "guest_profile_id", "email"]),
   toVariables: (args) => variables(args, { master_profile_id: "masterProfileId", guest_profile_id: "guestProfileId", email: "email" }),
   toResult: (data) => {
     const found = data.guestContext as Record<string, unknown> | null;
@@ -269,6 +279,7 @@ const checkContactPermission: TaskTool = {
     observation_count: z.number().int(),
   },
   annotations: READ_ONLY,
+  check: (args) => exactlyOne(args, ["email", "phone"]),
   toVariables: (args) => variables(args, { email: "email", phone: "phone", purpose: "purpose", property_id: "propertyId" }),
   toResult: (data) => snakeKeys(data.contactPermission) as Record<string, unknown>,
 };

@@ -316,6 +316,34 @@ function outputSchema(route: RouteSpec): z.ZodObject {
   return z.looseObject({}); // an aggregate object (review_summary)
 }
 
+/**
+ * What the SDK lists and parses for a task tool: each argument listed with its JSON Schema (from its
+ * zod schema) but carried as unknown, so a wrong-typed value reaches run(), which checks it against
+ * the task's own schema and answers the JSON tool error naming the argument, like every other
+ * argument error, instead of the SDK's plain-text protocol error. Loose, so that an unknown argument
+ * reaches rejectUnknown (the SDK would drop it silently).
+ */
+function taskArgumentsSchema(shape: z.ZodRawShape): z.ZodType {
+  const carriers: Record<string, z.ZodType> = {};
+  const required: string[] = [];
+  for (const [name, field] of Object.entries(shape)) {
+    const { $schema: _ignored, ...json } = z.toJSONSchema(field as z.ZodType, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    carriers[name] = z.unknown().optional().meta(json);
+    if (!(field as z.ZodType).safeParse(undefined).success) required.push(name);
+  }
+  return z.looseObject(carriers).meta({ additionalProperties: false, ...(required.length ? { required } : {}) });
+}
+
+/** A zod issue on a tool's arguments → a detail naming the argument and what it must be. */
+function argumentIssue(issue: z.core.$ZodIssue, args: Record<string, unknown>): string {
+  const name = String(issue.path[0] ?? "arguments");
+  if (issue.code === "invalid_type") {
+    const value = args[name];
+    return value === undefined ? `${name} is required` : `${name} must be a ${issue.expected}, not ${value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`}`;
+  }
+  return `${name}: ${issue.message}`;
+}
+
 /** A task tool runs its named operation (src/mcp/operations, or a REST one) with the caller's context. */
 function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: TaskTool): McpTool {
   const document = operations.get(task.operation);
@@ -326,13 +354,15 @@ function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: T
     title: task.title,
     description: task.description,
     scope: task.scope,
-    // Loose, so that an unknown argument reaches rejectUnknown (the SDK would drop it silently).
-    inputSchema: z.looseObject(task.inputSchema).meta({ additionalProperties: false }),
+    inputSchema: taskArgumentsSchema(task.inputSchema),
     outputSchema: task.outputSchema,
     annotations: task.annotations,
     async run(args, context) {
       rejectUnknown(args, known);
-      const data = await runOperation(schema, document, task.toVariables(args), context);
+      const parsed = z.object(task.inputSchema).safeParse(args);
+      if (!parsed.success) throw invalidRequest(argumentIssue(parsed.error.issues[0], args));
+      task.check?.(parsed.data);
+      const data = await runOperation(schema, document, task.toVariables(parsed.data), context);
       return task.toResult(data);
     },
   };

@@ -1,12 +1,12 @@
-// Debian's Chromium driven by playwright-core, as the browser tests (/docs, the GraphQL IDE, the OAuth
-// consent page) use it: headless, a fresh profile per run, nothing fetched in the background.
-// .ci/run installs chromium when it is missing.
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+// Chromium driven by playwright-core, as the browser tests (/docs, the GraphQL IDE, the OAuth consent
+// page) use it: headless, a fresh profile per run, nothing fetched in the background. The system's
+// (Debian's /usr/bin/chromium) when installed, else npm's @sparticuz/chromium: test/helpers/binaries.ts.
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
+import { findChromium } from "./binaries";
 
-const CHROMIUM = "/usr/bin/chromium";
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 export interface Chromium {
@@ -15,10 +15,10 @@ export interface Chromium {
 }
 
 export async function launchChromium(): Promise<Chromium> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  const { executable } = findChromium(); // throws saying what is missing
   // A fresh profile (--user-data-dir) per run; headless: true adds --headless.
   const profile = mkdtempSync(path.join(os.tmpdir(), "gcs-chromium-"));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS });
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: FLAGS });
   return {
     browser,
     async close() {

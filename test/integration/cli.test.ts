@@ -111,6 +111,10 @@ describe("gcs help, version and usage errors", () => {
       [["keys", "revoke", "nope"], /^gcs: <key-id> must be a uuid$/],
       [["keys", "revoke"], /^gcs: missing required argument 'key-id'$/],
       [["keys", "list", "--colour", "red"], /^gcs: unknown option '--colour'$/],
+      // A typo of a required option is the unknown option it is (with a suggestion), not a missing --scopes.
+      [["keys", "create", "--group", randomUUID(), "--name", "x", "--scope", "read:guests"], /^gcs: unknown option '--scope'$/],
+      [["keys", "create", "--group", randomUUID(), "--name", "x", "--scopes", "read:guests,read:everything"], /^gcs: --scopes: unknown scope\(s\): read:everything; known: read:properties /],
+      [["partners", "create", "--group", randomUUID(), "--name", "x", "--scopes", "read:gusts"], /^gcs: --scopes: unknown scope\(s\): read:gusts;/],
       [["fixtures", "--out", "/tmp/never.json", "--guests", "1"], /^gcs: --guests must be an integer ≥ 3$/],
       [["fixtures", "--out", "/tmp/never.json", "--seed", "x"], /^gcs: --seed must be an integer ≥ 0$/],
       [["fixtures"], /^gcs: required option '--out <file>' not specified$/],
@@ -120,6 +124,7 @@ describe("gcs help, version and usage errors", () => {
       [[], /^Usage: gcs /],
     ];
     const outcomes = await Promise.all(cases.map(([args]) => gcsOutcome(args, NO_DATABASE)));
+    expect(outcomes[cases.findIndex(([args]) => args.includes("--scope"))].stderr).toContain("(Did you mean --scopes?)");
     cases.forEach(([args, message], i) => {
       const r = outcomes[i];
       expect({ args, code: r.code, stdout: r.stdout, first: r.stderr.split("\n")[0] }).toEqual({ args, code: 2, stdout: "", first: expect.stringMatching(message) });
@@ -201,6 +206,9 @@ describe("gcs keys", () => {
     expect((await t.api.get("/v1/integrations").set("Authorization", `Bearer ${token}`)).body.scope).toBe("read:properties");
 
     const listed = await gcs(["keys", "list", "--group", A.id]);
+    const [header, ...rows] = listed.stdout.trimEnd().split("\n");
+    expect(header.split("\t")).toEqual(["id", "prefix", "name", "group", "property", "scopes", "state"]);
+    expect(rows.find((r) => r.startsWith(id))!.split("\t")).toEqual([id, expect.stringMatching(/…$/), "ci key", A.id, "-", "read:guests", "active"]);
     expect(listed.stdout).toContain(id);
     expect(listed.stdout).toContain(token.slice(0, 10));
     expect(listed.stdout).not.toContain(token);
@@ -209,10 +217,10 @@ describe("gcs keys", () => {
     expect((await t.api.get("/v1/guests").set("Authorization", `Bearer ${token}`)).status).toBe(401);
   });
 
-  it("refuses a pinned property of another group and an unknown scope", async () => {
+  it("refuses a pinned property of another group (exit 1) and an unknown scope (a usage error, exit 2)", async () => {
     const A = t.manifest.groups.A;
     await expect(gcs(["keys", "create", "--group", A.id, "--name", "x", "--scopes", "read:guests", "--property", t.manifest.groups.B.properties[0]])).rejects.toMatchObject({ code: 1 });
-    await expect(gcs(["keys", "create", "--group", A.id, "--name", "x", "--scopes", "read:everything"])).rejects.toMatchObject({ code: 1 });
+    await expect(gcs(["keys", "create", "--group", A.id, "--name", "x", "--scopes", "read:everything"])).rejects.toMatchObject({ code: 2 });
   });
 });
 

@@ -58,6 +58,13 @@ describe("embedded PGlite", () => {
     expect(res.body.data).toHaveLength(2);
   });
 
+  it("has rate limits off, so its responses carry no RateLimit headers (as the README says)", async () => {
+    const res = await fetch(`${base}/v1/guests?limit=1`, { headers: { Authorization: `Bearer ${demoKey}` } });
+    expect(res.status).toBe(200);
+    expect([res.headers.get("ratelimit"), res.headers.get("ratelimit-policy")]).toEqual([null, null]);
+    expect(readFileSync(path.join(ROOT, "README.md"), "utf8")).toContain("they are off in the embedded demo, so its responses carry none");
+  });
+
   it("serves properties, integrations and a full limit=2 guest walk", async () => {
     const A = manifest.groups.A;
     expect((await get("/v1/properties", A.credentials.api_key)).body.data).toHaveLength(A.properties.length);

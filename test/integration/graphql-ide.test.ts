@@ -1,12 +1,18 @@
 // The GraphQL IDE (src/graphql/ide.ts): ruru at GET /graphql for a browser, from this service only.
 // In a real headless Chromium (as docs.test.ts): the page loads with no request leaving 127.0.0.1,
 // and a query typed with an API key in the headers editor runs.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import express from "express";
 import type { BrowserContext } from "playwright-core";
 import request from "supertest";
 import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
+import { graphqlIdeInstalled, IDE_MISSING, mountGraphqlIde } from "../../src/graphql/ide";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { launchChromium, type Chromium } from "../helpers/chromium";
+
+const pkg = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as Record<"dependencies" | "devDependencies", Record<string, string>>;
 
 const HTML = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"; // Chromium's Accept for a page
 
@@ -59,6 +65,18 @@ describe("GET /graphql for a browser", () => {
     } finally {
       await off.stop();
     }
+  });
+
+  it("is off by default where ruru is not installed (a production install), and GCS_GRAPHQL_IDE=true then fails at start, saying why", () => {
+    const missing = (request: string): string => {
+      throw Object.assign(new Error(`Cannot find module '${request}'`), { code: "MODULE_NOT_FOUND" });
+    };
+    expect(graphqlIdeInstalled()).toBe(true); // this checkout has the dev dependencies
+    expect(graphqlIdeInstalled(missing)).toBe(false);
+    expect(() => mountGraphqlIde(express(), missing)).toThrow(IDE_MISSING);
+    expect(IDE_MISSING).toMatch(/GCS_GRAPHQL_IDE=false/);
+    expect(pkg.dependencies.ruru).toBeUndefined();
+    expect(pkg.devDependencies.ruru).toBeDefined();
   });
 });
 

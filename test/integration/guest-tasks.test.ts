@@ -268,8 +268,23 @@ describe("contactPermission", () => {
     expect(granted).toMatchObject({ answer: "allowed", status: "granted", decided_by: { status: "granted" }, observation_count: 1 });
     const none = await call("check_contact_permission", { email: "nobody@example.invalid", purpose: "email_marketing" });
     expect(none).toMatchObject({ answer: "unknown", status: "unknown", decided_by: null, observations: [], observation_count: 0 });
-    const otherPurpose = await call("check_contact_permission", { email: A().consent_granted_only.contact_value, purpose: "profiling" });
-    expect(otherPurpose.answer).toBe("unknown");
+    // A purpose the group records (on phones), never observed for this e-mail: unknown too.
+    const otherPurpose = await call("check_contact_permission", { email: A().consent_granted_only.contact_value, purpose: "sms_marketing" });
+    expect(otherPurpose).toMatchObject({ answer: "unknown", observation_count: 0 });
+  });
+
+  it("a purpose the group never records consent for is an error listing the ones it does, not a silent unknown", async () => {
+    const q = `query($e: String!, $purpose: String!) { contactPermission(email: $e, purpose: $purpose) { answer } }`;
+    for (const purpose of ["profiling", "email_marketting"]) {
+      const res = await t.api
+        .post("/graphql")
+        .set("Authorization", `Bearer ${A().credentials.api_key}`)
+        .send({ query: q, variables: { e: A().consent_granted_only.contact_value, purpose } });
+      expect(res.body.errors[0]).toMatchObject({
+        extensions: { code: "invalid_request" },
+        message: expect.stringContaining(`purpose "${purpose}" is not one this property group records consent for; known purposes: email_marketing, sms_marketing`),
+      });
+    }
   });
 
   it("a phone in any formatting is looked up as E.164", async () => {

@@ -301,6 +301,43 @@ describe("tenant isolation", () => {
   });
 });
 
+describe("task tools' argument errors", () => {
+  it("a wrong-typed or missing argument is a JSON tool error naming it, like every other argument error, not a protocol error", async () => {
+    const client = await connect(A().credentials.api_key);
+    const { tools } = await client.listTools();
+    // Still listed with their types: the check moved, not the schema.
+    const findGuests = tools.find((x) => x.name === "find_guests")!;
+    expect(propertiesOf(findGuests).query).toMatchObject({ type: "string" });
+    expect(propertiesOf(findGuests).limit).toMatchObject({ type: "integer" });
+    expect(findGuests.inputSchema.required).toEqual(["query"]);
+    expect(await fails(client, "find_guests", { query: 42 })).toEqual({ error: "invalid_request", detail: "query must be a string, not a number" });
+    expect(await fails(client, "find_guests", { query: "olivia", limit: "ten" })).toEqual({ error: "invalid_request", detail: "limit must be a number, not a string" });
+    expect(await fails(client, "find_guests", {})).toEqual({ error: "invalid_request", detail: "query is required" });
+    expect(await fails(client, "check_contact_permission", { email: "a@b.c", purpose: ["email_marketing"] })).toEqual({
+      error: "invalid_request",
+      detail: "purpose must be a string, not an array",
+    });
+  });
+
+  it("names the tool's own arguments, not the GraphQL field's, when it needs exactly one of them", async () => {
+    const client = await connect(A().credentials.api_key);
+    expect(await fails(client, "guest_context", {})).toEqual({ error: "invalid_request", detail: "give exactly one of master_profile_id, guest_profile_id or email" });
+    const both = await fails(client, "check_contact_permission", { email: "a@b.c", phone: "+447700900123", purpose: "email_marketing" });
+    expect(both).toEqual({ error: "invalid_request", detail: "give exactly one of email or phone (got email and phone)" });
+    expect(JSON.stringify(both)).not.toMatch(/masterProfileId|guestProfileId/);
+  });
+
+  it("an unknown consent purpose is an error listing the group's purposes", async () => {
+    const client = await connect(A().credentials.api_key);
+    const body = await fails(client, "check_contact_permission", { email: "nobody@example.invalid", purpose: "emailmarketing" });
+    expect(body).toEqual({
+      error: "invalid_request",
+      detail: 'purpose "emailmarketing" is not one this property group records consent for; known purposes: email_marketing, sms_marketing',
+    });
+    expect(await ok(client, "check_contact_permission", { email: "nobody@example.invalid", purpose: "email_marketing" })).toMatchObject({ answer: "unknown" });
+  });
+});
+
 // The JSON-RPC surface without the SDK client: what a hand-written client sends.
 describe("/mcp over raw JSON-RPC", () => {
   const rpc = (token: string, method: string, params?: unknown) =>

@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config";
 import { metricsApp } from "../../src/observability/metrics";
 import { startServer, type RunningServer } from "../../src/server";
 import { cloneTemplateDatabase, loadManifest, startTestApp, type TestApp } from "../helpers/app";
+import { serve, type LogLine } from "../helpers/serve";
 
 interface Sample {
   name: string;
@@ -200,5 +201,30 @@ describe("the metrics port of the running server", () => {
     expect(value(parse(await scraped.text()), "gcs_http_request_duration_seconds_count", { route: "/v1/properties", status: "200" })).toBeGreaterThanOrEqual(1);
     expect((await fetch(`${metrics}/v1/properties`, { headers: bearer(key) })).status).toBe(404);
     expect((await fetch(`${api}/metrics`, { headers: bearer(key) })).status).toBe(404);
+  });
+});
+
+describe("the metrics listening log line", () => {
+  let clone: Awaited<ReturnType<typeof cloneTemplateDatabase>>;
+  beforeAll(async () => {
+    clone = await cloneTemplateDatabase();
+  });
+  afterAll(() => clone.drop());
+
+  it("says whether /metrics is protected by GCS_METRICS_TOKEN, and never the token", async () => {
+    const token = "m".repeat(40);
+    const lines: (LogLine | undefined)[] = [];
+    for (const env of [{}, { GCS_METRICS_TOKEN: token }] as Record<string, string>[]) {
+      const gcs = await serve({ DATABASE_URL: clone.url, GCS_METRICS_PORT: "0", ...env });
+      try {
+        lines.push(gcs.log.find((l) => l.msg === "metrics listening"));
+      } finally {
+        gcs.child.kill("SIGTERM");
+        await gcs.exited;
+      }
+    }
+    expect(lines.map((l) => l?.protected)).toEqual([false, true]);
+    expect(JSON.stringify(lines)).not.toContain("[redacted]");
+    expect(JSON.stringify(lines)).not.toContain(token);
   });
 });

@@ -4,7 +4,8 @@
 // and mutations, and every MCP task tool with the fixture credentials; so does `gcs serve`. The
 // pools' startup settings, which PgBouncer drops, are reported (a warning at `gcs serve`), and come
 // from the database once it carries them.
-// (`npm run test:pgbouncer` runs the whole integration suite through PgBouncer as well.)
+// Not part of `npm test` (PgBouncer is not on npm): `npm run test:pgbouncer` runs this file, and the
+// whole integration suite through PgBouncer as well.
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";

@@ -42,7 +42,7 @@ describe("Dockerfile", () => {
 
   it("builds in two stages: the full install and `npm run build`, then production dependencies only", () => {
     expect(stages.map((s) => s.name)).toEqual(["build", "runtime"]);
-    for (const s of stages) expect(s.from).toMatch(/^node:24(-slim)?$/);
+    for (const s of stages) expect(s.from).toMatch(/^node:24\.\d+\.\d+-bookworm-slim$/); // pinned (node-version.test.ts)
     expect(all(build, "RUN").map(runLine)).toEqual([expect.stringMatching(/^npm ci\b(?!.*--omit)/), "npm run build"]);
     expect(all(runtime, "RUN").map(runLine)).toEqual([expect.stringMatching(/^npm ci --omit=dev --omit=optional\b/)]);
     expect(envOf(all(runtime, "ENV")[0])).toMatchObject({ NODE_ENV: "production" });
@@ -136,7 +136,7 @@ describe("compose.yaml", () => {
   const interpolated = (value: string) => value.replace(/\$\{[^}]*\}/g, "x");
 
   it("runs the image with PostgreSQL 15, started once PostgreSQL is healthy", () => {
-    expect(postgres.image).toBe("postgres:15");
+    expect(postgres.image).toMatch(/^postgres:15\.\d+-bookworm$/); // pinned to a minor release
     expect((postgres.healthcheck as { test: string[] }).test.join(" ")).toContain("pg_isready");
     expect(gcs.build).toBe(".");
     expect(gcs.depends_on).toEqual({ postgres: { condition: "service_healthy" } });

@@ -1,6 +1,9 @@
 // package.json for a lean production install (`npm ci --omit=dev`): everything src/ loads at run
 // time is a production dependency, the tools that build it are not, and the versions that must
-// agree do. `npm run smoke:production` installs and runs it for real.
+// agree do. Two run-time packages are dev dependencies on purpose: @prisma/client, whose three
+// PostgreSQL runtime files the build carries in dist/ (scripts/build.js), and ruru, the GraphQL IDE,
+// off in a production install (src/graphql/ide.ts). `npm run smoke:production` installs and runs it
+// for real; `npm run size:production` measures it.
 import { readdirSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
@@ -44,8 +47,17 @@ describe("dependencies of a production install", () => {
     }
     expect(used.get("@graphql-tools/utils")).toBeDefined(); // the scan sees a real import
     expect(used.get("@prisma/client")).toBeDefined(); // and the generated client's
-    const missing = [...used].filter(([name]) => !pkg.dependencies[name]).map(([name, file]) => `${name} (${file})`);
+    const devOnPurpose = new Set(["@prisma/client", "ruru"]); // see the next test
+    const missing = [...used].filter(([name]) => !devOnPurpose.has(name)).filter(([name]) => !pkg.dependencies[name]).map(([name, file]) => `${name} (${file})`);
     expect(missing).toEqual([]);
+  });
+
+  it("leaves @prisma/client and ruru to development: the build carries Prisma's runtime, the IDE is optional", () => {
+    for (const name of ["@prisma/client", "ruru"]) {
+      expect({ name, production: name in pkg.dependencies, dev: name in pkg.devDependencies }).toEqual({ name, production: false, dev: true });
+    }
+    expect(read("scripts/build.js")).toContain('"client.js", "query_compiler_bg.postgresql.js", "query_compiler_bg.postgresql.wasm-base64.js"');
+    expect(read("src/graphql/ide.ts")).toContain("export function graphqlIdeInstalled");
   });
 
   it("keeps build and development tools out of the production dependencies", () => {
@@ -62,7 +74,7 @@ describe("dependencies of a production install", () => {
   });
 
   it("uses one Prisma major for the client, its driver adapter and the CLI", () => {
-    const ranges = [pkg.dependencies["@prisma/client"], pkg.dependencies["@prisma/adapter-pg"], pkg.devDependencies.prisma];
+    const ranges = [pkg.devDependencies["@prisma/client"], pkg.dependencies["@prisma/adapter-pg"], pkg.devDependencies.prisma];
     expect(new Set(ranges.map(major)).size).toBe(1);
     const locked = ["@prisma/client", "@prisma/adapter-pg", "@prisma/driver-adapter-utils", "prisma"].map(
       (name) => lock.packages[`node_modules/${name}`].version,
@@ -73,7 +85,7 @@ describe("dependencies of a production install", () => {
   it("asks for Node 24, which the image and the development install use", () => {
     expect(pkg.engines.node).toBe(">=24");
     expect(major(pkg.devDependencies.node)).toBe("24");
-    expect(read("Dockerfile")).toMatch(/^FROM node:24-slim AS runtime$/m);
+    expect(read("Dockerfile")).toMatch(/^FROM node:24\.\d+\.\d+-bookworm-slim AS runtime$/m);
   });
 
   it("has a lock file that installs the tools as development dependencies only", () => {

@@ -27,6 +27,8 @@ export async function list(opts: { group?: string; json?: boolean }): Promise<vo
       })),
     );
   }
+  // Tab-separated with a header line, for people and for `cut`/`column -t`; --json for scripts.
+  console.log(["id", "prefix", "name", "group", "property", "scopes", "state"].join("\t"));
   for (const k of keys) {
     const state = k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : "active";
     console.log([k.id, `${k.displayPrefix}…`, k.name, k.propertyGroupId, k.propertyId ?? "-", k.scopes.join(","), state].join("\t"));

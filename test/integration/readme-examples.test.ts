@@ -1,0 +1,181 @@
+// The README's examples, run as a reader would run them against the demo's world: the demo data
+// (seed 1, dates anchored to today, as `npm start` loads it) in this test's database. What runs
+// here: every curl line of "Examples" (placeholders filled from the demo's manifest, `$(date -u +%F)`
+// as today), the typed client example verbatim (its own process, through tsx, with `localhost:3000`
+// pointed at a listening test server), the MCP question "What do we know about Olivia Smith?", and
+// the statements about GET /graphql (Apollo's CSRF refusal without a preflight header).
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { resolveSessionKey } from "../../src/auth/session";
+import { deliverySecretKey } from "../../src/delivery/run";
+import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
+
+const ROOT = path.resolve(__dirname, "../..");
+const README = readFileSync(path.join(ROOT, "README.md"), "utf8");
+
+/** The first fenced block of `lang` after the heading `heading`. */
+function codeBlock(heading: string, lang: string): string {
+  const at = README.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`README has no heading ${heading}`);
+  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(README.slice(at));
+  if (!m) throw new Error(`no ${lang} block under ${heading}`);
+  return m[1];
+}
+
+let t: TestApp;
+let server: Awaited<ReturnType<typeof listenTestApp>>;
+/** The demo's tenants: seed 1 around today, as the embedded demo loads them. */
+let demo: FixtureManifest;
+beforeAll(async () => {
+  t = await startTestApp();
+  server = await listenTestApp(t);
+  demo = await loadFixtures(t.db.primary, {
+    seed: 1,
+    guests: 300, // as src/cli/demo.ts loads it
+    sessionKey: await resolveSessionKey(t.services.config.session, t.db.primary),
+    deliveryKey: await deliverySecretKey(t.services.config, t.db.primary),
+    progress: () => undefined,
+  });
+}, 120_000);
+afterAll(async () => {
+  await server.close();
+  await t.close();
+});
+
+/** A curl command line (continuations joined) → what fetch needs. */
+function parseCurl(line: string): { url: string; headers: Record<string, string>; body?: string } {
+  const words = [...line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]);
+  const headers: Record<string, string> = {};
+  let url = "";
+  let body: string | undefined;
+  for (let i = 1; i < words.length; i++) {
+    if (words[i] === "-s") continue;
+    if (words[i] === "-H") {
+      const [name, ...value] = words[++i].split(":");
+      headers[name.trim()] = value.join(":").trim();
+    } else if (words[i] === "-d") body = words[++i];
+    else url = words[i];
+  }
+  return { url, headers, body };
+}
+
+describe("README examples", () => {
+  it("every curl line of Examples answers 200 against the demo, and every list it asks for has rows", async () => {
+    const A = demo.groups.A;
+    const today = new Date().toISOString().slice(0, 10);
+    const block = codeBlock("### Examples", "sh");
+    const commands = block
+      .replace(/\\\n\s*/g, " ")
+      .split("\n")
+      .filter((l) => l.startsWith("curl "));
+    expect(commands.length).toBeGreaterThanOrEqual(20);
+    const fill = (line: string) =>
+      line
+        .replace("$KEY", A.credentials.api_key)
+        .replace(/\$\(date -u \+%F\)/g, today)
+        .replace("integration_id=<uuid>&source_id=<id>", `integration_id=${A.guest_lookup.integration_id}&source_id=${A.guest_lookup.source_id}`)
+        .replace("X-Property-Id: <uuid>", `X-Property-Id: ${A.properties[0]}`)
+        .replace("master_profile_id=<uuid>", `master_profile_id=${A.master_with_two_guests}`)
+        .replace("guest_profile_id=<uuid>", `guest_profile_id=${A.guest_with_events}`)
+        .replace("/v1/tables/<uuid>/", `/v1/tables/${A.tables.bound}/`)
+        .replace("http://localhost:3000", server.base);
+    const outcomes = [];
+    for (const command of commands) {
+      const filled = fill(command);
+      expect({ command, placeholder: /<[a-z]+>/.test(filled) }).toEqual({ command, placeholder: false });
+      const { url, headers, body } = parseCurl(filled);
+      const res = await fetch(url, { method: body ? "POST" : "GET", headers, body });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const json = (await res.json()) as any;
+      const rows = Array.isArray(json.data) ? json.data.length : json.data?.guests ? json.data.guests.nodes.length : undefined;
+      outcomes.push({ command, status: res.status, empty: rows === 0 });
+    }
+    expect(outcomes.filter((o) => o.status !== 200 || o.empty)).toEqual([]);
+  });
+
+  it("the filter document example selects guests in the demo, and its error example is what a bad operator gets", async () => {
+    const at = README.indexOf("### The filter document");
+    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(README.slice(at))![1]);
+    const preview = (filterDoc: unknown) =>
+      fetch(`${server.base}/v1/tables/preview`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ member_type: "guest_profile", filter_doc: filterDoc }),
+      });
+    const res = await preview(example);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
+    const documented = /Errors name the offending part: `([^`]+)`/.exec(README.slice(at).replace(/\n/g, " "))![1];
+    const bad = { and: [example.and[0], { field: "country_code", op: "like", value: "GB" }] };
+    const refused = await preview(bad);
+    expect(refused.status).toBe(400);
+    const { detail } = (await refused.json()) as { detail: string };
+    expect(detail.startsWith(documented.replace(/…$/, ""))).toBe(true);
+  });
+
+  it("the MCP question in the README: find_guests for Olivia Smith, then guest_context with her master profile, under 6,000 characters", async () => {
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const res = await fetch(`${server.base}/mcp`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+      });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const { result } = (await res.json()) as any;
+      expect(result.isError).toBeFalsy();
+      return { text: result.content[0].text as string, data: result.structuredContent };
+    };
+    expect(README).toContain('`find_guests {"query": "Olivia\nSmith"}` then `guest_context {"master_profile_id": "<id>"}`');
+    const found = await call("find_guests", { query: "Olivia Smith" });
+    const olivia = found.data.candidates[0];
+    expect(olivia.name).toBe("Olivia Smith");
+    const context = await call("guest_context", { master_profile_id: olivia.master_profile_id });
+    expect(context.data.found).toBe(true);
+    const emailMarketing = context.data.consent.effective.find((c: { purpose: string }) => c.purpose === "email_marketing");
+    expect(emailMarketing?.decided_by).toBeDefined();
+    expect(found.text.length + context.text.length).toBeLessThan(6000);
+  });
+
+  it("the typed client example runs as written and finds the demo guest it names, with her stays", async () => {
+    const example = codeBlock("### A typed TypeScript client", "ts");
+    const email = /email: "([^"]+)"/.exec(example)?.[1];
+    expect(email).toBe("olivia.smith.0@example.com");
+    // Run from a scratch directory inside the checkout, so `./client` and its dependencies resolve.
+    const dir = mkdtempSync(path.join(ROOT, "test", ".readme-"));
+    try {
+      const file = path.join(dir, "example.ts");
+      const source = example.replace('from "./client"', `from ${JSON.stringify(path.join(ROOT, "client"))}`).replace("http://localhost:3000", server.base);
+      // The snippet is a module body with top-level await; tsx runs .ts as CommonJS here, so wrap it.
+      const [imports, ...body] = source.split("\n\n");
+      writeFileSync(file, `${imports}\n\n(async () => {\n${body.join("\n\n")}\n})().catch((e) => { console.error(e); process.exit(1); });\n`);
+      const { stdout } = await promisify(execFile)(path.join(ROOT, "node_modules/.bin/tsx"), [file], {
+        cwd: ROOT,
+        env: { ...process.env, GCS_API_KEY: demo.groups.A.credentials.api_key },
+        timeout: 60_000,
+      });
+      const lines = stdout.trim().split("\n");
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines[0]).toMatch(/^Olivia \[/); // given_name, then her reservations' statuses
+      expect(stdout).toMatch(/'(checked_out|confirmed|cancelled|checked_in|no_show|tentative)'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a plain GET /graphql is refused by Apollo's CSRF prevention, as the README says; apollo-require-preflight lifts it", async () => {
+    expect(README).toContain("apollo-require-preflight: 1");
+    const key = t.manifest.groups.A.credentials.api_key;
+    const url = `${server.base}/graphql?query=${encodeURIComponent("{ __typename }")}`;
+    const plain = await fetch(url, { headers: { Authorization: `Bearer ${key}`, Accept: "application/json" } });
+    expect(plain.status).toBe(400);
+    expect(await plain.text()).toContain("This operation has been blocked as a potential Cross-Site Request Forgery");
+    const preflight = await fetch(url, { headers: { Authorization: `Bearer ${key}`, Accept: "application/json", "apollo-require-preflight": "1" } });
+    expect(preflight.status).toBe(200);
+    expect(await preflight.json()).toEqual({ data: { __typename: "Query" } });
+    const json = await fetch(url, { headers: { Authorization: `Bearer ${key}`, Accept: "application/json", "Content-Type": "application/json" } });
+    expect(json.status).toBe(200);
+  });
+});
