@@ -82,8 +82,7 @@ function intern(full: RowShape, columns: string[]): RowShape {
   return shape;
 }
 
-/** The names of the fields selected under the current field's `under` member (fragments followed). */
-export function selectedUnder(info: GraphQLResolveInfo, under: string): ReadonlySet<string> {
-  const sets = fieldNames(info.fieldNodes.map((f) => f.selectionSet), info.fragments).nodes.get(under) ?? [];
-  return fieldNames(sets, info.fragments).names;
+/** The names of the fields the current field selects (fragments followed). */
+export function selectedFields(info: GraphQLResolveInfo): ReadonlySet<string> {
+  return fieldNames(info.fieldNodes.map((f) => f.selectionSet), info.fragments).names;
 }

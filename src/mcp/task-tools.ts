@@ -4,6 +4,7 @@
 // tools made from the route table.
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { metricTools } from "./metric-tools";
 
 export interface TaskTool {
   name: string;
@@ -273,4 +274,4 @@ const checkContactPermission: TaskTool = {
   toResult: (data) => snakeKeys(data.contactPermission) as Record<string, unknown>,
 };
 
-export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission];
+export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, ...metricTools];

@@ -6,7 +6,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import type { RequestContext } from "../../context";
 import type { ConsentDimension, GuestDimension, ReviewDimension, ReviewMetricsFilter, StayDimension } from "../../data/metrics";
 import { invalidRequest, missingScope } from "../../errors";
-import { selectedUnder } from "../selection";
+import { selectedFields } from "../selection";
 
 /** The longest arrival-date range stayMetrics counts: two years, so a year can be compared with the one before. */
 export const MAX_STAY_RANGE_DAYS = 731;
@@ -51,13 +51,12 @@ export const metricResolvers = {
       if (arrivalTo < arrivalFrom) throw invalidRequest("filter.arrivalTo is before filter.arrivalFrom");
       const days = Math.round((arrivalTo.getTime() - arrivalFrom.getTime()) / DAY_MS);
       if (days >= MAX_STAY_RANGE_DAYS) throw invalidRequest(`the arrival range spans ${days + 1} days; at most ${MAX_STAY_RANGE_DAYS} are allowed`);
-      const selected = selectedUnder(info, "buckets");
-      const buckets = await ctx.data.metrics.stays(
+      const selected = selectedFields(info);
+      return ctx.data.metrics.stays(
         { ...args.filter, arrivalFrom: dateText(arrivalFrom), arrivalTo: dateText(arrivalTo) },
         groupBy,
         selected.has("revenue") && ctx.credential.scopes.has("read:transactions"),
       );
-      return { groupBy, buckets };
     },
 
     async guestMetrics(
@@ -70,10 +69,9 @@ export const metricResolvers = {
       if (groupBy.includes("loyalty_tier")) needScope(ctx, "read:loyalty");
       const emailPurpose = purposeOf("emailPurpose", args.emailPurpose);
       const smsPurpose = purposeOf("smsPurpose", args.smsPurpose);
-      const selected = selectedUnder(info, "buckets");
+      const selected = selectedFields(info);
       const reach = (selected.has("reachableByEmail") || selected.has("reachableBySms")) && ctx.credential.scopes.has("read:consents");
-      const buckets = await ctx.data.metrics.guests(groupBy, reach ? { email: emailPurpose, sms: smsPurpose } : null);
-      return { groupBy, emailPurpose, smsPurpose, buckets };
+      return ctx.data.metrics.guests(groupBy, reach ? { email: emailPurpose, sms: smsPurpose } : null);
     },
 
     async consentMetrics(
@@ -85,8 +83,7 @@ export const metricResolvers = {
       needScope(ctx, "read:guests");
       const groupBy = dimensions(args.groupBy, 2);
       const purpose = purposeOf("purpose", args.purpose);
-      const buckets = await ctx.data.metrics.consent(purpose, args.contactType ?? null, groupBy);
-      return { purpose, groupBy, buckets };
+      return ctx.data.metrics.consent(purpose, args.contactType ?? null, groupBy);
     },
 
     async reviewMetrics(_: unknown, args: { filter?: ReviewMetricsFilter | null; groupBy?: ReviewDimension[] | null }, ctx: RequestContext) {
@@ -95,8 +92,7 @@ export const metricResolvers = {
       for (const [name, value] of [["minRating", filter.minRating], ["maxRating", filter.maxRating]] as const) {
         if (value != null && (value < 1 || value > 5)) throw invalidRequest(`filter.${name} must be a rating from 1 to 5`);
       }
-      const buckets = await ctx.data.metrics.reviews(filter, groupBy);
-      return { groupBy, buckets };
+      return ctx.data.metrics.reviews(filter, groupBy);
     },
   },
 };
