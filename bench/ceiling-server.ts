@@ -34,15 +34,16 @@ const AGGREGATES: Record<string, { sql: string; params: string[] }> = {
         FROM transactions x
         WHERE x.property_group_id = $1 AND x.kind IN ('charge', 'adjustment', 'refund') AND x.reservation_id IN (SELECT id FROM s)
         GROUP BY 1, 2),
-      money AS (
-        SELECT s.period, f.currency, sum(f.revenue) AS revenue, coalesce(sum(f.room), 0) AS room,
-          coalesce(sum(s.nights) FILTER (WHERE f.room IS NOT NULL), 0) AS room_nights
-        FROM s JOIN folio f ON f.reservation_id = s.id GROUP BY 1, 2)
-      SELECT s.period, count(*)::int AS stays, sum(s.nights)::int AS nights, count(DISTINCT s.person)::int AS distinct_guests,
-        (SELECT json_agg(json_build_object('currency', m.currency, 'revenue_minor', m.revenue, 'room_revenue_minor', m.room,
-           'room_nights', m.room_nights, 'adr_minor', CASE WHEN m.room_nights > 0 THEN round(m.room / m.room_nights) END))
-         FROM money m WHERE m.period = s.period) AS revenue
-      FROM s GROUP BY s.period ORDER BY s.period`,
+      revenue AS (
+        SELECT period, json_agg(json_build_object('currency', currency, 'revenue_minor', revenue, 'room_revenue_minor', room,
+            'room_nights', room_nights, 'adr_minor', CASE WHEN room_nights > 0 THEN round(room / room_nights) END) ORDER BY currency) AS revenue
+        FROM (SELECT s.period, f.currency, sum(f.revenue) AS revenue, coalesce(sum(f.room), 0) AS room,
+            coalesce(sum(s.nights) FILTER (WHERE f.room IS NOT NULL), 0) AS room_nights
+          FROM s JOIN folio f ON f.reservation_id = s.id GROUP BY 1, 2) m
+        GROUP BY period),
+      stay AS (SELECT s.period, count(*)::int AS stays, sum(s.nights)::int AS nights, count(DISTINCT s.person)::int AS distinct_guests
+        FROM s GROUP BY s.period)
+      SELECT stay.*, coalesce(revenue.revenue, '[]'::json) AS revenue FROM stay LEFT JOIN revenue USING (period) ORDER BY stay.period`,
   },
   guests: {
     params: [],
