@@ -31,6 +31,7 @@ COPY patches ./patches
 # would otherwise install.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --no-audit --no-fund
 COPY schema.graphql ./
+COPY dashboard ./dashboard
 COPY prisma/migrations ./prisma/migrations
 COPY bin ./bin
 COPY --from=build /app/dist ./dist

@@ -1,7 +1,8 @@
 // `npm run build`: the compiled service in dist/, needing nothing at run time but the production
 // dependencies, schema.graphql and prisma/migrations:
 // - the Prisma client, generated from prisma/schema.prisma and compiled with the rest of src/;
-// - the REST and MCP operation documents (src/*/operations, read at run time);
+// - the REST and MCP operation documents (src/*/operations, read at run time), and the dashboard's
+//   page and files (src/dashboard/static);
 // - Redoc's standalone bundle beside dist/openapi (redoc is a dev dependency; src/openapi serves it);
 // - dist/.built, written last: bin/gcs.js runs dist/ only when it exists and src/ is not newer.
 "use strict";
@@ -22,7 +23,7 @@ function build() {
     stdio: "inherit",
   });
   if (tsc.status !== 0) throw new Error(`tsc failed (exit ${tsc.status ?? tsc.signal})`);
-  for (const dir of ["rest/operations", "mcp/operations"]) {
+  for (const dir of ["rest/operations", "mcp/operations", "dashboard/static"]) {
     fs.cpSync(path.join(ROOT, "src", dir), path.join(DIST, dir), { recursive: true });
   }
   const bundles = path.dirname(require.resolve("redoc/bundles/redoc.standalone.js"));

@@ -34,6 +34,8 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   // The GraphQL IDE (ruru) at GET /graphql in a browser; unset: on, off in production.
   GCS_GRAPHQL_IDE: z.enum(["true", "false"]).optional(),
+  // The internal dashboard at GET /dashboard; unset: on, off in production.
+  GCS_DASHBOARD: z.enum(["true", "false"]).optional(),
   // Secrets: when unset, the service generates them once and keeps them in the database.
   GCS_CURSOR_SECRET: z.string().min(32).optional(),
   GCS_SESSION_JWT_SECRET: z.string().min(32).optional(),
@@ -142,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT },
     graphqlIde: e.GCS_GRAPHQL_IDE ? e.GCS_GRAPHQL_IDE === "true" : e.NODE_ENV !== "production",
+    dashboard: e.GCS_DASHBOARD ? e.GCS_DASHBOARD === "true" : e.NODE_ENV !== "production",
     cursorSecret: e.GCS_CURSOR_SECRET,
     session: {
       secret: e.GCS_SESSION_JWT_SECRET,

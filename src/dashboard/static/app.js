@@ -1,0 +1,168 @@
+// The dashboard's page script: signs in with a pasted API key (kept in sessionStorage, this tab
+// only), sends only the documents of /dashboard/documents.json (the trusted-documents file) to
+// /graphql, and draws the group overview with uPlot. No other origin is contacted.
+"use strict";
+(function () {
+  const KEY = "gcs.dashboard.key";
+  const $ = (id) => document.getElementById(id);
+  const fmt = (n) => Number(n).toLocaleString("en");
+  const money = (minor, currency) => `${(Number(minor) / 100).toLocaleString("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${currency}`;
+  const COLORS = ["#2f6fed", "#e8710a", "#1e8e3e", "#a142f4", "#d93025", "#12b5cb"];
+
+  let documents = null;
+  async function documentNamed(name) {
+    if (!documents) {
+      const res = await fetch("/dashboard/documents.json");
+      documents = Object.values(await res.json());
+    }
+    const doc = documents.find((d) => new RegExp(`^\\s*query ${name}\\b`, "m").test(d));
+    if (!doc) throw new Error(`no trusted document ${name}`);
+    return doc;
+  }
+
+  async function graphql(name, variables) {
+    const key = sessionStorage.getItem(KEY);
+    const res = await fetch("/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query: await documentNamed(name), variables }),
+    });
+    const body = await res.json();
+    if (body.errors && body.errors.length) {
+      const e = body.errors[0];
+      throw new Error(`${(e.extensions && e.extensions.code) || res.status}: ${e.message}`);
+    }
+    return body.data;
+  }
+
+  const day = (d) => d.toISOString().slice(0, 10);
+  /** The last twelve whole months and the current one, by arrival date. */
+  function period() {
+    const now = new Date();
+    const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 12, 1));
+    const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 0));
+    return { from: day(from), to: day(to), reviewsFrom: new Date(Date.UTC(now.getUTCFullYear() - 2, now.getUTCMonth(), 1)).toISOString() };
+  }
+
+  const toSeconds = (date) => Date.parse(`${date}T00:00:00Z`) / 1000;
+
+  /** A uPlot chart of one x axis (months) and a series per name; records its points for tests. */
+  function chart(id, title, xs, series, options = {}) {
+    const el = $(id);
+    el.innerHTML = "";
+    el.dataset.points = String(series.reduce((n, s) => n + s.values.filter((v) => v != null).length, 0));
+    el.dataset.series = JSON.stringify(series.map((s) => ({ label: s.label, values: s.values })));
+    el.dataset.x = JSON.stringify(xs);
+    const opts = {
+      title,
+      width: Math.max(el.clientWidth - 16, 320),
+      height: 240,
+      scales: { x: { time: options.time !== false } },
+      axes: options.time === false ? [{ values: (_, ticks) => ticks.map((t) => options.labels[t] ?? "") }, {}] : [{}, {}],
+      series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], fill: options.bars ? COLORS[i % COLORS.length] + "99" : undefined, paths: options.bars ? uPlot.paths.bars({ size: [0.6, 60] }) : undefined, points: { show: true } }))],
+    };
+    new uPlot(opts, [xs, ...series.map((s) => s.values)], el);
+  }
+
+  function render(d) {
+    const names = new Map(d.properties.map((p) => [p.id, p.name]));
+    $("scope").textContent = d.viewer.propertyId ? `Property: ${names.get(d.viewer.propertyId) || d.viewer.propertyId}` : `The whole group (${d.properties.length} properties)`;
+    const t = d.totals[0];
+    $("kpi-stays").textContent = fmt(t.stays);
+    $("kpi-nights").textContent = fmt(t.nights);
+    $("kpi-distinct-guests").textContent = fmt(t.distinctGuests);
+    const g = d.guests[0];
+    $("kpi-guests").textContent = fmt(g.guests);
+    $("kpi-reach-email").textContent = fmt(g.reachableByEmail);
+    $("kpi-reach-sms").textContent = fmt(g.reachableBySms);
+    $("kpi-revenue").innerHTML = "";
+    for (const m of t.revenue) {
+      const li = document.createElement("li");
+      li.dataset.currency = m.currency;
+      li.dataset.revenueMinor = String(m.revenueMinor);
+      li.textContent = `Revenue ${money(m.revenueMinor, m.currency)} · ADR ${m.averageDailyRateMinor == null ? "–" : money(m.averageDailyRateMinor, m.currency)}`;
+      $("kpi-revenue").appendChild(li);
+    }
+
+    // Stays and revenue by month per property.
+    const months = [...new Set(d.stays.map((b) => b.period))].sort();
+    const properties = [...new Set(d.stays.map((b) => b.propertyId))];
+    const at = (p, m) => d.stays.find((b) => b.propertyId === p && b.period === m);
+    const xs = months.map(toSeconds);
+    chart("chart-stays", "Stays", xs, properties.map((p) => ({ label: names.get(p) || p, values: months.map((m) => (at(p, m) ? at(p, m).stays : null)) })));
+    const revenueSeries = [];
+    for (const p of properties) {
+      const currencies = [...new Set(d.stays.filter((b) => b.propertyId === p).flatMap((b) => b.revenue.map((r) => r.currency)))];
+      for (const c of currencies) {
+        revenueSeries.push({ label: `${names.get(p) || p} (${c})`, values: months.map((m) => { const r = at(p, m) && at(p, m).revenue.find((x) => x.currency === c); return r ? Number(r.revenueMinor) / 100 : null; }) });
+      }
+    }
+    chart("chart-revenue", "Revenue (major units, per currency)", xs, revenueSeries);
+
+    // Reachability by consent purpose.
+    const purposes = [["email_marketing", d.email[0]], ["sms_marketing", d.sms[0]]];
+    const tbody = $("consent-table").querySelector("tbody");
+    tbody.innerHTML = "";
+    for (const [purpose, c] of purposes) {
+      const tr = document.createElement("tr");
+      tr.dataset.purpose = purpose;
+      tr.innerHTML = `<td>${purpose}</td><td>${c.granted}</td><td>${c.withdrawn}</td><td>${c.denied}</td><td>${c.unknown}</td>`;
+      tbody.appendChild(tr);
+    }
+    chart("chart-consent", "Contact points by effective consent", [0, 1], ["granted", "withdrawn", "denied", "unknown"].map((s) => ({ label: s, values: purposes.map(([, c]) => c[s]) })), { time: false, bars: true, labels: { 0: "email_marketing", 1: "sms_marketing" } });
+
+    // Rating trend.
+    chart("chart-ratings", "Average rating by month", d.ratings.map((b) => toSeconds(b.period)), [
+      { label: "average rating", values: d.ratings.map((b) => b.averageRating) },
+      { label: "reviews", values: d.ratings.map((b) => b.count) },
+    ]);
+
+    // Destination bindings with their lag.
+    const bindings = $("bindings").querySelector("tbody");
+    bindings.innerHTML = "";
+    for (const table of d.tables.nodes) {
+      for (const b of table.bindings) {
+        const tr = document.createElement("tr");
+        tr.innerHTML = `<td></td><td>${b.provider}</td><td>${b.state}</td><td>${b.lag}</td>`;
+        tr.firstChild.textContent = table.name;
+        bindings.appendChild(tr);
+      }
+    }
+  }
+
+  async function load() {
+    const started = performance.now();
+    $("status").className = "";
+    $("status").textContent = "Loading…";
+    try {
+      const p = period();
+      document.body.dataset.variables = JSON.stringify(p);
+      const data = await graphql("DashboardOverview", p);
+      $("period").textContent = `arrivals ${p.from} – ${p.to}`;
+      $("overview").hidden = false;
+      render(data);
+      $("status").textContent = "";
+      document.body.dataset.ready = String(Math.round(performance.now() - started));
+    } catch (err) {
+      $("status").className = "error";
+      $("status").textContent = String(err.message || err);
+      document.body.dataset.failed = "true";
+    }
+  }
+
+  $("sign-in").addEventListener("submit", (e) => {
+    e.preventDefault();
+    sessionStorage.setItem(KEY, $("api-key").value.trim());
+    $("api-key").value = "";
+    $("sign-out").hidden = false;
+    load();
+  });
+  $("sign-out").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY);
+    location.reload();
+  });
+  if (sessionStorage.getItem(KEY)) {
+    $("sign-out").hidden = false;
+    load();
+  }
+})();
