@@ -30,7 +30,8 @@ afterAll(async () => {
 });
 
 const A = () => t.manifest.groups.A;
-const OVERVIEW = Object.values(JSON.parse(readFileSync(DASHBOARD_DOCUMENTS, "utf8")) as Record<string, string>).find((d) => d.startsWith("query DashboardOverview"))!;
+const documentNamed = (name: string) => Object.values(JSON.parse(readFileSync(DASHBOARD_DOCUMENTS, "utf8")) as Record<string, string>).find((d) => d.startsWith(`query ${name}(`))!;
+const OVERVIEW = documentNamed("DashboardOverview");
 
 describe("GET /dashboard", () => {
   it("serves its page and files from this service, with a same-origin policy", async () => {
@@ -42,7 +43,7 @@ describe("GET /dashboard", () => {
     const assets = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
     expect(assets).toEqual(expect.arrayContaining(["/dashboard/vendor/uPlot.iife.min.js", "/dashboard/app.js"]));
     for (const asset of assets) {
-      if (asset.startsWith("data:")) continue; // the empty favicon: no request
+      if (asset.startsWith("data:") || asset.startsWith("#")) continue; // the empty favicon and in-page links: no request
       expect(asset).toMatch(/^\/dashboard\//);
       // The page's own files have no OpenAPI contract: fetched past the contract check.
       expect((await request(server.base).get(asset)).status).toBe(200);
@@ -157,6 +158,33 @@ describe("the group overview in Chromium", () => {
     const labels = (JSON.parse((await page.locator("#chart-stays").getAttribute("data-series"))!) as { label: string }[]).map((s) => s.label);
     expect(labels).toEqual([name]);
     expect(await text(page, "#scope")).toBe(`Property: ${name}`);
+    await page.close();
+  });
+
+  it("Guest 360: search, then one master profile with its source profiles, stays, spend, consent with the deciding record and its timeline", async () => {
+    const master = await t.db.primary.masterProfile.findUniqueOrThrow({ where: { id: A().master_with_two_guests } });
+    const { page, errors } = await open(A().credentials.api_key);
+    await page.click("#nav-guest");
+    await page.fill("#guest-query", `${master.givenName} ${master.familyName}`);
+    await page.click("#guest-search button[type=submit]");
+    await page.waitForSelector("body[data-searched]");
+    await page.locator(".candidate", { hasText: `${master.givenName} ${master.familyName}` }).first().click();
+    await page.waitForSelector(`body[data-person="${master.id}"]`);
+    expect(errors).toEqual([]);
+    const res = await t.api.post("/graphql").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: documentNamed("DashboardGuest"), variables: { masterProfileId: master.id } });
+    expect(res.body.errors).toBeUndefined();
+    const d = res.body.data as Json;
+    const cells = (id: string) => page.locator(`#${id} tbody tr`).evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+    const profiles = await cells("profiles");
+    expect(profiles.map((r) => r[3])).toEqual(d.person.identity.profiles.map((p: Json) => p.guestProfileId));
+    expect(profiles.length).toBeGreaterThanOrEqual(2);
+    expect((await cells("reservations")).map((r) => r[0])).toEqual(d.reservations.nodes.map((r: Json) => r.confirmationNumber));
+    const consent = await cells("consent");
+    expect(consent.map((r) => [r[0], r[1], r[2]])).toEqual(d.person.consent.effective.map((c: Json) => [c.contactValue, c.purpose, c.status]));
+    for (const [i, c] of d.person.consent.effective.entries()) if (c.decidedBy) expect(consent[i][3]).toContain(c.decidedBy.observedAt);
+    expect((await cells("timeline")).map((r) => r[0])).toEqual(d.events.nodes.map((e: Json) => e.seq));
+    expect(d.events.nodes.length + d.reservations.nodes.length).toBeGreaterThan(0);
+    expect((await cells("spend")).length).toBe(d.person.spend.byCurrency.reduce((n: number, c: Json) => n + c.byCategory.length, 0));
     await page.close();
   });
 });

@@ -130,6 +130,73 @@
     }
   }
 
+  /** Rows of text cells into a table body (text, never HTML: the data comes from source systems). */
+  function rows(tableId, list) {
+    const tbody = $(tableId).querySelector("tbody");
+    tbody.innerHTML = "";
+    for (const cells of list) {
+      const tr = document.createElement("tr");
+      for (const cell of cells) {
+        const td = document.createElement("td");
+        td.textContent = cell == null ? "–" : String(cell);
+        tr.appendChild(td);
+      }
+      tbody.appendChild(tr);
+    }
+  }
+
+  async function search(query) {
+    const started = performance.now();
+    delete document.body.dataset.searched;
+    const data = await graphql("DashboardGuestSearch", { query });
+    const list = $("candidates");
+    list.innerHTML = "";
+    for (const c of data.guestSearch.candidates) {
+      const li = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "candidate";
+      button.textContent = `${c.name || "(no name)"} · ${c.emails.join(", ")} · ${c.properties.join(", ")}`;
+      button.addEventListener("click", () => person(c.masterProfileId ? { masterProfileId: c.masterProfileId } : { guestProfileId: c.guestProfileIds[0] }));
+      li.appendChild(button);
+      list.appendChild(li);
+    }
+    document.body.dataset.searched = String(Math.round(performance.now() - started));
+  }
+
+  async function person(variables) {
+    delete document.body.dataset.person;
+    const d = await graphql("DashboardGuest", variables);
+    const p = d.person;
+    $("person").hidden = false;
+    $("person-name").textContent = `${[p.identity.givenName, p.identity.familyName].filter(Boolean).join(" ") || "(no name)"}${p.identity.vip ? " · VIP" : ""}`;
+    $("person-ids").textContent = p.masterProfileId ? `Master profile ${p.masterProfileId}` : `Guest profile ${p.guestProfileIds[0]} (no master profile)`;
+    rows("profiles", p.identity.profiles.map((x) => [x.property, x.source, x.sourceId, x.guestProfileId]));
+    $("stays-summary").textContent = `${p.stays.count} stays, ${p.stays.nights} nights; last ${p.stays.lastStay || "–"}, next ${p.stays.nextStay || "–"}`;
+    rows("reservations", d.reservations.nodes.map((r) => [r.confirmationNumber, r.kind, r.status, r.arrivalDate, r.nights, r.property.name, money(r.totalAmountMinor, r.currency)]));
+    rows("spend", p.spend.byCurrency.flatMap((c) => c.byCategory.map((x) => [c.currency, x.category, money(x.amountMinor, c.currency), x.transactions])));
+    rows("consent", p.consent.effective.map((c) => [c.contactValue, c.purpose, c.status,
+      c.decidedBy ? `${c.decidedBy.status} via ${c.decidedBy.channel} from ${c.decidedBy.source} at ${c.decidedBy.property || "the group"}, ${c.decidedBy.observedAt}` : "no observation"]));
+    rows("timeline", d.events.nodes.map((e) => [e.seq, e.occurredAt, e.entityType, e.operation]));
+    document.body.dataset.person = p.masterProfileId || p.guestProfileIds[0];
+  }
+
+  function show() {
+    const guest = location.hash === "#guest";
+    $("guest360").hidden = !guest;
+    $("overview").hidden = guest || !document.body.dataset.ready;
+  }
+  window.addEventListener("hashchange", show);
+  $("guest-search").addEventListener("submit", (e) => {
+    e.preventDefault();
+    search($("guest-query").value).catch(fail);
+  });
+  function fail(err) {
+    $("status").className = "error";
+    $("status").textContent = String(err.message || err);
+    document.body.dataset.failed = "true";
+  }
+
   async function load() {
     const started = performance.now();
     $("status").className = "";
@@ -143,10 +210,9 @@
       render(data);
       $("status").textContent = "";
       document.body.dataset.ready = String(Math.round(performance.now() - started));
+      show();
     } catch (err) {
-      $("status").className = "error";
-      $("status").textContent = String(err.message || err);
-      document.body.dataset.failed = "true";
+      fail(err);
     }
   }
 
