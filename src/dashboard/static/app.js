@@ -57,9 +57,9 @@
       title,
       width: Math.max(el.clientWidth - 16, 320),
       height: 240,
-      scales: { x: { time: options.time !== false } },
-      axes: options.time === false ? [{ values: (_, ticks) => ticks.map((t) => options.labels[t] ?? "") }, {}] : [{}, {}],
-      series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], fill: options.bars ? COLORS[i % COLORS.length] + "99" : undefined, paths: options.bars ? uPlot.paths.bars({ size: [0.6, 60] }) : undefined, points: { show: true } }))],
+      scales: { x: options.time === false ? { time: false, range: [-0.5, xs.length - 0.5] } : { time: true } },
+      axes: options.time === false ? [{ splits: () => xs, values: (_, ticks) => ticks.map((t) => options.labels[t] ?? "") }, {}] : [{}, {}],
+      series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], fill: options.bars ? COLORS[i % COLORS.length] + "99" : undefined, paths: options.bars ? uPlot.paths.bars({ size: [0.35, 50], align: i === 0 ? -1 : 1 }) : undefined, points: { show: true } }))],
     };
     new uPlot(opts, [xs, ...series.map((s) => s.values)], el);
   }
@@ -109,7 +109,13 @@
       tr.innerHTML = `<td>${purpose}</td><td>${c.granted}</td><td>${c.withdrawn}</td><td>${c.denied}</td><td>${c.unknown}</td>`;
       tbody.appendChild(tr);
     }
-    chart("chart-consent", "Contact points by effective consent", [0, 1], ["granted", "withdrawn", "denied", "unknown"].map((s) => ({ label: s, values: purposes.map(([, c]) => c[s]) })), { time: false, bars: true, labels: { 0: "email_marketing", 1: "sms_marketing" } });
+    // Grouped bars: one x per status, the e-mail purpose's bar left of it and the SMS purpose's right.
+    const statuses = ["granted", "withdrawn", "denied", "unknown"];
+    chart("chart-consent", "Contact points by effective consent", [0, 1, 2, 3], purposes.map(([purpose, c]) => ({ label: purpose, values: statuses.map((x) => c[x]) })), {
+      time: false,
+      bars: true,
+      labels: Object.fromEntries(statuses.map((x, i) => [i, x])),
+    });
 
     // Rating trend.
     chart("chart-ratings", "Average rating by month", d.ratings.map((b) => toSeconds(b.period)), [
