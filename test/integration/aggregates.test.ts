@@ -166,6 +166,26 @@ describe("stayMetrics agrees with /v1 reservations, guests and transactions", ()
     }
   });
 
+  it("filter.propertyId and filter.channel count what the same /v1 filters list", async () => {
+    const caller = callers()[0];
+    const { arrivalFrom, arrivalTo } = range();
+    const property = A().properties[0];
+    const rows = (await all(caller, `/v1/reservations?kind=stay&property_id=${property}&arrival_from=${arrivalFrom}&arrival_to=${arrivalTo}`)).filter(
+      (r) => !["cancelled", "no_show"].includes(r.status),
+    );
+    const channel = rows[0].booking_channel as string;
+    for (const [filter, expected] of [
+      [{ propertyId: property }, rows],
+      [{ propertyId: property, channel }, rows.filter((r) => r.booking_channel === channel)],
+    ] as const) {
+      const [bucket] = (await data(caller, STAYS, { filter: { arrivalFrom, arrivalTo, ...filter } })).stayMetrics;
+      expect({ filter, stays: bucket.stays, nights: bucket.nights }).toEqual({
+        filter, stays: expected.length, nights: expected.reduce((n: number, r: Row) => n + r.nights, 0),
+      });
+    }
+    expect(rows.filter((r) => r.booking_channel === channel).length).toBeLessThan(rows.length);
+  });
+
   it("group B's numbers are its own, in its own currencies, never summed across them", async () => {
     const { arrivalFrom, arrivalTo } = range();
     const b = { buckets: (await data(callers()[3], STAYS, { filter: { arrivalFrom, arrivalTo }, groupBy: ["property"] })).stayMetrics };
