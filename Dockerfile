@@ -35,6 +35,7 @@ COPY patches ./patches
 # same set today; `npm run size:production` measures both).
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --no-audit --no-fund
 COPY schema.graphql ./
+COPY dashboard ./dashboard
 COPY prisma/migrations ./prisma/migrations
 COPY bin ./bin
 COPY --from=build /app/dist ./dist

@@ -446,6 +446,50 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
       body: JSON.stringify({ member_type: "guest_profile", filter_doc: { field: "consent.email_marketing", op: "eq", value: "granted" } }),
     } } },
     { name: "GraphQL: 100 guests + reservations + transactions", systems: { service: gql(nested), postgraphile: gql(pgNested, { "content-type": "application/json" }) } },
+    ...aggregateScenarios(manifest, gql, get),
+  ];
+}
+
+/**
+ * The dashboard aggregates (issue 28), each with one grouping over a year, beside the ceiling: the
+ * same GROUP BY written by hand on the same tables (bench/ceiling-server.ts /aggregate/*), behind
+ * the same API-key lookup. PostGraphile's aggregates plugin (@graphile/pg-aggregates) is not
+ * installed here, so it has no column.
+ */
+function aggregateScenarios(manifest: FixtureManifest, gql: (query: string) => Request, get: (p: string) => Request): Scenario[] {
+  const anchor = new Date(`${manifest.anchor_date}T00:00:00Z`);
+  const day = (offset: number) => new Date(anchor.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+  const [from, to] = [day(-364), day(0)];
+  const year = `from=${from}&to=${to}`;
+  return [
+    {
+      name: "aggregate: stayMetrics by month, one year",
+      systems: {
+        service: gql(`{ stayMetrics(filter: { arrivalFrom: "${from}", arrivalTo: "${to}" }, groupBy: [month]) { period stays nights distinctGuests revenue { currency revenueMinor roomRevenueMinor roomNights averageDailyRateMinor } } }`),
+        ceiling: get(`/aggregate/stays?${year}`),
+      },
+    },
+    {
+      name: "aggregate: guestMetrics by property",
+      systems: {
+        service: gql("{ guestMetrics(groupBy: [property]) { propertyId guests masterProfiles reachableByEmail reachableBySms } }"),
+        ceiling: get("/aggregate/guests"),
+      },
+    },
+    {
+      name: "aggregate: consentMetrics by month",
+      systems: {
+        service: gql(`{ consentMetrics(purpose: "email_marketing", groupBy: [month]) { period granted withdrawn denied unknown } }`),
+        ceiling: get("/aggregate/consent"),
+      },
+    },
+    {
+      name: "aggregate: reviewMetrics by month, one year",
+      systems: {
+        service: gql(`{ reviewMetrics(filter: { publishedFrom: "${from}T00:00:00.000Z", publishedTo: "${day(1)}T00:00:00.000Z" }, groupBy: [month]) { period count averageRating byRating { rating count } } }`),
+        ceiling: get(`/aggregate/reviews?${year}`),
+      },
+    },
   ];
 }
 

@@ -15,6 +15,7 @@ import { observeDatabase, recordRequest } from "./observability/metrics";
 import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
 import { mountGraphqlIde } from "./graphql/ide";
+import { mountDashboard } from "./dashboard";
 import { buildSchema } from "./graphql/schema";
 import { apiError, boundMessage, errorCodeOf, withHttpStatus } from "./errors";
 import { prepareOperations } from "./rest/execute";
@@ -145,6 +146,7 @@ export async function createApp(services: Services): Promise<App> {
 
   // Before the rate limit: loading the IDE's page and files is no API request.
   if (services.config.graphqlIde) mountGraphqlIde(app);
+  if (services.config.dashboard) mountDashboard(app);
 
   // An address past its failed authentications is refused before the rate limit counts it (each
   // random token would be a key of its own) and before any credential lookup.

@@ -44,6 +44,8 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   // The GraphQL IDE (ruru) at GET /graphql in a browser; unset: on, off in production.
   GCS_GRAPHQL_IDE: z.enum(["true", "false"]).optional(),
+  // The internal dashboard at GET /dashboard; unset: on, off in production.
+  GCS_DASHBOARD: z.enum(["true", "false"]).optional(),
   // Secrets: when unset, the service generates them once and keeps them in the database.
   GCS_CURSOR_SECRET: z.string().min(32).optional(),
   GCS_SESSION_JWT_SECRET: z.string().min(32).optional(),
@@ -55,7 +57,7 @@ const envSchema = z.object({
   // Bounds on one /graphql operation (src/graphql/limits.ts): nesting depth, estimated cost, field
   // selections and aliases after fragment expansion, tokens the parser reads, response size.
   GCS_GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
-  GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(10_000),
+  GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(12_000),
   // Comma-separated origins (https://dash.example.com) allowed to call the API from a browser; unset: no CORS.
   GCS_CORS_ORIGINS: z.string().optional(),
   GCS_TRUST_PROXY: z.string().optional(),
@@ -153,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT },
     // Unset: on outside production when ruru (a dev dependency) is installed; "true" insists (graphql/ide.ts).
     graphqlIde: e.GCS_GRAPHQL_IDE ? e.GCS_GRAPHQL_IDE === "true" : e.NODE_ENV !== "production" && ruruInstalled(),
+    dashboard: e.GCS_DASHBOARD ? e.GCS_DASHBOARD === "true" : e.NODE_ENV !== "production",
     cursorSecret: e.GCS_CURSOR_SECRET,
     session: {
       secret: e.GCS_SESSION_JWT_SECRET,

@@ -16,7 +16,7 @@ import { clip, echo, invalidRequest } from "../errors";
 import type { Scope } from "../auth/scope";
 import { isUuid, parseDate, parseInstant } from "../validate";
 import { masterAtProperty, tenantSql } from "./tenant";
-import { columns, empty, join, sql, type Sql } from "./sql";
+import { columns, empty, join, raw, sql, type Sql } from "./sql";
 import { escapeLike } from "../db/like";
 
 export type MemberType = "guest_profile" | "master_profile";
@@ -76,7 +76,7 @@ const OPERATORS: Record<FieldType, string[]> = {
   consent: ["eq", "neq", "in", "not_in"],
 };
 
-type ConsentValue = "granted" | "withdrawn" | "denied" | "unknown";
+export type ConsentValue = "granted" | "withdrawn" | "denied" | "unknown";
 const CONSENT_VALUES: ConsentValue[] = ["granted", "withdrawn", "denied", "unknown"];
 const MAX_DEPTH = 8;
 const MAX_LEAVES = 100;
@@ -245,12 +245,23 @@ function columnSql(c: Sql, type: Exclude<FieldType, "consent">, op: string, valu
  * PostgreSQL hashes them once per statement when it expects many members.
  */
 function consentSql(group: Scope, email: Sql, purpose: string, statuses: ConsentValue[]): Sql {
+  return effectiveConsentSql(group, "email", email, purpose, statuses);
+}
+
+/**
+ * consentSql for a contact column of either kind: an e-mail column (normalised here as observations
+ * store it) or a phone column (guest profiles store E.164, as observations do). The aggregates
+ * (data/metrics.ts) decide reachability with it, so they apply the same rule as table filters.
+ */
+export function effectiveConsentSql(group: Scope, contactType: "email" | "phone", contact: Sql, purpose: string, statuses: ConsentValue[]): Sql {
   if (statuses.length === 0) return sql`FALSE`;
   if (statuses.length === CONSENT_VALUES.length) return sql`TRUE`;
-  if (statuses.length === 3) return sql`(NOT ${consentSql(group, email, purpose, CONSENT_VALUES.filter((s) => !statuses.includes(s)))})`;
+  if (statuses.length === 3) return sql`(NOT ${effectiveConsentSql(group, contactType, contact, purpose, CONSENT_VALUES.filter((s) => !statuses.includes(s)))})`;
   // Observations store the contact normalised (consent/precedence.ts normaliseContact: e-mail
   // trimmed, lower-case), so the member's e-mail is normalised the same way here.
-  const mine = sql`${tenantSql("ConsentObservation", group, "co")} AND co.contact_type = 'email' AND co.purpose = ${purpose} AND co.contact_value = lower(btrim(${email}))`;
+  const email = contact;
+  const value = contactType === "email" ? sql`lower(btrim(${contact}))` : contact;
+  const mine = sql`${tenantSql("ConsentObservation", group, "co")} AND co.contact_type = ${raw(`'${contactType}'`)} AND co.purpose = ${purpose} AND co.contact_value = ${value}`;
   const observed = (status: Sql) => sql`EXISTS (SELECT 1 FROM consent_observations co WHERE ${mine}${status})`;
   const restrictive = observed(sql` AND co.status <> 'granted'`);
   const one: Record<ConsentValue, () => Sql> = {
@@ -267,4 +278,18 @@ function consentSql(group: Scope, email: Sql, purpose: string, statuses: Consent
   if (has("withdrawn") && has("denied")) return restrictive;
   if (has("granted") && has("unknown")) return sql`(NOT ${restrictive})`;
   return sql`(${join(statuses.map((s) => one[s]()), " OR ")})`;
+}
+
+/**
+ * The observation that decides the effective consent of one contact point for `purpose`, as a
+ * subquery of one row (status, observed_at) for a LATERAL join; no row means unknown. The order is
+ * consent/precedence.ts's: any withdrawn or denied observation first, then the latest, at equal
+ * instants the smaller id; read across the caller's whole group (spec 1.5). `contactType` and
+ * `value` are SQL of the outer row (the value already normalised, as observations store it).
+ */
+export function decidingObservationSql(scope: Scope, contactType: Sql, value: Sql, purpose: string): Sql {
+  const group = { ...scope, propertyId: null };
+  return sql`(SELECT co.status, co.observed_at FROM consent_observations co
+    WHERE ${tenantSql("ConsentObservation", group, "co")} AND co.purpose = ${purpose} AND co.contact_type = ${contactType} AND co.contact_value = ${value}
+    ORDER BY co.status = 'granted', co.observed_at DESC, co.id LIMIT 1)`;
 }

@@ -11,13 +11,14 @@ import { events } from "./events";
 import { guests } from "./guests";
 import { loyalty } from "./loyalty";
 import { masterProfiles } from "./master-profiles";
+import { metrics } from "./metrics";
 import { properties } from "./properties";
 import { createReaders, type Readers } from "./readers";
 import { search } from "./search";
 import { stays } from "./stays";
 import { tables } from "./tables";
 
-const MODULES = { guests, masterProfiles, stays, consents, engagement, loyalty, properties, events, tables, destinations, search };
+const MODULES = { guests, masterProfiles, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics };
 type Modules = typeof MODULES;
 
 export type Data = { readonly [K in keyof Modules]: ReturnType<Modules[K]> };
@@ -42,6 +43,7 @@ class RequestData {
   get tables() { return this.module("tables"); }
   get destinations() { return this.module("destinations"); }
   get search() { return this.module("search"); }
+  get metrics() { return this.module("metrics"); }
 }
 
 export function createData(db: Database, scope: Scope): Data {

@@ -94,6 +94,12 @@ const AGGREGATE_QUERIES: Record<string, (arg: Argument) => number> = {
   "GuestContext.reviews": () => 1,
   // One grouped count per batch of tables: a page of DEFAULT_LIMIT tables costs one aggregate.
   "Table.memberCount": () => 1 / DEFAULT_LIMIT,
+  // Dashboard aggregates (resolvers/metrics.ts): one grouped statement each, which scans every row
+  // it counts; stayMetrics adds a second pass over the stays' folio lines for revenue.
+  "Query.stayMetrics": () => 2,
+  "Query.guestMetrics": () => 1,
+  "Query.consentMetrics": () => 1,
+  "Query.reviewMetrics": () => 1,
 };
 
 const maybeTrue = (value: unknown) => value === true || value === UNKNOWN;

@@ -81,3 +81,8 @@ function intern(full: RowShape, columns: string[]): RowShape {
   }
   return shape;
 }
+
+/** The names of the fields the current field selects (fragments followed). */
+export function selectedFields(info: GraphQLResolveInfo): ReadonlySet<string> {
+  return fieldNames(info.fieldNodes.map((f) => f.selectionSet), info.fragments).names;
+}

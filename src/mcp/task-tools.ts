@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { invalidRequest } from "../errors";
+import { metricTools } from "./metric-tools";
 
 export interface TaskTool {
   name: string;
@@ -284,4 +285,4 @@ const checkContactPermission: TaskTool = {
   toResult: (data) => snakeKeys(data.contactPermission) as Record<string, unknown>,
 };
 
-export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission];
+export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, ...metricTools];

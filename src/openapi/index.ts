@@ -12,6 +12,8 @@ export { generateOpenApi, openApiPath, routeKey, type OpenApiDocument } from "./
 export const UNDOCUMENTED_ROUTES: Record<string, string> = {
   "POST /mcp": "The MCP server is outside this document (spec 1.7); it is described by its own tools/list.",
   "GET /docs/redoc.standalone.js": "The renderer script of GET /docs.",
+  "GET /dashboard": "The internal dashboard's page (src/dashboard), off in production unless GCS_DASHBOARD=true.",
+  "GET /dashboard/documents.json": "The dashboard's trusted documents (dashboard/trusted-documents.json).",
 };
 
 let cached: OpenApiDocument | undefined;

@@ -343,6 +343,11 @@ const FIELD_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> =
   tablePreview: () => ({ memberType: "guest_profile", filterDoc: UNBOUND_FILTER }),
   pauseDestination: (s) => ({ provider: s.provider }),
   resumeDestination: (s) => ({ provider: s.provider }),
+  // Dashboard aggregates: every join they make (guests, folio lines, loyalty tiers, consent) asked for.
+  stayMetrics: () => ({ filter: { arrivalFrom: "2025-06-01", arrivalTo: "2027-05-31" }, groupBy: ["property", "month", "guest_country"] }),
+  guestMetrics: () => ({ groupBy: ["property", "loyalty_tier"], emailPurpose: "email_marketing", smsPurpose: "sms_marketing" }),
+  consentMetrics: () => ({ purpose: "email_marketing", groupBy: ["property", "month"] }),
+  reviewMetrics: () => ({ groupBy: ["property", "month"] }),
 };
 
 function argumentsFor(field: GraphQLField<unknown, unknown>, s: Samples): Record<string, unknown> {
@@ -405,6 +410,9 @@ const TOOL_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> = 
   find_guests: (s) => ({ query: s.person.name }),
   guest_context: (s) => ({ master_profile_id: s.person.masterProfileId }),
   check_contact_permission: (s) => ({ email: s.person.email, purpose: "email_marketing" }),
+  stay_performance: () => ({ from: "2025-06-01", to: "2027-05-31", group_by: ["property", "channel"] }),
+  review_trend: () => ({ group_by: ["source"] }),
+  guest_reach: () => ({ group_by: ["loyalty_tier"] }),
 };
 
 async function callTool(pass: Pass, tool: (typeof taskTools)[number], s: Samples): Promise<string | undefined> {

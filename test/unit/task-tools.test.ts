@@ -11,8 +11,8 @@ import { toE164 } from "../../src/consent/precedence";
 const tool = (name: string) => taskTools.find((t) => t.name === name)!;
 
 describe("task tools", () => {
-  it("are find_guests, guest_context and check_contact_permission, read-only and closed-world", () => {
-    expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission"]);
+  it("are find_guests, guest_context, check_contact_permission and the aggregate tools, read-only and closed-world", () => {
+    expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission", "stay_performance", "review_trend", "guest_reach"]);
     for (const t of taskTools) {
       expect(t.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
       expect(t.description.length).toBeGreaterThan(200);
@@ -40,7 +40,8 @@ describe("task tools", () => {
   });
 
   it("run operations of src/mcp/operations that validate against schema.graphql", () => {
-    const document = parse(readFileSync(path.resolve(__dirname, "../../src/mcp/operations/tasks.graphql"), "utf8"));
+    const dir = path.resolve(__dirname, "../../src/mcp/operations");
+    const document = parse(["tasks.graphql", "metrics.graphql"].map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n"));
     expect(validate(buildSchema(), document)).toEqual([]);
     const names = document.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : []));
     expect(taskTools.map((t) => t.operation).sort()).toEqual([...names].sort());
@@ -54,6 +55,19 @@ describe("task tools", () => {
       purpose: "sms_marketing",
       propertyId: "p",
     });
+  });
+
+  it("the aggregate tools turn dates into the operations' filters", () => {
+    expect(tool("stay_performance").toVariables({ from: "2026-10-01", to: "2026-10-31", property_id: "p", group_by: ["week"] })).toEqual({
+      filter: { arrivalFrom: "2026-10-01", arrivalTo: "2026-10-31", propertyId: "p" },
+      groupBy: ["week"],
+    });
+    // A review day range is whole UTC days: `to` is inclusive, publishedTo exclusive.
+    expect(tool("review_trend").toVariables({ from: "2026-10-01", to: "2026-10-31" })).toEqual({
+      filter: { publishedFrom: "2026-10-01T00:00:00.000Z", publishedTo: "2026-11-01T00:00:00.000Z" },
+    });
+    expect(tool("guest_reach").toVariables({})).toEqual({ emailPurpose: "email_marketing", smsPurpose: "sms_marketing" });
+    expect(tool("guest_reach").toResult({ guestMetrics: [{ reachableByEmail: 3 }] })).toEqual({ buckets: [{ reachable_by_email: 3 }] });
   });
 
   it("toResult answers in snake_case, and says when nobody was found", () => {

@@ -10,6 +10,7 @@ import { guestSearchResolvers } from "./guest-search";
 import { contactPermissionResolvers } from "./contact-permission";
 import { loyaltyResourceResolvers } from "./loyalty-resources";
 import { masterProfileResolvers } from "./master-profiles";
+import { metricResolvers } from "./metrics";
 import { propertyResolvers } from "./properties";
 import { stayResolvers } from "./stays";
 import { tableResolvers } from "./tables";
@@ -41,4 +42,5 @@ export const resolvers = [
   guestSearchResolvers,
   guestContextResolvers,
   contactPermissionResolvers,
+  metricResolvers,
 ];

@@ -1,0 +1,220 @@
+// Aggregates for dashboards (issue 28): stays, guests, consent and reviews, each one scoped SQL
+// statement with one GROUP BY over the caller's rows (data/sql.ts ANDs the tenant predicate of
+// every table in). Buckets are the combinations of the asked dimensions that have rows, ordered by
+// those values; an entity in several buckets (a guest at two properties) counts in each.
+//
+// Calendars: a stay's day, week and month are its arrival date's, which is already the property's
+// local date; review and consent months are their instants in the property's time zone
+// (properties.timezone). Money follows the spend rule of data/stays.ts spendOfGuests, per currency.
+// Consent is decided across the whole group by the same SQL as table filters
+// (data/filter-document.ts), which agrees with consent/precedence.ts.
+import type { ConsentValue } from "./filter-document";
+import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
+import type { Readers } from "./readers";
+import { empty, equals, join, raw, sql, type Sql } from "./sql";
+import { guestConditions } from "./where";
+
+export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
+export type GuestDimension = "property" | "country" | "loyalty_tier" | "vip";
+export type ConsentDimension = "property" | "month";
+export type ReviewDimension = "property" | "month" | "source";
+
+export interface StayMetricsFilter {
+  arrivalFrom: string;
+  arrivalTo: string;
+  propertyId?: string | null;
+  channel?: string | null;
+}
+
+export interface ReviewMetricsFilter {
+  guestProfileId?: string | null;
+  masterProfileId?: string | null;
+  reservationId?: string | null;
+  propertyId?: string | null;
+  source?: string | null;
+  minRating?: number | null;
+  maxRating?: number | null;
+  publishedFrom?: Date | null;
+  publishedTo?: Date | null;
+}
+
+/** A dimension as SQL: the expression grouped by and the bucket field it fills. */
+interface Key {
+  field: string;
+  expr: Sql;
+}
+
+/** `expr AS "field"` for the select list, and the GROUP BY / ORDER BY positions. */
+function keyed(keys: Key[]) {
+  return {
+    select: keys.length ? sql`${join(keys.map((k) => sql`${k.expr} AS ${raw(`"${k.field}"`)}`), ", ")}, ` : empty,
+    groupBy: keys.length ? sql` GROUP BY ${join(keys.map((_, i) => raw(String(i + 1))), ", ")}` : empty,
+    orderBy: keys.length ? sql` ORDER BY ${join(keys.map((_, i) => raw(String(i + 1))), ", ")}` : empty,
+  };
+}
+
+const localMonth = (instant: string, timezone: string) => raw(`to_char(date_trunc('month', ${instant} AT TIME ZONE ${timezone}), 'YYYY-MM-DD')`);
+
+const STAY_KEYS: Record<StayDimension, Key> = {
+  property: { field: "propertyId", expr: sql`s.property_id::text` },
+  day: { field: "period", expr: sql`to_char(s.arrival_date, 'YYYY-MM-DD')` },
+  week: { field: "period", expr: sql`to_char(date_trunc('week', s.arrival_date), 'YYYY-MM-DD')` },
+  month: { field: "period", expr: sql`to_char(date_trunc('month', s.arrival_date), 'YYYY-MM-DD')` },
+  channel: { field: "channel", expr: sql`s.booking_channel` },
+  guest_country: { field: "guestCountry", expr: sql`s.country_code::text` },
+};
+
+const GUEST_KEYS: Record<GuestDimension, Key> = {
+  property: { field: "propertyId", expr: sql`g.property_id::text` },
+  country: { field: "country", expr: sql`g.country_code::text` },
+  loyalty_tier: { field: "loyaltyTier", expr: sql`lt.tier` },
+  vip: { field: "vip", expr: sql`(g.vip_code IS NOT NULL)` },
+};
+
+const CONSENT_KEYS: Record<ConsentDimension, Key> = {
+  property: { field: "propertyId", expr: sql`d.property_id::text` },
+  month: { field: "period", expr: localMonth("d.observed_at", "d.timezone") },
+};
+
+const REVIEW_KEYS: Record<ReviewDimension, Key> = {
+  property: { field: "propertyId", expr: sql`rv.property_id::text` },
+  month: { field: "period", expr: localMonth("rv.published_at", "p.timezone") },
+  source: { field: "source", expr: sql`rv.source` },
+};
+
+/** A folio line's effect on revenue: refunds always reduce it, whatever sign the source stored. */
+const SPEND = sql`CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END`;
+
+export interface StayBucketRow {
+  propertyId?: string | null;
+  period?: string | null;
+  channel?: string | null;
+  guestCountry?: string | null;
+  stays: number;
+  nights: number;
+  distinctGuests: number;
+  revenue: { currency: string; revenueMinor: string; roomRevenueMinor: string; roomNights: number; averageDailyRateMinor: string | null }[] | null;
+}
+
+const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
+
+export function metrics(r: Readers) {
+  return {
+    /**
+     * Stays arriving in [arrivalFrom, arrivalTo] (kind stay, not cancelled or no-show) per bucket,
+     * with revenue per currency from their folio lines when `withRevenue`.
+     */
+    async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean): Promise<StayBucketRow[]> {
+      const keys = groupBy.map((d) => STAY_KEYS[d]);
+      const k = keyed(keys);
+      // Every bucket's key as one text, so the revenue rows join their bucket with an equality
+      // even where a dimension's value is null.
+      const bucketKey = keys.length ? sql`json_build_array(${join(keys.map((x) => x.expr), ", ")})::text` : sql`''`;
+      const moneyOf = (scoped: (model: "Transaction", alias: string) => Sql) => withRevenue
+        ? sql`,
+          folio AS (
+            SELECT x.reservation_id, x.currency::text AS currency, sum(${SPEND}) AS revenue,
+              sum(${SPEND}) FILTER (WHERE x.category = 'accommodation') AS room
+            FROM transactions x
+            WHERE ${scoped("Transaction", "x")} AND x.kind IN ('charge', 'adjustment', 'refund') AND x.reservation_id IN (SELECT id FROM s)
+            GROUP BY 1, 2),
+          money AS (
+            SELECT ${bucketKey} AS bucket, f.currency, sum(f.revenue) AS revenue, coalesce(sum(f.room), 0) AS room,
+              coalesce(sum(s.nights) FILTER (WHERE f.room IS NOT NULL), 0) AS room_nights
+            FROM s JOIN folio f ON f.reservation_id = s.id
+            GROUP BY 1, 2),
+          revenue AS (
+            SELECT bucket, json_agg(json_build_object('currency', currency, 'revenueMinor', revenue::text, 'roomRevenueMinor', room::text,
+                'roomNights', room_nights,
+                'averageDailyRateMinor', CASE WHEN room_nights > 0 THEN round(room / room_nights)::text END) ORDER BY currency) AS revenue
+            FROM money GROUP BY bucket)`
+        : empty;
+      return r.sql.query<StayBucketRow>((scoped) => sql`WITH s AS (
+            SELECT r.id, r.property_id, r.booking_channel, r.arrival_date, (r.departure_date - r.arrival_date) AS nights,
+              coalesce(gp.master_profile_id, gp.id) AS person, gp.country_code
+            FROM reservations r
+            LEFT JOIN guest_profiles gp ON gp.id = r.guest_profile_id AND ${scoped("GuestProfile", "gp")}
+            WHERE ${scoped("Reservation", "r")} AND r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show')
+              AND r.arrival_date >= ${filter.arrivalFrom}::date AND r.arrival_date <= ${filter.arrivalTo}::date
+              ${filter.propertyId == null ? empty : sql`AND r.property_id = ${filter.propertyId}::uuid`}
+              ${filter.channel == null ? empty : sql`AND r.booking_channel = ${filter.channel}`})${moneyOf(scoped)}
+          , stay AS (
+            SELECT ${bucketKey} AS bucket, ${k.select}count(*)::int AS stays, coalesce(sum(s.nights), 0)::int AS nights,
+              count(DISTINCT s.person)::int AS "distinctGuests"
+            FROM s${keys.length ? sql` GROUP BY ${join(keys.map((_, i) => raw(String(i + 1))), ", ")}, ${raw(String(keys.length + 1))}` : empty})
+          SELECT stay.*, ${withRevenue ? sql`coalesce(rv.revenue, '[]'::json)` : sql`NULL`} AS revenue
+          FROM stay${withRevenue ? sql` LEFT JOIN revenue rv ON rv.bucket = stay.bucket` : empty}
+          ${keys.length ? sql`ORDER BY ${join(keys.map((x) => raw(`stay."${x.field}"`)), ", ")}` : empty}`);
+    },
+
+    /** Guest profiles per bucket, with the ones reachable by e-mail and SMS when `purposes` is given. */
+    async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
+      const k = keyed(groupBy.map((d) => GUEST_KEYS[d]));
+      const granted: ConsentValue[] = ["granted"];
+      // Consent is decided across the whole group, also for a request narrowed to one property (spec 1.5).
+      const group = { ...r.scope, propertyId: null };
+      const rows = await r.sql.query<Record<string, unknown>>((scoped) => sql`SELECT ${k.select}count(*)::int AS guests,
+          count(DISTINCT g.master_profile_id)::int AS "masterProfiles",
+          ${purposes
+            ? sql`count(*) FILTER (WHERE ${effectiveConsentSql(group, "email", sql`g.email`, purposes.email, granted)})::int AS "reachableByEmail",
+              count(*) FILTER (WHERE ${effectiveConsentSql(group, "phone", sql`g.phone`, purposes.sms, granted)})::int AS "reachableBySms"`
+            : sql`NULL AS "reachableByEmail", NULL AS "reachableBySms"`}
+        FROM guest_profiles g
+        ${groupBy.includes("loyalty_tier")
+          ? sql`LEFT JOIN LATERAL (SELECT lm.tier FROM loyalty_members lm
+              WHERE ${scoped("LoyaltyMember", "lm")} AND lm.guest_profile_id = g.id AND lm.status = 'active'
+              ORDER BY lm.lifetime_points DESC, lm.id LIMIT 1) lt ON true`
+          : empty}
+        WHERE ${scoped("GuestProfile", "g")}${k.groupBy}${k.orderBy}`);
+      return rows;
+    },
+
+    /** Contact points of the guest profiles in scope per bucket, by effective consent for `purpose`. */
+    async consent(purpose: string, contactType: "email" | "phone" | null, groupBy: ConsentDimension[]) {
+      const k = keyed(groupBy.map((d) => CONSENT_KEYS[d]));
+      const point = sql`(d.contact_type::text || ':' || d.contact_value)`;
+      return r.sql.query<Record<string, unknown>>((scoped) => sql`WITH cp AS (
+          SELECT DISTINCT g.property_id, c.contact_type, c.contact_value
+          FROM guest_profiles g
+          CROSS JOIN LATERAL (VALUES ('email'::"ContactType", lower(btrim(g.email))), ('phone'::"ContactType", g.phone)) AS c(contact_type, contact_value)
+          WHERE ${scoped("GuestProfile", "g")} AND c.contact_value IS NOT NULL AND c.contact_value <> ''
+            ${contactType ? sql`AND c.contact_type = ${raw(`'${contactType}'`)}` : empty}),
+        d AS (
+          SELECT cp.property_id, cp.contact_type, cp.contact_value, p.timezone, dec.status, dec.observed_at
+          FROM cp JOIN properties p ON p.id = cp.property_id AND ${scoped("Property", "p")}
+          LEFT JOIN LATERAL ${decidingObservationSql(r.scope, sql`cp.contact_type`, sql`cp.contact_value`, purpose)} AS dec ON true)
+        SELECT ${k.select}
+          count(DISTINCT ${point}) FILTER (WHERE d.status = 'granted')::int AS granted,
+          count(DISTINCT ${point}) FILTER (WHERE d.status = 'withdrawn')::int AS withdrawn,
+          count(DISTINCT ${point}) FILTER (WHERE d.status = 'denied')::int AS denied,
+          count(DISTINCT ${point}) FILTER (WHERE d.status IS NULL)::int AS unknown
+        FROM d${k.groupBy}${k.orderBy}`);
+    },
+
+    /** Reviews the filter selects per bucket: count, average rating and count per rating. */
+    async reviews(filter: ReviewMetricsFilter, groupBy: ReviewDimension[]) {
+      const k = keyed(groupBy.map((d) => REVIEW_KEYS[d]));
+      const conditions = [
+        equals(sql`rv.property_id`, filter.propertyId),
+        equals(sql`rv.reservation_id`, filter.reservationId),
+        equals(sql`rv.source`, filter.source),
+        filter.minRating == null ? undefined : sql`rv.rating >= ${filter.minRating}`,
+        filter.maxRating == null ? undefined : sql`rv.rating <= ${filter.maxRating}`,
+        filter.publishedFrom == null ? undefined : sql`rv.published_at >= ${filter.publishedFrom.toISOString()}::timestamptz`,
+        filter.publishedTo == null ? undefined : sql`rv.published_at < ${filter.publishedTo.toISOString()}::timestamptz`,
+        ...(await guestConditions(r, filter, sql`rv.guest_profile_id`)),
+      ].filter((c): c is Sql => c !== undefined);
+      const rows = await r.sql.query<Record<string, unknown> & { averageRating: number | null; r1: number; r2: number; r3: number; r4: number; r5: number }>(
+        (scoped) => sql`SELECT ${k.select}count(*)::int AS count, avg(rv.rating)::float8 AS "averageRating",
+            ${join([1, 2, 3, 4, 5].map((n) => sql`count(*) FILTER (WHERE rv.rating = ${raw(String(n))})::int AS ${raw(`r${n}`)}`), ", ")}
+          FROM reviews rv JOIN properties p ON p.id = rv.property_id AND ${scoped("Property", "p")}
+          WHERE ${scoped("Review", "rv")}${conditions.length ? sql` AND ${join(conditions, " AND ")}` : empty}${k.groupBy}${k.orderBy}`,
+      );
+      return rows.map(({ r1, r2, r3, r4, r5, averageRating, ...rest }) => ({
+        ...rest,
+        averageRating: round2(averageRating),
+        byRating: [r1, r2, r3, r4, r5].map((count, i) => ({ rating: i + 1, count })),
+      }));
+    },
+  };
+}

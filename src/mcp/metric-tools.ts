@@ -1,0 +1,156 @@
+// MCP tools over the dashboard aggregates (issue 28): "how did the Lisbon hotel do last month?",
+// "how are its reviews trending?", "how many guests can we e-mail?". Each runs one named operation
+// of operations/metrics.graphql through the same executor as the other task tools, so scoping,
+// consent precedence, costs and errors are the resolvers'.
+import { z } from "zod";
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { snakeKeys, type TaskTool } from "./task-tools";
+
+const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+
+const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD");
+const uuid = z.string().meta({ format: "uuid" });
+
+/** The arguments given, renamed to the operation's variables. */
+function pick(args: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [arg, name] of Object.entries(names)) if (args[arg] !== undefined) out[name] = args[arg];
+  return out;
+}
+
+const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+
+const money = z.object({
+  currency: z.string(),
+  revenue_minor: z.number().int().describe("Revenue in the currency's minor unit (12050 EUR is 120.50)."),
+  room_revenue_minor: z.number().int(),
+  room_nights: z.number().int(),
+  average_daily_rate_minor: z.number().int().nullable(),
+});
+
+const stayPerformance: TaskTool = {
+  name: "stay_performance",
+  scope: "read:reservations",
+  title: "How did a property do?",
+  description: [
+    "How a property (or the whole group) did over a period of arrival dates: stays, nights, distinct guests, and revenue, room",
+    "revenue and average daily rate per currency, in minor units (never added across currencies). Stays are reservations of kind",
+    "stay that were not cancelled or no-shows, counted on their arrival day in the property's local calendar.",
+    "For \"how did the Lisbon hotel do last month?\": get its property_id from list_properties, pass from and to as the month's first",
+    "and last day. group_by splits the answer (e.g. [\"week\"], [\"property\", \"month\"], [\"channel\"]); omit it for one total.",
+  ].join(" "),
+  operation: "StayPerformance",
+  inputSchema: {
+    from: date.describe("First arrival date counted, YYYY-MM-DD."),
+    to: date.describe("Last arrival date counted (inclusive), YYYY-MM-DD; at most 731 days after from."),
+    property_id: uuid.optional().describe("Only this property (from list_properties); the whole group when absent."),
+    channel: z.string().min(1).max(100).optional().describe("Only stays booked through this channel, e.g. direct."),
+    group_by: z
+      .array(z.enum(["property", "day", "week", "month", "channel", "guest_country"]))
+      .max(3)
+      .optional()
+      .describe("Up to 3 dimensions, at most one of day, week and month."),
+  },
+  outputSchema: {
+    buckets: z.array(
+      z.object({
+        property_id: z.string().nullable(),
+        period: z.string().nullable().describe("First day of the day, week or month bucket."),
+        channel: z.string().nullable(),
+        guest_country: z.string().nullable(),
+        stays: z.number().int(),
+        nights: z.number().int(),
+        distinct_guests: z.number().int(),
+        revenue: z.array(money),
+      }),
+    ),
+  },
+  annotations: READ_ONLY,
+  toVariables: (args) => ({
+    filter: { arrivalFrom: args.from, arrivalTo: args.to, ...pick(args, { property_id: "propertyId", channel: "channel" }) },
+    ...pick(args, { group_by: "groupBy" }),
+  }),
+  toResult: (data) => ({ buckets: snakeKeys(data.stayMetrics) }),
+};
+
+const reviewTrend: TaskTool = {
+  name: "review_trend",
+  scope: "read:reviews",
+  title: "How are reviews trending?",
+  description: [
+    "Review counts, average rating (1 to 5) and the count per rating over a period of publication dates (whole UTC days), for one",
+    "property or the group. group_by [\"month\"] gives the trend (months in each property's local calendar); [\"source\"] compares",
+    "platforms; [\"property\"] compares properties. For single reviews use list_reviews.",
+  ].join(" "),
+  operation: "ReviewMetrics",
+  inputSchema: {
+    from: date.optional().describe("First publication day counted, YYYY-MM-DD."),
+    to: date.optional().describe("Last publication day counted (inclusive), YYYY-MM-DD."),
+    property_id: uuid.optional().describe("Only this property (from list_properties)."),
+    source: z.string().min(1).max(100).optional().describe("Only reviews from this platform, e.g. google."),
+    group_by: z.array(z.enum(["property", "month", "source"])).max(3).optional().describe("Dimensions, each at most once; omit for one total."),
+  },
+  outputSchema: {
+    buckets: z.array(
+      z.object({
+        property_id: z.string().nullable(),
+        period: z.string().nullable(),
+        source: z.string().nullable(),
+        count: z.number().int(),
+        average_rating: z.number().nullable(),
+        by_rating: z.array(z.object({ rating: z.number().int(), count: z.number().int() })),
+      }),
+    ),
+  },
+  annotations: READ_ONLY,
+  toVariables: (args) => ({
+    filter: {
+      ...pick(args, { property_id: "propertyId", source: "source" }),
+      ...(args.from ? { publishedFrom: `${args.from as string}T00:00:00.000Z` } : {}),
+      ...(args.to ? { publishedTo: `${nextDay(args.to as string)}T00:00:00.000Z` } : {}),
+    },
+    ...pick(args, { group_by: "groupBy" }),
+  }),
+  toResult: (data) => ({ buckets: snakeKeys(data.reviewMetrics) }),
+};
+
+const guestReach: TaskTool = {
+  name: "guest_reach",
+  scope: "read:guests",
+  title: "How many guests can we reach?",
+  description: [
+    "Counts guest profiles and master profiles, and how many guests may be e-mailed or texted by their effective consent (a withdrawn",
+    "or denied observation anywhere in the group beats any grant; no observation is never permission), optionally per property,",
+    "country, loyalty tier or VIP. Purposes default to email_marketing and sms_marketing. To ask about one person use",
+    "check_contact_permission.",
+  ].join(" "),
+  operation: "GuestReach",
+  inputSchema: {
+    group_by: z.array(z.enum(["property", "country", "loyalty_tier", "vip"])).max(4).optional().describe("Dimensions, each at most once; omit for one total."),
+    email_purpose: z.string().min(1).max(100).optional().describe("The purpose e-mail reachability is decided for; default email_marketing."),
+    sms_purpose: z.string().min(1).max(100).optional().describe("The purpose SMS reachability is decided for; default sms_marketing."),
+  },
+  outputSchema: {
+    buckets: z.array(
+      z.object({
+        property_id: z.string().nullable(),
+        country: z.string().nullable(),
+        loyalty_tier: z.string().nullable(),
+        vip: z.boolean().nullable(),
+        guests: z.number().int(),
+        master_profiles: z.number().int(),
+        reachable_by_email: z.number().int(),
+        reachable_by_sms: z.number().int(),
+      }),
+    ),
+  },
+  annotations: READ_ONLY,
+  toVariables: (args) => ({
+    emailPurpose: (args.email_purpose as string | undefined) ?? "email_marketing",
+    smsPurpose: (args.sms_purpose as string | undefined) ?? "sms_marketing",
+    ...pick(args, { group_by: "groupBy" }),
+  }),
+  toResult: (data) => ({ buckets: snakeKeys(data.guestMetrics) }),
+};
+
+export const metricTools: TaskTool[] = [stayPerformance, reviewTrend, guestReach];
