@@ -6486,9 +6486,15 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: {
-                /** @description Page size, default 100, at most 500. */
+                /**
+                 * @description Page size, default 100, at most 500.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The previous page's next_cursor. */
+                /**
+                 * @description The previous page's next_cursor.
+                 * @example WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA
+                 */
                 cursor?: string;
             };
             header?: {
@@ -6649,7 +6655,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @example https://crm.example.com/hooks/guest-context */
+                    /** @description The receiver's URL: https (http outside production). */
                     url: string;
                     topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
                     property_ids?: string[];
@@ -7197,9 +7203,15 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description Page size, default 100, at most 500. */
+                /**
+                 * @description Page size, default 100, at most 500.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description The previous page's next_cursor. */
+                /**
+                 * @description The previous page's next_cursor.
+                 * @example WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA
+                 */
                 cursor?: string;
             };
             header?: {

@@ -80,8 +80,8 @@ function op(operationId: string, summary: string, description: string, scope: st
       ...(opts.id ? [{ name: "id", in: "path", required: true, description: "The endpoint's id.", schema: { type: "string", format: "uuid" }, example: ID }] : []),
       ...(opts.query
         ? [
-            { name: "limit", in: "query", required: false, description: "Page size, default 100, at most 500.", schema: { type: "integer", minimum: 1 } },
-            { name: "cursor", in: "query", required: false, description: "The previous page's next_cursor.", schema: { type: "string" } },
+            { name: "limit", in: "query", required: false, description: "Page size, default 100, at most 500.", schema: { type: "integer", minimum: 1 }, example: 50 },
+            { name: "cursor", in: "query", required: false, description: "The previous page's next_cursor.", schema: { type: "string" }, example: "WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA" },
           ]
         : []),
       { $ref: "#/components/parameters/PropertyId" },
@@ -118,7 +118,7 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
               type: "object",
               required: ["url", "topics"],
               properties: {
-                url: { type: "string", example: "https://crm.example.com/hooks/guest-context" },
+                url: { type: "string", description: "The receiver's URL: https (http outside production)." },
                 topics: { type: "array", minItems: 1, items: { type: "string", enum: ["*", ...WEBHOOK_TOPICS] } },
                 property_ids: { type: "array", items: { type: "string", format: "uuid" } },
                 description: { type: "string", maxLength: 500 },
@@ -219,7 +219,7 @@ export function webhookPayloads(): Record<string, Json> {
                 type: "object",
                 required: ["type", "timestamp", "data"],
                 properties: {
-                  type: { type: "string", description: "`<entity_type>.<created|updated|deleted>`, or `webhook.ping` for a test.", example: "reservation.updated" },
+                  type: { type: "string", description: "`<entity_type>.<created|updated|deleted>`, or `webhook.ping` for a test.", examples: ["reservation.updated"] },
                   timestamp: { type: "string", format: "date-time" },
                   data: EVENT_DATA,
                 },
