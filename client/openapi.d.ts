@@ -968,6 +968,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream the event log (Server-Sent Events)
+         * @description The timeline of `GET /v1/events` as `text/event-stream`: the same filters, rows, order and scope. Each event is `id: <cursor>`, `event: <entity_type>.<created|updated|deleted>`, `data: <the /v1/events row>`. The `id` is the timeline cursor after that event (a `next_cursor` for the same filters), so reconnecting with `Last-Event-ID` resumes with no gap and no duplicate, on any instance; `cursor` does the same for a first connection (continue after a page). Without either, the stream starts at the end of the log. A `retry` hint of 2 s comes first, a `: heartbeat` comment every 15 s when idle; at most 10 open streams per credential and instance (`429 rate_limited`). New events are found by polling the timeline every 500 ms (GCS_STREAM_POLL_MS), which works on PostgreSQL, PgBouncer and the embedded database alike.
+         *
+         *     Requires the scope `read:events` (session roles owner and admin hold it).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints/{id}/replay": {
         parameters: {
             query?: never;
@@ -7321,6 +7343,108 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this entity type.
+                 * @example reservation
+                 */
+                entity_type?: "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space";
+                /**
+                 * @description Only events of this entity.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                entity_id?: string;
+                /**
+                 * @description Only events of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
+                guest_profile_id?: string;
+                /**
+                 * @description Only events of this master profile's guest profiles.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
+                master_profile_id?: string;
+                /**
+                 * @description Start after this timeline position (a next_cursor of GET /v1/events with the same filters).
+                 * @example WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Sent by EventSource on reconnection: the id of the last event received.
+                 * @example WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA
+                 */
+                "Last-Event-ID"?: string;
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     id: WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA
+                     *     event: reservation.updated
+                     *     data: {"seq":"1042","entity_type":"reservation",…}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:events`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:events",
+                     *       "detail": "this credential lacks the scope read:events"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

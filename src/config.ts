@@ -61,6 +61,11 @@ const envSchema = z.object({
   // internal network it should not call. The sender polls the event log every INTERVAL_MS.
   GCS_WEBHOOKS_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
   GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(500),
+  // GET /v1/events/stream (src/rest/event-stream.ts): open streams per credential and instance,
+  // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
+  GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
+  GCS_STREAM_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
+  GCS_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(1000).max(300_000).default(15_000),
   // Key that seals destination connection secrets (src/delivery/secret-box.ts): a raw 32-byte key
   // as `base64:…` or 64 hex chars, or a passphrase. Unset: generated once and kept in the database,
   // fine for the embedded demo and tests; NODE_ENV=production refuses to serve or deliver without it.
@@ -192,6 +197,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       allowPrivate: e.GCS_WEBHOOKS_ALLOW_PRIVATE === "true",
       httpsOnly: e.NODE_ENV === "production",
       intervalMs: e.GCS_WEBHOOKS_INTERVAL_MS,
+    },
+    stream: {
+      maxPerCredential: e.GCS_STREAM_MAX_PER_CREDENTIAL,
+      pollMs: e.GCS_STREAM_POLL_MS,
+      heartbeatMs: e.GCS_STREAM_HEARTBEAT_MS,
     },
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
     publicUrl: parsePublicUrl(e.GCS_PUBLIC_URL, e.PORT),

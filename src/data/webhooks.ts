@@ -318,3 +318,9 @@ export async function disableEndpoint(db: PrismaClient, e: ClaimedEndpoint, fail
       next_attempt_at = NULL, last_error = ${reason}, lease_token = NULL, lease_until = NULL, updated_at = now()
     WHERE id = ${e.id}::uuid AND lease_token = ${e.leaseToken}::uuid`;
 }
+
+/** The group's current end of the timeline (data/events.ts order): where a stream without a cursor starts. */
+export async function eventLogEnd(db: PrismaClient, propertyGroupId: string): Promise<{ txid: string; seq: string }> {
+  const [row] = await db.$queryRaw<{ txid: string; seq: string }[]>`SELECT h.txid::text AS txid, h.seq::text AS seq FROM (${logEnd(propertyGroupId)}) h`;
+  return row;
+}

@@ -159,6 +159,42 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
         { "200": json("A page of attempts.", page(DELIVERY), { data: [{ id: ID, message_id: "evt_1042", event_type: "reservation.updated", event_seq: "1042", attempt: 1, status: "succeeded", response_code: 200, duration_ms: 38, error: null, next_retry_at: null, created_at: NOW }], next_cursor: null, has_more: false }) },
         { id: true, query: true }),
     },
+    "/v1/events/stream": {
+      get: {
+        ...op("streamEvents", "Stream the event log (Server-Sent Events)",
+          "The timeline of `GET /v1/events` as `text/event-stream`: the same filters, rows, order and scope. Each event is `id: <cursor>`, `event: <entity_type>.<created|updated|deleted>`, `data: <the /v1/events row>`. The `id` is the timeline cursor after that event (a `next_cursor` for the same filters), so reconnecting with `Last-Event-ID` resumes with no gap and no duplicate, on any instance; `cursor` does the same for a first connection (continue after a page). Without either, the stream starts at the end of the log. A `retry` hint of 2 s comes first, a `: heartbeat` comment every 15 s when idle; at most 10 open streams per credential and instance (`429 rate_limited`). New events are found by polling the timeline every 500 ms (GCS_STREAM_POLL_MS), which works on PostgreSQL, PgBouncer and the embedded database alike.",
+          "read:events", {}, { query: false }),
+        parameters: [
+          { name: "entity_type", in: "query", required: false, description: "Only events of this entity type.", schema: { type: "string", enum: [...WEBHOOK_TOPICS] }, example: "reservation" },
+          { name: "entity_id", in: "query", required: false, description: "Only events of this entity.", schema: { type: "string" }, example: ID },
+          { name: "guest_profile_id", in: "query", required: false, description: "Only events of this guest profile.", schema: { type: "string", format: "uuid" }, example: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f" },
+          { name: "master_profile_id", in: "query", required: false, description: "Only events of this master profile's guest profiles.", schema: { type: "string", format: "uuid" }, example: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f" },
+          { name: "cursor", in: "query", required: false, description: "Start after this timeline position (a next_cursor of GET /v1/events with the same filters).", schema: { type: "string" }, example: "WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA" },
+          { name: "Last-Event-ID", in: "header", required: false, description: "Sent by EventSource on reconnection: the id of the last event received.", schema: { type: "string" }, example: "WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA" },
+          { $ref: "#/components/parameters/PropertyId" },
+          { $ref: "#/components/parameters/RequestId" },
+        ],
+        responses: {
+          "200": {
+            description: "An endless `text/event-stream`.",
+            headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS },
+            content: {
+              "text/event-stream": {
+                schema: { type: "string" },
+                example: 'retry: 2000\n\nid: WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA\nevent: reservation.updated\ndata: {"seq":"1042","entity_type":"reservation",…}\n\n',
+              },
+            },
+          },
+          "400": errorRef(400),
+          "401": errorRef(401),
+          "403": forbiddenResponse("read:events", false),
+          "429": errorRef(429),
+          "500": errorRef(500),
+          "503": errorRef(503),
+          "504": errorRef(504),
+        },
+      } as OperationObject,
+    },
     "/v1/webhook-endpoints/{id}/replay": {
       post: op("replayWebhookEndpoint", "Replay events",
         "Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. Replayed events carry their original `webhook-id`. A position ahead of the endpoint is ignored (nothing is skipped).",
