@@ -89,6 +89,7 @@ export async function runDelivery(config: Config, prisma: PrismaClient, logger: 
     secretKey,
     policy: config.webhooks,
     intervalMs: config.webhooks.intervalMs,
+    leaseMs: config.delivery.leaseMs,
   });
   return {
     worker,
