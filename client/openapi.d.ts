@@ -1034,6 +1034,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test ping
+         * @description Sent by `POST /v1/webhook-endpoints/{id}/test`, signed like an event (`webhook-id` `ping_…`); not retried.
+         */
+        post: operations["receivePing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -7625,7 +7645,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description `<entity_type>.<created|updated|deleted>`, or `webhook.ping` for a test.
+                     * @description `<entity_type>.<created|updated|deleted>`.
                      * @example reservation.updated
                      */
                     type: string;
@@ -7657,6 +7677,62 @@ export interface operations {
         };
         responses: {
             /** @description Received. Any other answer is retried; 410 disables the endpoint. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receivePing: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `evt_<seq>`: the same on every retry and replay; deduplicate on it.
+                 * @example evt_1042
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds when this attempt was signed.
+                 * @example 1795772400
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>`; two, space-separated, during a secret rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "webhook.ping",
+                 *       "timestamp": "2026-11-27T09:30:00.000Z",
+                 *       "data": {
+                 *         "endpoint_id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "webhook.ping";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        endpoint_id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received; the test route reports the status. */
             "2XX": {
                 headers: {
                     [name: string]: unknown;

@@ -255,7 +255,7 @@ export function webhookPayloads(): Record<string, Json> {
                 type: "object",
                 required: ["type", "timestamp", "data"],
                 properties: {
-                  type: { type: "string", description: "`<entity_type>.<created|updated|deleted>`, or `webhook.ping` for a test.", examples: ["reservation.updated"] },
+                  type: { type: "string", description: "`<entity_type>.<created|updated|deleted>`.", examples: ["reservation.updated"] },
                   timestamp: { type: "string", format: "date-time" },
                   data: EVENT_DATA,
                 },
@@ -273,12 +273,39 @@ export function webhookPayloads(): Record<string, Json> {
                     },
                   },
                 },
-                ping: { summary: "A test ping", value: { type: "webhook.ping", timestamp: NOW, data: { endpoint_id: ID } } },
               },
             },
           },
         },
         responses: { "2XX": { description: "Received. Any other answer is retried; 410 disables the endpoint." } },
+      },
+    },
+    ping: {
+      post: {
+        operationId: "receivePing",
+        summary: "A test ping",
+        description: "Sent by `POST /v1/webhook-endpoints/{id}/test`, signed like an event (`webhook-id` `ping_…`); not retried.",
+        tags: ["Webhooks"],
+        security: [],
+        parameters: Object.entries(headers).map(([name, h]) => ({ name, in: "header", ...h })),
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["type", "timestamp", "data"],
+                properties: {
+                  type: { const: "webhook.ping" },
+                  timestamp: { type: "string", format: "date-time" },
+                  data: { type: "object", required: ["endpoint_id"], properties: { endpoint_id: { type: "string", format: "uuid" } } },
+                },
+              },
+              example: { type: "webhook.ping", timestamp: NOW, data: { endpoint_id: ID } },
+            },
+          },
+        },
+        responses: { "2XX": { description: "Received; the test route reports the status." } },
       },
     },
   };
