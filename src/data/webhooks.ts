@@ -324,3 +324,32 @@ export async function eventLogEnd(db: PrismaClient, propertyGroupId: string): Pr
   const [row] = await db.$queryRaw<{ txid: string; seq: string }[]>`SELECT h.txid::text AS txid, h.seq::text AS seq FROM (${logEnd(propertyGroupId)}) h`;
   return row;
 }
+
+/**
+ * One rotation batch of webhook signing secrets (current and previous), like resealConnectionBatch
+ * in data/delivery.ts: rows locked FOR UPDATE in one transaction; `reseal` returns a new ciphertext
+ * or null to leave it. Returns the last id when the batch was full.
+ */
+export function resealWebhookBatch(
+  prisma: PrismaClient,
+  after: string | null,
+  batchSize: number,
+  reseal: (id: string, ciphertext: string) => string | null,
+): Promise<string | null> {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string; secret_ciphertext: string; previous_secret_ciphertext: string | null }[]>`
+      SELECT id::text, secret_ciphertext, previous_secret_ciphertext FROM webhook_endpoints
+      WHERE ${after}::uuid IS NULL OR id > ${after}::uuid
+      ORDER BY id LIMIT ${batchSize}
+      FOR UPDATE`;
+    for (const row of rows) {
+      const current = reseal(row.id, row.secret_ciphertext);
+      const previous = row.previous_secret_ciphertext === null ? null : reseal(row.id, row.previous_secret_ciphertext);
+      if (current !== null || previous !== null) {
+        await tx.$executeRaw`UPDATE webhook_endpoints SET secret_ciphertext = COALESCE(${current}, secret_ciphertext),
+          previous_secret_ciphertext = COALESCE(${previous}, previous_secret_ciphertext) WHERE id = ${row.id}::uuid`;
+      }
+    }
+    return rows.length === batchSize ? rows[rows.length - 1].id : null;
+  });
+}

@@ -13,7 +13,9 @@ import { startTestApp, type TestApp } from "../helpers/app";
 import { deliverySecretKey } from "../../src/delivery/run";
 import { sendDue, GIVE_UP_AFTER_MS, type SendOptions } from "../../src/webhooks/sender";
 import type { ResolvedAddress, Resolver } from "../../src/webhooks/ssrf";
-import type { Keyring } from "../../src/delivery/secret-box";
+import { loadKeyring, type Keyring } from "../../src/delivery/secret-box";
+import { rotateSecrets } from "../../src/delivery/rotate";
+import { existingServiceSecret } from "../../src/data/delivery";
 
 // ---------------------------------------------------------------------------------------------
 // The loopback guard: every socket connect whose host is not the database's is recorded; one that
@@ -206,6 +208,27 @@ describe("delivery, verified as a receiver would", () => {
     const [r] = ofPath("/hooks/ping");
     const payload = new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>) as { type: string; data: unknown };
     expect(payload).toMatchObject({ type: "webhook.ping", data: { endpoint_id: ep.id } });
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+});
+
+describe("the delivery key's rotation", () => {
+  it("gcs secrets rotate re-seals webhook secrets too; the sender opens them under the new key", async () => {
+    const ep = await createEndpoint("/hooks/rekey");
+    const generated = (await existingServiceSecret(t.db.primary, "delivery_secret_box"))!;
+    const salt = (await existingServiceSecret(t.db.primary, "delivery_secret_box_salt"))!;
+    const next = await loadKeyring({ current: "a new delivery key for the rotation test", previous: [generated], salt });
+    const report = await rotateSecrets(t.db.primary, next);
+    expect(report.webhookSecrets.rotated).toBeGreaterThanOrEqual(1);
+    expect(report.webhookSecrets.failed).toBe(0);
+    // Only the new key now: the old ring no longer opens it, the new one does.
+    const onlyNew = await loadKeyring({ current: "a new delivery key for the rotation test", previous: [], salt });
+    await appendEvent(A().id, A().guest_with_events);
+    await sendUntil(() => ofPath("/hooks/rekey").length >= 1, { secretKey: onlyNew });
+    const [r] = ofPath("/hooks/rekey");
+    expect(() => new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
+    // Back under the test's key for the tests that follow.
+    await rotateSecrets(t.db.primary, await loadKeyring({ current: generated, previous: ["a new delivery key for the rotation test"], salt }));
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
   });
 });
