@@ -189,8 +189,10 @@ export async function recordDelivery(db: PrismaClient, d: NewDelivery): Promise<
   await db.$executeRaw`
     INSERT INTO webhook_deliveries (endpoint_id, property_group_id, message_id, event_type, event_seq, attempt, status,
       response_code, duration_ms, error, next_retry_at)
-    VALUES (${d.endpointId}::uuid, ${d.propertyGroupId}::uuid, ${d.messageId}, ${d.eventType}, ${d.eventSeq}, ${d.attempt},
-      ${d.status}, ${d.responseCode}, ${d.durationMs}, ${d.error}, ${d.nextRetryAt})`;
+    SELECT ${d.endpointId}::uuid, ${d.propertyGroupId}::uuid, ${d.messageId}, ${d.eventType}, ${d.eventSeq}, ${d.attempt},
+      ${d.status}, ${d.responseCode}, ${d.durationMs}, ${d.error}, ${d.nextRetryAt}
+    -- An endpoint deleted while its call was in flight: the attempt is not recorded (nor an error).
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${d.endpointId}::uuid)`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -97,7 +97,17 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   let confirmed: { txid: bigint; seq: bigint } | undefined;
   let leaseEnded = false;
   try {
-    const secrets = signingSecrets(e, opts.secretKey);
+    let secrets: string[];
+    try {
+      secrets = signingSecrets(e, opts.secretKey);
+    } catch {
+      // Like a destination secret that does not open (engine.ts): permanent until someone acts.
+      leaseEnded = true;
+      const reason = "cannot decrypt the signing secret (GCS_DELIVERY_SECRET_KEY changed without GCS_DELIVERY_SECRET_KEY_PREVIOUS?); rotate the secret, then replay";
+      await store.disableEndpoint(prisma, e, e.failureCount, reason);
+      opts.logger?.error({ endpoint: e.id }, "webhook endpoint disabled: its signing secret does not open");
+      return { endpointId: e.id, outcome: "disabled", sent: 0, error: reason };
+    }
     const maxEvents = opts.maxEvents ?? 1_000;
     while (report.sent < maxEvents) {
       const events = await store.eventsAfterCursor(prisma, e, Math.min(opts.batchSize ?? 100, maxEvents - report.sent));

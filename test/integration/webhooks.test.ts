@@ -234,6 +234,22 @@ describe("the delivery key's rotation", () => {
 });
 
 describe("retries, 410 and auto-disable", () => {
+  it("disables an endpoint whose signing secret no configured key opens, and sends nothing", async () => {
+    const ep = await createEndpoint("/hooks/sealed");
+    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET secret_ciphertext = 'v2:unknownkid:AAAA' WHERE id = $1::uuid`, ep.id);
+    await appendEvent(A().id, A().guest_with_events);
+    const deadline = Date.now() + 10_000;
+    let view = { state: "active", disabled_reason: null as string | null };
+    while (view.state === "active" && Date.now() < deadline) {
+      await sendDue(t.db.primary, opts());
+      view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    }
+    expect(view.state).toBe("disabled");
+    expect(view.disabled_reason).toMatch(/^cannot decrypt the signing secret/);
+    expect(ofPath("/hooks/sealed")).toHaveLength(0);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
   it("retries a failed event on the jittered schedule with the same webhook-id, holding later events back", async () => {
     const ep = await createEndpoint("/hooks/retry");
     answers.set("/hooks/retry", [500, 503]);
