@@ -82,6 +82,12 @@ function logEnd(groupId: string) {
       WHERE property_group_id = ${groupId}::uuid AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`;
 }
 
+/** How many endpoints the group has (the per-group cap). */
+export async function countEndpoints(db: PrismaClient, propertyGroupId: string): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE property_group_id = ${propertyGroupId}::uuid`;
+  return row.n;
+}
+
 export async function getEndpoint(db: PrismaClient, o: WebhookOwner, id: string): Promise<WebhookEndpointRow | undefined> {
   const [row] = await db.$queryRaw<WebhookEndpointRow[]>`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = ${id}::uuid AND ${owned(o)}`;
   return row;

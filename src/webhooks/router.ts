@@ -24,6 +24,8 @@ import { checkUrlForm, resolveChecked, systemResolver, WebhookUrlError, type Res
 /** spec 2.6: the entity types of the event log; `*` subscribes to all. */
 export const WEBHOOK_TOPICS = ["guest_profile", "reservation", "transaction", "action", "loyalty_program", "membership", "review", "channel", "space"] as const;
 const MAX_PROPERTY_IDS = 100;
+/** Each endpoint is a sender's work and a row of attempts: a group has at most this many. */
+export const MAX_ENDPOINTS_PER_GROUP = 50;
 const MAX_DESCRIPTION = 500;
 
 export function endpointView(e: WebhookEndpointRow) {
@@ -110,6 +112,9 @@ export function createWebhookRouter(services: Services): Router {
 
   router.post("/v1/webhook-endpoints", route("write:webhooks", async (req, res, ctx, owner) => {
     const input = await parseNewEndpoint(req.body, ctx, owner, services, resolver());
+    if ((await store.countEndpoints(db(), owner.propertyGroupId)) >= MAX_ENDPOINTS_PER_GROUP) {
+      throw invalidRequest(`a group has at most ${MAX_ENDPOINTS_PER_GROUP} webhook endpoints; delete one first`);
+    }
     const id = randomUUID();
     const secret = newSecret();
     const sealed = seal(secret, id, await keyringOf(services));

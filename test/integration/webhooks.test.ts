@@ -469,6 +469,21 @@ describe("the routes: scopes, tenants, input", () => {
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(a).expect(204);
   });
 
+  it("caps a group at 50 endpoints", async () => {
+    const b = auth(B().credentials.api_key);
+    await t.db.primary.$executeRawUnsafe(
+      `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext, state)
+       SELECT $1::uuid, 'http://receiver.test/cap', '{*}', '{}', 'v2:x:y', 'disabled' FROM generate_series(1, 50)`,
+      B().id,
+    );
+    const res = await t.api.post("/v1/webhook-endpoints").set(b).send({ url: `http://receiver.test:${port}/x`, topics: ["*"] });
+    expect([res.status, res.body.error, res.body.detail]).toEqual([400, "invalid_request", "a group has at most 50 webhook endpoints; delete one first"]);
+    // Group A is not affected.
+    const a = await createEndpoint("/hooks/cap-a");
+    await t.api.delete(`/v1/webhook-endpoints/${a.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.db.primary.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE property_group_id = $1::uuid AND url = 'http://receiver.test/cap'`, B().id);
+  });
+
   it("pages the list with a cursor and replays from a /v1/events cursor", async () => {
     const a = auth(A().credentials.api_key);
     const made = [await createEndpoint("/hooks/p1"), await createEndpoint("/hooks/p2"), await createEndpoint("/hooks/p3")];
