@@ -361,3 +361,9 @@ export function resealWebhookBatch(
     return rows.length === batchSize ? rows[rows.length - 1].id : null;
   });
 }
+
+/** Deletes up to `limit` delivery attempts recorded before `before` (retention); returns how many. */
+export function pruneDeliveries(db: PrismaClient, before: Date, limit: number): Promise<number> {
+  return db.$executeRaw`DELETE FROM webhook_deliveries WHERE id IN (
+    SELECT id FROM webhook_deliveries WHERE created_at < ${before} LIMIT ${limit})`;
+}

@@ -34,6 +34,8 @@ type SenderLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 export const RETRY_CURVE: BackoffCurve = { baseMs: 5_000, capMs: 12 * 60 * 60_000, factor: 4 };
 export const GIVE_UP_AFTER_MS = 3 * 24 * 60 * 60_000;
 export const DEFAULT_WEBHOOK_LEASE_MS = 60_000;
+/** Delivery attempts are kept this long (GET …/deliveries), then pruned by the worker. */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
 export interface SendOptions {
   secretKey: Keyring;
@@ -223,8 +225,11 @@ export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions,
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let databaseDown = false;
+  let polls = 0;
   const poll = async () => {
     try {
+      // Retention: a bounded delete every 120th poll (a minute at the default interval).
+      if (polls++ % 120 === 0) await store.pruneDeliveries(prisma, new Date(Date.now() - DELIVERY_RETENTION_MS), 10_000);
       const reports = await sendDue(prisma, { ...send, signal: stopping.signal });
       for (const r of reports) if (r.outcome !== "delivered") opts.logger.info({ webhook: r }, `webhook ${r.outcome}`);
       databaseDown = false;

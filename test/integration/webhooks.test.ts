@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { deliverySecretKey } from "../../src/delivery/run";
-import { sendDue, GIVE_UP_AFTER_MS, type SendOptions } from "../../src/webhooks/sender";
+import { sendDue, startWebhookWorker, GIVE_UP_AFTER_MS, DELIVERY_RETENTION_MS, type SendOptions } from "../../src/webhooks/sender";
 import type { ResolvedAddress, Resolver } from "../../src/webhooks/ssrf";
 import { loadKeyring, type Keyring } from "../../src/delivery/secret-box";
 import { rotateSecrets } from "../../src/delivery/rotate";
@@ -467,6 +467,29 @@ describe("the routes: scopes, tenants, input", () => {
     const put = await t.api.put(`/v1/webhook-endpoints/${ep.id}`).set(a).send({});
     expect(put.status).toBe(405);
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(a).expect(204);
+  });
+
+  it("the worker delivers and prunes attempts older than the retention", async () => {
+    const ep = await createEndpoint("/hooks/worker");
+    await t.db.primary.$executeRawUnsafe(
+      `INSERT INTO webhook_deliveries (endpoint_id, property_group_id, message_id, event_type, attempt, status, duration_ms, created_at)
+       VALUES ($1::uuid, $2::uuid, 'evt_old', 'guest_profile.updated', 1, 'succeeded', 5, now() - make_interval(secs => $3::float8 / 1000 + 60))`,
+      ep.id, A().id, DELIVERY_RETENTION_MS,
+    );
+    const seq = await appendEvent(A().id, A().guest_with_events);
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    const worker = startWebhookWorker(t.db.primary, { secretKey: key, policy, resolve: resolver, intervalMs: 50, logger: silent });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!ofPath("/hooks/worker").some((r) => r.headers["webhook-id"] === `evt_${seq}`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await worker.stop();
+    }
+    expect(ofPath("/hooks/worker").map((r) => r.headers["webhook-id"])).toContain(`evt_${seq}`);
+    const ids = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data.map((d: { message_id: string }) => d.message_id);
+    expect(ids).not.toContain("evt_old");
+    expect(ids).toContain(`evt_${seq}`);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
   });
 
   it("caps a group at 50 endpoints", async () => {
