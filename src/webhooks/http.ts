@@ -31,9 +31,13 @@ export interface PostOptions {
   timeoutMs?: number;
 }
 
-export async function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, opts: PostOptions): Promise<PostResult> {
-  const started = Date.now();
-  const elapsed = () => Date.now() - started;
+/**
+ * A keep-alive agent whose every connection goes to the one address ssrf.ts checked for the URL's
+ * host (resolved once, here): a sender reuses it for one claim's events, so a run of events costs
+ * one TCP (and TLS) handshake, and DNS is never asked again while it lives. A refusal is returned,
+ * never thrown: no socket was opened.
+ */
+export async function pinnedAgent(rawUrl: string, opts: PostOptions): Promise<{ agent: http.Agent } | { refused: string }> {
   let url: URL;
   let target: { address: string; family: 4 | 6 };
   try {
@@ -42,14 +46,30 @@ export async function postWebhook(rawUrl: string, headers: Record<string, string
     if (opts.policy.httpsOnly && url.protocol !== "https:") throw new WebhookUrlError("url must use https");
     target = await resolveChecked(url, opts.policy, opts.resolve);
   } catch (err) {
-    if (err instanceof WebhookUrlError) return { durationMs: elapsed(), error: err.message, refused: true };
+    if (err instanceof WebhookUrlError) return { refused: err.message };
     throw err;
   }
-  const pinned: LookupFunction = (_host, options, callback) => {
+  const lookup: LookupFunction = (_host, options, callback) => {
     // Node asks for all addresses when autoSelectFamily is on; answer with the checked one only.
     if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
   };
+  const Agent = url.protocol === "https:" ? https.Agent : http.Agent;
+  return { agent: new Agent({ keepAlive: true, maxSockets: 1, lookup } as http.AgentOptions) };
+}
+
+export async function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, opts: PostOptions & { agent?: http.Agent }): Promise<PostResult> {
+  const started = Date.now();
+  const elapsed = () => Date.now() - started;
+  const url = new URL(rawUrl);
+  let agent = opts.agent;
+  let ownAgent = false;
+  if (!agent) {
+    const pinned = await pinnedAgent(rawUrl, opts);
+    if ("refused" in pinned) return { durationMs: elapsed(), error: pinned.refused, refused: true };
+    agent = pinned.agent;
+    ownAgent = true;
+  }
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = url.protocol === "https:" ? https : http;
   return new Promise<PostResult>((resolve) => {
@@ -58,31 +78,32 @@ export async function postWebhook(rawUrl: string, headers: Record<string, string
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      if (ownAgent) agent!.destroy();
       resolve({ ...r, durationMs: elapsed() });
     };
     const req = client.request(
       url,
       {
         method: "POST",
-        lookup: pinned,
-        agent: false,
+        agent,
         headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body), "user-agent": "guest-context-webhooks/1" },
       },
       (res) => {
         const chunks: Buffer[] = [];
         let kept = 0;
-        const finish = () => {
+        const finish = (cut: boolean) => {
           const retryAfter = retryAfterMs(res.headers["retry-after"]);
           done({ status: res.statusCode, body: Buffer.concat(chunks).toString("utf8"), ...(retryAfter ? { retryAfterMs: retryAfter } : {}) });
-          res.destroy();
+          // An answer read to its end leaves the kept-alive connection reusable; a longer one is cut.
+          if (cut) res.destroy();
         };
         res.on("data", (chunk: Buffer) => {
           if (kept < RESPONSE_LIMIT) chunks.push(chunk.subarray(0, RESPONSE_LIMIT - kept));
           kept += chunk.length;
-          if (kept >= RESPONSE_LIMIT) finish();
+          if (kept > RESPONSE_LIMIT) finish(true);
         });
-        res.on("end", finish);
-        res.on("error", finish);
+        res.on("end", () => finish(false));
+        res.on("error", () => finish(true));
       },
     );
     const timer = setTimeout(() => {

@@ -19,7 +19,8 @@ import { databaseFault } from "../db/errors";
 import { jitteredBackoffMs, type BackoffCurve } from "../delivery/backoff";
 import { open, type Keyring } from "../delivery/secret-box";
 import type { Logger } from "../logger";
-import { postWebhook, type PostResult } from "./http";
+import { pinnedAgent, postWebhook, type PostResult } from "./http";
+import type { Agent } from "node:http";
 import { eventMessage, signedHeaders, type Message } from "./sign";
 import { systemResolver, type Resolver, type UrlPolicy } from "./ssrf";
 
@@ -98,6 +99,8 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   const report: SendReport = { endpointId: e.id, outcome: "delivered", sent: 0 };
   let confirmed: { txid: bigint; seq: bigint } | undefined;
   let leaseEnded = false;
+  // One pinned keep-alive connection per claim (http.ts pinnedAgent); a refusal is remembered.
+  let agent: Agent | { refused: string } | undefined;
   try {
     let secrets: string[];
     try {
@@ -123,7 +126,10 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
         confirmed = undefined;
         const sentAt = new Date();
         const message = eventMessage(ev, sentAt);
-        const result = await post(e, message, secrets, sentAt, opts);
+        agent ??= await connectionFor(e, opts);
+        const result = "refused" in agent
+          ? { durationMs: 0, error: agent.refused, refused: true }
+          : await post(e, message, secrets, sentAt, opts, agent);
         const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
         if (ok) {
           await store.recordDelivery(prisma, deliveryRow(e, message, BigInt(ev.seq), e.failureCount + 1, "succeeded", result, null));
@@ -150,6 +156,7 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     report.error = String((err as Error)?.message ?? err).slice(0, 300);
     return report;
   } finally {
+    if (agent && !("refused" in agent)) agent.destroy();
     if (!leaseEnded) {
       if (confirmed) await store.checkpointEndpoint(prisma, e, leaseMs, confirmed).catch(() => undefined);
       await store.releaseEndpoint(prisma, e).catch(() => undefined);
@@ -157,11 +164,17 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   }
 }
 
-function post(e: ClaimedEndpoint, m: Message, secrets: string[], at: Date, opts: SendOptions): Promise<PostResult> {
+async function connectionFor(e: ClaimedEndpoint, opts: SendOptions): Promise<Agent | { refused: string }> {
+  const pinned = await pinnedAgent(e.url, { policy: opts.policy, resolve: opts.resolve ?? systemResolver });
+  return "refused" in pinned ? pinned : pinned.agent;
+}
+
+function post(e: ClaimedEndpoint, m: Message, secrets: string[], at: Date, opts: SendOptions, agent: Agent): Promise<PostResult> {
   return postWebhook(e.url, signedHeaders(m, secrets, at), m.body, {
     policy: opts.policy,
     resolve: opts.resolve ?? systemResolver,
     timeoutMs: opts.timeoutMs,
+    agent,
   });
 }
 
