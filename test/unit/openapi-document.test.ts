@@ -164,10 +164,11 @@ describe("examples: every operation, parameter and body, each valid against its 
   );
   const resolve = (node: Json): Json => (node.$ref ? doc.components.parameters[node.$ref.split("/").pop()] : node);
 
-  it("there are 39 /v1 operations (8 of them webhook endpoints) and 8 service ones", () => {
-    expect(operations.filter(([key]) => key.includes(" /v1/"))).toHaveLength(39);
+  it("there are 40 /v1 operations (8 of them webhook endpoints, 1 the event stream) and 8 service ones", () => {
+    expect(operations.filter(([key]) => key.includes(" /v1/"))).toHaveLength(40);
     expect(operations.filter(([key]) => key.includes(" /v1/webhook-endpoints"))).toHaveLength(8);
-    expect(operations).toHaveLength(47);
+    expect(operations.map(([key]) => key)).toContain("GET /v1/events/stream");
+    expect(operations).toHaveLength(48);
   });
 
   // 200, or a webhook route's 201 (create); DELETE's 204 has no body.
