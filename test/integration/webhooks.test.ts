@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from "../helpers/app";
 import { deliverySecretKey } from "../../src/delivery/run";
 import { sendDue, startWebhookWorker, GIVE_UP_AFTER_MS, DELIVERY_RETENTION_MS, type SendOptions } from "../../src/webhooks/sender";
 import type { ResolvedAddress, Resolver } from "../../src/webhooks/ssrf";
+import { postWebhook, RESPONSE_LIMIT } from "../../src/webhooks/http";
 import { loadKeyring, type Keyring } from "../../src/delivery/secret-box";
 import { rotateSecrets } from "../../src/delivery/rotate";
 import { existingServiceSecret } from "../../src/data/delivery";
@@ -87,6 +88,8 @@ beforeAll(async () => {
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), path: req.url! });
       const queue = answers.get(req.url!) ?? [];
       const status = queue.shift() ?? 200;
+      if (status === 0) return; // never answers (the timeout test); closed with the server
+      if (status === 302) return res.writeHead(302, { location: `http://127.0.0.1:${port}/hooks/elsewhere` }).end();
       res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "x".repeat(5000));
     });
   });
@@ -281,6 +284,32 @@ describe("retries, 410 and auto-disable", () => {
     view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
     expect(view).toMatchObject({ failure_count: 0, next_attempt_at: null, last_error: null, state: "active" });
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("follows no redirect, gives up an attempt after the timeout, and reads a bounded answer", async () => {
+    const ep = await createEndpoint("/hooks/redirect");
+    answers.set("/hooks/redirect", [302, 0]);
+    await appendEvent(A().id, A().guest_with_events);
+    await sendUntil(() => ofPath("/hooks/redirect").length >= 1);
+    expect(ofPath("/hooks/elsewhere")).toHaveLength(0);
+    let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view.last_error).toBe("HTTP 302 (redirects are not followed)");
+    // The next attempt hangs: it ends at the (here 300 ms) timeout.
+    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
+    const started = Date.now();
+    await sendDue(t.db.primary, opts({ timeoutMs: 300 }));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view.last_error).toBe("no answer within 300 ms");
+    expect(view.failure_count).toBe(2);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("reads at most RESPONSE_LIMIT bytes of an answer", async () => {
+    answers.set("/hooks/big", [500]);
+    const r = await postWebhook(`http://receiver.test:${port}/hooks/big`, {}, "{}", { policy, resolve: resolver });
+    expect(r.status).toBe(500);
+    expect(r.body).toHaveLength(RESPONSE_LIMIT); // the receiver sent 5,000
   });
 
   it("disables the endpoint on 410 Gone, and replay brings it back with the same webhook-id", async () => {
