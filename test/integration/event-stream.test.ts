@@ -192,6 +192,28 @@ describe("GET /v1/events/stream", () => {
     expect(JSON.parse(foreign.body).error).toBe("invalid_cursor");
   });
 
+  it("a key pinned to one property streams only that property's events", async () => {
+    const pinned = A().credentials.api_key_pinned;
+    const other = A().properties.find((p) => p !== pinned.property_id)!;
+    const s = await openStream(pinned.token);
+    await until(() => s.retry !== undefined);
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    const add = (property: string) =>
+      c.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, property_id, operation, delta, occurred_at)
+         VALUES ($1, 'reservation', gen_random_uuid(), $2, 'update', '{}', now()) RETURNING seq::text`,
+        [A().id, property],
+      ).then((r) => r.rows[0].seq as string);
+    await add(other);
+    const mine = await add(pinned.property_id);
+    await c.end();
+    await until(() => s.events.length >= 1);
+    await new Promise((r) => setTimeout(r, 300));
+    s.close();
+    expect(s.events.map(seqOf)).toEqual([mine]);
+  });
+
   it("sends heartbeats, caps open streams per credential, and checks scope and input", async () => {
     const token = A().credentials.api_key;
     const one = await openStream(token);
