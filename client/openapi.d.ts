@@ -846,8 +846,215 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The group's endpoints, keyset-paged by id.
+         *
+         *     Requires the scope `read:webhooks` (session roles owner and admin hold it).
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Events the endpoint selects are POSTed to `url` from now on, in log order, signed with the returned `secret` (Standard Webhooks 1.0). The URL must not resolve to a loopback, private, link-local or metadata address (unless `GCS_WEBHOOKS_ALLOW_PRIVATE=true`); production accepts https only. A credential narrowed to one property creates endpoints of that property.
+         *
+         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint, with its state and, while failing, the next retry.
+         *
+         *     Requires the scope `read:webhooks` (session roles owner and admin hold it).
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Stops delivery at once and forgets the endpoint and its delivery attempts.
+         *
+         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description A new secret signs from now on; for 24 hours the old one's signature is sent beside it in `webhook-signature` (two space-separated signatures), so receivers can switch without losing a message.
+         *
+         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test ping
+         * @description POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries).
+         *
+         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List delivery attempts
+         * @description The endpoint's attempts, newest first: status, response code, duration and next retry.
+         *
+         *     Requires the scope `read:webhooks` (session roles owner and admin hold it).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream the event log (Server-Sent Events)
+         * @description The timeline of `GET /v1/events` as `text/event-stream`: the same filters, rows, order and scope. Each event is `id: <cursor>`, `event: <entity_type>.<created|updated|deleted>`, `data: <the /v1/events row>`. The `id` is the timeline cursor after that event (a `next_cursor` for the same filters), so reconnecting with `Last-Event-ID` resumes with no gap and no duplicate, on any instance; `cursor` does the same for a first connection (continue after a page). Without either, the stream starts at the end of the log. A `retry` hint of 2 s comes first, a `: heartbeat` comment every 15 s when idle; at most 10 open streams per credential and instance (`429 rate_limited`). New events are found by polling the timeline every 500 ms (GCS_STREAM_POLL_MS), which works on PostgreSQL, PgBouncer and the embedded database alike.
+         *
+         *     Requires the scope `read:events` (session roles owner and admin hold it).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay events
+         * @description Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. Replayed events carry their original `webhook-id`. A position ahead of the endpoint is ignored (nothing is skipped).
+         *
+         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         */
+        post: operations["replayWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An event of the log
+         * @description Sent per endpoint in timeline order (the order of `GET /v1/events`); an event is sent only after the previous one was answered 2xx. Verify the signature with a Standard Webhooks library, then answer 2xx within 10 s; anything else (or a redirect) is retried: after about 5 s, 20 s, 80 s, 5 min, 21 min, 85 min, 5.7 h, then every 12 h (each jittered down by up to half), until the endpoint has failed for 3 days, when it is disabled. `410 Gone` disables it at once. Delivery is at least once: after a crash or a replay the same `webhook-id` may arrive again.
+         */
+        post: operations["receiveEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test ping
+         * @description Sent by `POST /v1/webhook-endpoints/{id}/test`, signed like an event (`webhook-id` `ping_…`); not retried.
+         */
+        post: operations["receivePing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description A guest action: a task, amenity, follow-up or complaint. */
@@ -6315,6 +6522,1222 @@ export interface operations {
                      */
                     "text/markdown": string;
                 };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, default 100, at most 500.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The previous page's next_cursor.
+                 * @example WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e",
+                     *           "url": "https://crm.example.com/hooks/guest-context",
+                     *           "topics": [
+                     *             "reservation",
+                     *             "guest_profile"
+                     *           ],
+                     *           "property_ids": [],
+                     *           "description": "CRM sync",
+                     *           "state": "active",
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "failure_count": 0,
+                     *           "next_attempt_at": null,
+                     *           "last_error": null,
+                     *           "previous_secret_expires_at": null,
+                     *           "created_at": "2026-11-27T09:30:00.000Z",
+                     *           "updated_at": "2026-11-27T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The receiver's URL (https in production). */
+                            url: string;
+                            /** @description Entity types sent (spec 2.6), or `*` for all. */
+                            topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
+                            /** @description Only events of these properties; empty: every property and events without one. */
+                            property_ids: string[];
+                            description: string | null;
+                            /**
+                             * @description `disabled` after a 410 answer or three days of failures; `disabled_reason` says which. Replay makes it active again.
+                             * @enum {string}
+                             */
+                            state: "active" | "disabled";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            /** @description Failed attempts of the event the endpoint is held on; 0 when healthy. */
+                            failure_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next retry is due, while failing.
+                             */
+                            next_attempt_at: string | null;
+                            last_error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a rotation, until when the old secret's signature is sent beside the new one.
+                             */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        next_cursor: string | null;
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:webhooks",
+                     *       "detail": "this credential lacks the scope read:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://crm.example.com/hooks/guest-context",
+                 *       "topics": [
+                 *         "reservation",
+                 *         "guest_profile"
+                 *       ],
+                 *       "description": "CRM sync"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The receiver's URL: https (http outside production). */
+                    url: string;
+                    topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
+                    property_ids?: string[];
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created; `secret` is shown only now. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e",
+                     *         "url": "https://crm.example.com/hooks/guest-context",
+                     *         "topics": [
+                     *           "reservation",
+                     *           "guest_profile"
+                     *         ],
+                     *         "property_ids": [],
+                     *         "description": "CRM sync",
+                     *         "state": "active",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "failure_count": 0,
+                     *         "next_attempt_at": null,
+                     *         "last_error": null,
+                     *         "previous_secret_expires_at": null,
+                     *         "created_at": "2026-11-27T09:30:00.000Z",
+                     *         "updated_at": "2026-11-27T09:30:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A webhook endpoint: where the group's events are POSTed, signed (Standard Webhooks 1.0). */
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The receiver's URL (https in production). */
+                            url: string;
+                            /** @description Entity types sent (spec 2.6), or `*` for all. */
+                            topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
+                            /** @description Only events of these properties; empty: every property and events without one. */
+                            property_ids: string[];
+                            description: string | null;
+                            /**
+                             * @description `disabled` after a 410 answer or three days of failures; `disabled_reason` says which. Replay makes it active again.
+                             * @enum {string}
+                             */
+                            state: "active" | "disabled";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            /** @description Failed attempts of the event the endpoint is held on; 0 when healthy. */
+                            failure_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next retry is due, while failing.
+                             */
+                            next_attempt_at: string | null;
+                            last_error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a rotation, until when the old secret's signature is sent beside the new one.
+                             */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description The signing secret. Shown only here: store it now. */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: write:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "write:webhooks",
+                     *       "detail": "this credential lacks the scope write:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e",
+                     *         "url": "https://crm.example.com/hooks/guest-context",
+                     *         "topics": [
+                     *           "reservation",
+                     *           "guest_profile"
+                     *         ],
+                     *         "property_ids": [],
+                     *         "description": "CRM sync",
+                     *         "state": "active",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "failure_count": 0,
+                     *         "next_attempt_at": null,
+                     *         "last_error": null,
+                     *         "previous_secret_expires_at": null,
+                     *         "created_at": "2026-11-27T09:30:00.000Z",
+                     *         "updated_at": "2026-11-27T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A webhook endpoint: where the group's events are POSTed, signed (Standard Webhooks 1.0). */
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The receiver's URL (https in production). */
+                            url: string;
+                            /** @description Entity types sent (spec 2.6), or `*` for all. */
+                            topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
+                            /** @description Only events of these properties; empty: every property and events without one. */
+                            property_ids: string[];
+                            description: string | null;
+                            /**
+                             * @description `disabled` after a 410 answer or three days of failures; `disabled_reason` says which. Replay makes it active again.
+                             * @enum {string}
+                             */
+                            state: "active" | "disabled";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            /** @description Failed attempts of the event the endpoint is held on; 0 when healthy. */
+                            failure_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next retry is due, while failing.
+                             */
+                            next_attempt_at: string | null;
+                            last_error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a rotation, until when the old secret's signature is sent beside the new one.
+                             */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:webhooks",
+                     *       "detail": "this credential lacks the scope read:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: write:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "write:webhooks",
+                     *       "detail": "this credential lacks the scope write:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its new secret, shown only now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e",
+                     *         "url": "https://crm.example.com/hooks/guest-context",
+                     *         "topics": [
+                     *           "reservation",
+                     *           "guest_profile"
+                     *         ],
+                     *         "property_ids": [],
+                     *         "description": "CRM sync",
+                     *         "state": "active",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "failure_count": 0,
+                     *         "next_attempt_at": null,
+                     *         "last_error": null,
+                     *         "previous_secret_expires_at": "2026-11-28T09:30:00.000Z",
+                     *         "created_at": "2026-11-27T09:30:00.000Z",
+                     *         "updated_at": "2026-11-27T09:30:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A webhook endpoint: where the group's events are POSTed, signed (Standard Webhooks 1.0). */
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The receiver's URL (https in production). */
+                            url: string;
+                            /** @description Entity types sent (spec 2.6), or `*` for all. */
+                            topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
+                            /** @description Only events of these properties; empty: every property and events without one. */
+                            property_ids: string[];
+                            description: string | null;
+                            /**
+                             * @description `disabled` after a 410 answer or three days of failures; `disabled_reason` says which. Replay makes it active again.
+                             * @enum {string}
+                             */
+                            state: "active" | "disabled";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            /** @description Failed attempts of the event the endpoint is held on; 0 when healthy. */
+                            failure_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next retry is due, while failing.
+                             */
+                            next_attempt_at: string | null;
+                            last_error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a rotation, until when the old secret's signature is sent beside the new one.
+                             */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description The signing secret. Shown only here: store it now. */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: write:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "write:webhooks",
+                     *       "detail": "this credential lacks the scope write:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the receiver answered. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "message_id": "ping_0b6f3c1e-5d2a-4f7b-8e9c-1a2b3c4d5e6f",
+                     *         "delivered": true,
+                     *         "response_code": 204,
+                     *         "duration_ms": 41,
+                     *         "error": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            message_id: string;
+                            delivered: boolean;
+                            response_code: number | null;
+                            duration_ms: number;
+                            error: string | null;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: write:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "write:webhooks",
+                     *       "detail": "this credential lacks the scope write:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, default 100, at most 500.
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description The previous page's next_cursor.
+                 * @example WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e",
+                     *           "message_id": "evt_1042",
+                     *           "event_type": "reservation.updated",
+                     *           "event_seq": "1042",
+                     *           "attempt": 1,
+                     *           "status": "succeeded",
+                     *           "response_code": 200,
+                     *           "duration_ms": 38,
+                     *           "error": null,
+                     *           "next_retry_at": null,
+                     *           "created_at": "2026-11-27T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null,
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The `webhook-id` header: `evt_<seq>`, the same on every attempt; `ping_…` for a test. */
+                            message_id: string;
+                            event_type: string;
+                            event_seq: string | null;
+                            attempt: number;
+                            /**
+                             * @description `refused`: the URL resolved to an address the sender may not call.
+                             * @enum {string}
+                             */
+                            status: "succeeded" | "failed" | "refused";
+                            response_code: number | null;
+                            duration_ms: number;
+                            error: string | null;
+                            /** Format: date-time */
+                            next_retry_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        next_cursor: string | null;
+                        has_more: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:webhooks",
+                     *       "detail": "this credential lacks the scope read:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this entity type.
+                 * @example reservation
+                 */
+                entity_type?: "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space";
+                /**
+                 * @description Only events of this entity.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                entity_id?: string;
+                /**
+                 * @description Only events of this guest profile.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
+                guest_profile_id?: string;
+                /**
+                 * @description Only events of this master profile's guest profiles.
+                 * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
+                 */
+                master_profile_id?: string;
+                /**
+                 * @description Start after this timeline position (a next_cursor of GET /v1/events with the same filters).
+                 * @example WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description Sent by EventSource on reconnection: the id of the last event received.
+                 * @example WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA
+                 */
+                "Last-Event-ID"?: string;
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 2000
+                     *
+                     *     id: WyIxMjM0NSIsIjEwNDIiXQ.3q2-7wAAAAAAAAAAAAAAAA
+                     *     event: reservation.updated
+                     *     data: {"seq":"1042","entity_type":"reservation",…}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:events`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:events",
+                     *       "detail": "this credential lacks the scope read:events"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    replayWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The endpoint's id.
+                 * @example 7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-26T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    cursor?: string;
+                    /** Format: date-time */
+                    since?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e",
+                     *         "url": "https://crm.example.com/hooks/guest-context",
+                     *         "topics": [
+                     *           "reservation",
+                     *           "guest_profile"
+                     *         ],
+                     *         "property_ids": [],
+                     *         "description": "CRM sync",
+                     *         "state": "active",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "failure_count": 0,
+                     *         "next_attempt_at": null,
+                     *         "last_error": null,
+                     *         "previous_secret_expires_at": null,
+                     *         "created_at": "2026-11-27T09:30:00.000Z",
+                     *         "updated_at": "2026-11-27T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A webhook endpoint: where the group's events are POSTed, signed (Standard Webhooks 1.0). */
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The receiver's URL (https in production). */
+                            url: string;
+                            /** @description Entity types sent (spec 2.6), or `*` for all. */
+                            topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
+                            /** @description Only events of these properties; empty: every property and events without one. */
+                            property_ids: string[];
+                            description: string | null;
+                            /**
+                             * @description `disabled` after a 410 answer or three days of failures; `disabled_reason` says which. Replay makes it active again.
+                             * @enum {string}
+                             */
+                            state: "active" | "disabled";
+                            disabled_reason: string | null;
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            /** @description Failed attempts of the event the endpoint is held on; 0 when healthy. */
+                            failure_count: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next retry is due, while failing.
+                             */
+                            next_attempt_at: string | null;
+                            last_error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description After a rotation, until when the old secret's signature is sent beside the new one.
+                             */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: write:webhooks`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "write:webhooks",
+                     *       "detail": "this credential lacks the scope write:webhooks"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    receiveEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `evt_<seq>`: the same on every retry and replay; deduplicate on it.
+                 * @example evt_1042
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds when this attempt was signed.
+                 * @example 1795772400
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>`; two, space-separated, during a secret rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `<entity_type>.<created|updated|deleted>`.
+                     * @example reservation.updated
+                     */
+                    type: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @description The event exactly as a row of `GET /v1/events`. */
+                    data: {
+                        seq: string;
+                        /** @enum {string} */
+                        entity_type: "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space";
+                        /** Format: uuid */
+                        entity_id: string;
+                        /** Format: uuid */
+                        guest_profile_id: string | null;
+                        /** Format: uuid */
+                        property_id: string | null;
+                        /** Format: uuid */
+                        integration_id: string | null;
+                        /** @enum {string} */
+                        operation: "create" | "update" | "delete";
+                        delta: unknown;
+                        /** Format: date-time */
+                        occurred_at: string;
+                        /** Format: date-time */
+                        recorded_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer is retried; 410 disables the endpoint. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receivePing: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `evt_<seq>`: the same on every retry and replay; deduplicate on it.
+                 * @example evt_1042
+                 */
+                "webhook-id": string;
+                /**
+                 * @description Unix seconds when this attempt was signed.
+                 * @example 1795772400
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,<base64 HMAC-SHA256>`; two, space-separated, during a secret rotation.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "webhook.ping",
+                 *       "timestamp": "2026-11-27T09:30:00.000Z",
+                 *       "data": {
+                 *         "endpoint_id": "7d1e6c2a-4b3f-4e8a-9c1d-2f5a6b7c8d9e"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "webhook.ping";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        endpoint_id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Received; the test route reports the status. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -68,6 +68,16 @@ const envSchema = z.object({
   // Path to a JSON file of the sha256 hashes of the only documents /graphql runs (src/graphql/trusted-documents.ts).
   GCS_GRAPHQL_TRUSTED_DOCUMENTS: z.string().min(1).optional(),
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
+  // Webhooks (src/webhooks): loopback and private receiver addresses are refused unless this is
+  // true (the demo and the tests deliver to 127.0.0.1). Never set it where the service can reach an
+  // internal network it should not call. The sender polls the event log every INTERVAL_MS.
+  GCS_WEBHOOKS_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
+  GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(500),
+  // GET /v1/events/stream (src/rest/event-stream.ts): open streams per credential and instance,
+  // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
+  GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
+  GCS_STREAM_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
+  GCS_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(1000).max(300_000).default(15_000),
   // Key that seals destination connection secrets (src/delivery/secret-box.ts): a raw 32-byte key
   // as `base64:…` or 64 hex chars, or a passphrase. Unset: generated once and kept in the database,
   // fine for the embedded demo and tests; NODE_ENV=production refuses to serve or deliver without it.
@@ -196,6 +206,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       intervalMs: e.GCS_DELIVERY_INTERVAL_MS,
       batchSize: e.GCS_DELIVERY_BATCH_SIZE,
       leaseMs: e.GCS_DELIVERY_LEASE_MS,
+    },
+    webhooks: {
+      allowPrivate: e.GCS_WEBHOOKS_ALLOW_PRIVATE === "true",
+      httpsOnly: e.NODE_ENV === "production",
+      intervalMs: e.GCS_WEBHOOKS_INTERVAL_MS,
+    },
+    stream: {
+      maxPerCredential: e.GCS_STREAM_MAX_PER_CREDENTIAL,
+      pollMs: e.GCS_STREAM_POLL_MS,
+      heartbeatMs: e.GCS_STREAM_HEARTBEAT_MS,
     },
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
     publicUrl: parsePublicUrl(e.GCS_PUBLIC_URL, e.PORT),

@@ -1,6 +1,7 @@
 // The long-lived things a process holds: the database handles, configuration, the logger and the
 // resolved secrets. Nothing here is per-tenant or per-request state, so any number of instances can
 // serve the same database.
+import type { Resolver } from "./webhooks/ssrf";
 import type { Config } from "./config";
 import type { Database } from "./db/database";
 import { serviceSecret } from "./db/service-secrets";
@@ -20,6 +21,8 @@ export interface Services {
   credentialGate?: CredentialGate;
   /** Failed authentications per client address in this process; absent when off. */
   authFailures?: AuthFailures;
+  /** The webhook URL resolver (src/webhooks/ssrf.ts); tests inject one so no lookup leaves the machine. */
+  webhookResolver?: Resolver;
 }
 
 export async function createServices(config: Config, db: Database, logger: Logger): Promise<Services> {

@@ -16,13 +16,16 @@ export const READ_SCOPES = [
 
 export const WRITE_SCOPES = ["write:tables"] as const;
 
-export const ALL_SCOPES: readonly string[] = [...READ_SCOPES, ...WRITE_SCOPES];
+/** Webhook endpoints (issue 29): a receiver's URL and secret are an administrator's business. */
+export const WEBHOOK_SCOPES = ["read:webhooks", "write:webhooks"] as const;
+
+export const ALL_SCOPES: readonly string[] = [...READ_SCOPES, ...WRITE_SCOPES, ...WEBHOOK_SCOPES];
 
 /** Session roles of the web app and the scopes each one carries. */
 export const ROLE_SCOPES: Record<string, readonly string[]> = {
   owner: ALL_SCOPES,
   admin: ALL_SCOPES,
-  member: ALL_SCOPES,
+  member: [...READ_SCOPES, ...WRITE_SCOPES],
   viewer: READ_SCOPES,
 };
 

@@ -15,6 +15,7 @@ type Commands = {
   partners: typeof import("./commands/partners");
   secrets: typeof import("./commands/secrets");
   connectors: typeof import("./commands/connectors");
+  events: typeof import("./commands/events");
   demo: typeof import("./demo");
 };
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -27,6 +28,7 @@ const load = {
   partners: () => require("./commands/partners") as Commands["partners"],
   secrets: () => require("./commands/secrets") as Commands["secrets"],
   connectors: () => require("./commands/connectors") as Commands["connectors"],
+  events: () => require("./commands/events") as Commands["events"],
   demo: () => require("./demo") as Commands["demo"],
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
@@ -162,6 +164,25 @@ export function buildProgram(version: string): Command {
     .addOption(json())
     .addHelpText("after", example("gcs connectors revoke 7a41…c3"))
     .action((id: string, opts: { json?: boolean }) => load.connectors().revoke(id, opts));
+
+  // Issue 29: adding events to the log (backfill, tests) and making the demo move.
+  const events = program.command("events").description("the event log: append events (NDJSON)");
+  events
+    .command("append")
+    .description("append events from NDJSON (one event a line; every line is validated first, and one bad line appends nothing)")
+    .option("--group <uuid>", "the property group (default: the only one)", uuid("--group"))
+    .option("--file <path>", "read this file instead of stdin")
+    .addOption(json())
+    .addHelpText("after", example(`echo '{"entity_type":"guest_profile","entity_id":"3f1c…","operation":"update","delta":{"vip_code":"VIP2"}}' | gcs events append --group 0b6f…e1`))
+    .action((opts: { group?: string; file?: string; json?: boolean }) => load.events().append(opts));
+  program
+    .command("simulate")
+    .description("append realistic activity (reservation and guest updates) to a group, for the demo")
+    .option("--group <uuid>", "the property group (default: the only one)", uuid("--group"))
+    .option("--rate <n>", "events per second", integer("--rate", 1), 5)
+    .option("--seconds <n>", "stop after this many seconds (default: until Ctrl-C)", integer("--seconds", 1))
+    .addHelpText("after", example("gcs simulate --rate 5"))
+    .action((opts: { group?: string; rate: number; seconds?: number }) => load.events().simulate(opts));
 
   requiredAfterUnknown(program);
   return program;

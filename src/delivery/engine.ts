@@ -29,6 +29,7 @@ import {
 } from "./providers";
 import { open, type Keyring } from "./secret-box";
 import { databaseFault } from "../db/errors";
+import { jitteredBackoffMs } from "./backoff";
 
 type EngineLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
@@ -90,9 +91,7 @@ const DECRYPT_ERROR = "cannot decrypt connection secret";
  * Retry-After wins (it is the destination's word, not jittered).
  */
 export function backoffMs(previousFailures: number, retryAfterMs = 0, random: () => number = Math.random): number {
-  const exp = Math.min(BACKOFF_BASE_MS * 2 ** Math.min(previousFailures, 20), BACKOFF_CAP_MS);
-  const jittered = Math.round(exp / 2 + (exp / 2) * random());
-  return Math.max(jittered, Math.min(retryAfterMs, BACKOFF_CAP_MS));
+  return jitteredBackoffMs({ baseMs: BACKOFF_BASE_MS, capMs: BACKOFF_CAP_MS }, previousFailures, retryAfterMs, random);
 }
 
 /** Flushes every due binding (active, not backing off, not leased, behind its log head) once. */

@@ -11,6 +11,7 @@
 // the ids of connections whose secret no configured key opens.
 import type { DataClient as PrismaClient } from "../data/client";
 import { resealConnectionBatch } from "../data/delivery";
+import { resealWebhookBatch } from "../data/webhooks";
 import { kidOfSealed, open, seal, type Keyring } from "./secret-box";
 
 export interface RotationReport {
@@ -23,10 +24,15 @@ export interface RotationReport {
   failedConnectionIds: string[];
   /** kid of the current key. */
   kid: string;
+  /** Webhook signing secrets (current and, during a rotation overlap, previous), the same way. */
+  webhookSecrets: { rotated: number; current: number; failed: number; failedEndpointIds: string[] };
 }
 
 export async function rotateSecrets(prisma: PrismaClient, ring: Keyring, batchSize = 100): Promise<RotationReport> {
-  const report: RotationReport = { rotated: 0, current: 0, failed: 0, failedConnectionIds: [], kid: ring.current.kid };
+  const report: RotationReport = {
+    rotated: 0, current: 0, failed: 0, failedConnectionIds: [], kid: ring.current.kid,
+    webhookSecrets: { rotated: 0, current: 0, failed: 0, failedEndpointIds: [] },
+  };
   let after: string | null = null;
   for (;;) {
     const last = await resealConnectionBatch(prisma, after, batchSize, (row) => {
@@ -45,7 +51,28 @@ export async function rotateSecrets(prisma: PrismaClient, ring: Keyring, batchSi
       report.rotated++;
       return seal(plaintext, row.id, ring);
     });
-    if (!last) return report;
+    if (!last) break;
     after = last;
+  }
+  const w = report.webhookSecrets;
+  for (let afterEndpoint: string | null = null; ; ) {
+    const last: string | null = await resealWebhookBatch(prisma, afterEndpoint, batchSize, (id, ciphertext) => {
+      let plaintext: string;
+      try {
+        plaintext = open(ciphertext, id, ring);
+      } catch {
+        w.failed++;
+        if (!w.failedEndpointIds.includes(id)) w.failedEndpointIds.push(id);
+        return null;
+      }
+      if (kidOfSealed(ciphertext) === ring.current.kid) {
+        w.current++;
+        return null;
+      }
+      w.rotated++;
+      return seal(plaintext, id, ring);
+    });
+    if (!last) return report;
+    afterEndpoint = last;
   }
 }

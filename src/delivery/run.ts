@@ -9,6 +9,7 @@ import { loadKeyring, rawKeyOf, type Keyring } from "./secret-box";
 import { startDeliveryWorker, type DeliveryWorker } from "./engine";
 import { startStandIn, type StandIn } from "./standin";
 import type { DestinationsConfig } from "./providers";
+import { startWebhookWorker, type WebhookWorker } from "../webhooks/sender";
 
 const GENERATED_KEY = "delivery_secret_box";
 const SALT = "delivery_secret_box_salt";
@@ -58,6 +59,8 @@ export function destinationsFromConfig(config: Config, standInUrl?: string): Des
 
 export interface RunningDelivery {
   worker: DeliveryWorker;
+  /** The webhook sender (src/webhooks), beside table delivery: same keyring, same lease pattern. */
+  webhooks: WebhookWorker;
   /** The local stand-in destinations of the embedded demo, when they run. */
   standIn?: StandIn;
   stop(): Promise<void>;
@@ -71,20 +74,29 @@ export async function runDelivery(config: Config, prisma: PrismaClient, logger: 
   const needsStandIn = withStandIn && !(config.delivery.mailchimpBaseUrl && config.delivery.klaviyoBaseUrl);
   const standIn = needsStandIn ? await startStandIn() : undefined;
   if (standIn) logger.info({ url: standIn.url }, "embedded demo: delivering to local stand-in destinations");
+  const secretKey = await deliverySecretKey(config, prisma);
   const worker = startDeliveryWorker({
     prisma,
     logger: logger.child({ component: "delivery" }),
-    secretKey: await deliverySecretKey(config, prisma),
+    secretKey,
     destinations: destinationsFromConfig(config, standIn?.url),
     intervalMs: config.delivery.intervalMs,
     batchSize: config.delivery.batchSize,
     leaseMs: config.delivery.leaseMs,
   });
+  const webhooks = startWebhookWorker(prisma, {
+    logger: logger.child({ component: "webhooks" }),
+    secretKey,
+    policy: config.webhooks,
+    intervalMs: config.webhooks.intervalMs,
+    leaseMs: config.delivery.leaseMs,
+  });
   return {
     worker,
+    webhooks,
     standIn,
     async stop() {
-      await worker.stop();
+      await Promise.all([worker.stop(), webhooks.stop()]);
       await standIn?.close();
     },
   };

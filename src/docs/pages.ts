@@ -335,16 +335,18 @@ function operationSection(o: Operation, doc: Json, toolsByRoute: Map<string, Doc
           Object.entries(bodySchema.properties as Record<string, Json>).map(([name, s]) => [
             code(name),
             typeText(s),
-            (bodySchema.required as string[]).includes(name) ? "yes" : "no",
+            ((bodySchema.required ?? []) as string[]).includes(name) ? "yes" : "no",
             withDefault(String(s.description ?? ""), s),
           ]),
         ),
       ]
     : [];
-  const ok = op.responses["200"] as Json;
+  // The success answer: 200, or the webhook routes' 201 (create) and 204 (delete).
+  const okStatus = Object.keys(op.responses as Record<string, Json>).find((s) => /^2\d\d$/.test(s)) ?? "200";
+  const ok = op.responses[okStatus] as Json;
   const [mediaType, media] = Object.entries((ok.content ?? {}) as Record<string, Json>)[0] ?? [];
   const errors = Object.entries(op.responses as Record<string, Json>)
-    .filter(([status]) => status !== "200")
+    .filter(([status]) => status !== okStatus)
     .map(([status, r]) => (r.$ref ? `[${status}](#${slug(status)})` : `${status} (${cell(String(r.description))})`));
   return [
     `#### ${o.key}`,
@@ -356,7 +358,7 @@ function operationSection(o: Operation, doc: Json, toolsByRoute: Map<string, Doc
     paramTable,
     ...body,
     "",
-    `Answer \`200\`${mediaType ? ` (\`${mediaType}\`)` : ""}: ${ok.description} Type: ${media ? typeText(media.schema) : "none"}.`,
+    `Answer \`${okStatus}\`${mediaType ? ` (\`${mediaType}\`)` : ""}: ${ok.description} Type: ${media ? typeText(media.schema) : "none"}.`,
     "",
     ...(errors.length ? [`Errors: ${errors.join(", ")}.`, ""] : []),
   ].join("\n");

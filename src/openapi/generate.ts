@@ -28,6 +28,7 @@ import { ENVELOPE_EXAMPLES, ID_EXAMPLES, IDS, RECORD_EXAMPLES } from "./examples
 import { COMMON_HEADERS, ERROR_SCHEMA, HEADER_COMPONENTS, RATE_LIMIT_HEADERS, errorRef, errorResponseComponents, forbiddenResponse } from "./errors";
 import { Components, componentName, fieldsOf, objectSchema, omitNullMembers, type JsonSchema, type WalkContext } from "./selection-schema";
 import { serviceOperations } from "./service-routes";
+import { webhookOperations, webhookPayloads } from "./webhooks";
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, OperationObject>> };
 export type OperationObject = Record<string, unknown> & { responses: Record<string, unknown> };
@@ -70,6 +71,7 @@ export function generateOpenApi(): Generated {
     else media.example = value;
   }
   for (const [path, methods] of Object.entries(serviceOperations())) paths[path] = methods;
+  for (const [path, methods] of Object.entries(webhookOperations())) paths[path] = methods; // issue 29
 
   for (const name of components.schemas.keys()) if (!components.schemas.get(name)!.description) gaps.push(`record ${name}: no description`);
   gaps.push(...components.clashes);
@@ -99,8 +101,9 @@ export function generateOpenApi(): Generated {
         },
         { url: "/", description: "The address this document is served from." },
       ],
-      tags: TAGS,
+      tags: [...TAGS, { name: "Webhooks", description: "Endpoints that receive the event log as signed POSTs (Standard Webhooks 1.0)." }],
       paths,
+      webhooks: webhookPayloads(),
       components: {
         securitySchemes: {
           bearerAuth: {

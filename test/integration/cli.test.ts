@@ -298,6 +298,7 @@ describe("gcs secrets rotate", () => {
     const newRing = await loadKeyring({ current: NEW_KEY, salt });
     expect(JSON.parse(first.stdout)).toEqual({
       rotated: sealed.length, current: 0, failed: placeholders.length, failedConnectionIds: placeholders, kid: newRing.current.kid,
+      webhookSecrets: { rotated: 0, current: 0, failed: 0, failedEndpointIds: [] },
     });
     for (const text of [first.stdout, first.stderr]) for (const secret of [...plaintexts.values(), generated]) expect(text).not.toContain(secret);
 

@@ -35,7 +35,9 @@ beforeAll(async () => {
   });
   manifest = JSON.parse(readFileSync(path.join(dir, "m.json"), "utf8"));
 
-  server = spawn(NODE, [GCS, "serve"], { cwd: ROOT, env: embeddedEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  // Webhooks to a receiver on 127.0.0.1 (issue 29, at the end of this file) need the demo switch.
+  const serveEnv = { ...embeddedEnv(), GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_WEBHOOKS_INTERVAL_MS: "100", GCS_STREAM_POLL_MS: "100" };
+  server = spawn(NODE, [GCS, "serve"], { cwd: ROOT, env: serveEnv, stdio: ["ignore", "pipe", "pipe"] });
   ({ key: demoKey, base } = await demoBanner(server, 120_000));
 }, 300_000);
 
@@ -120,4 +122,59 @@ describe("embedded PGlite", () => {
     expect(found.guestSearch.candidates.map((c: { masterProfileId: string }) => c.masterProfileId)).toContain(master);
     expect(context.guestContext.consent.effective).toContainEqual({ contactValue: A.consent_conflict.contact_value, purpose: "email_marketing", status: "withdrawn" });
   });
+});
+
+// Issue 29 on PGlite: `gcs events append` through the running server, the SSE stream and a signed
+// webhook to a receiver on 127.0.0.1.
+describe("embedded PGlite: the stream and webhooks", () => {
+  it("streams and POSTs an event appended with gcs events append", async () => {
+    const { createServer } = await import("node:http");
+    const { Webhook } = await import("standardwebhooks");
+    const bodies: { body: string; headers: Record<string, string> }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        bodies.push({ body, headers: req.headers as Record<string, string> });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const port = (receiver.address() as { port: number }).port;
+    const auth = { Authorization: `Bearer ${demoKey}` };
+    const made = await fetch(`${base}/v1/webhook-endpoints`, {
+      method: "POST",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, topics: ["guest_profile"] }),
+    });
+    expect(made.status).toBe(201);
+    const endpoint = (await made.json()) as { data: { secret: string } };
+
+    const controller = new AbortController();
+    const stream = await fetch(`${base}/v1/events/stream?entity_type=guest_profile`, { headers: auth, signal: controller.signal });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let text = "";
+    // One event in each group: the demo key's stream and endpoint see only their group's.
+    for (const g of [manifest.groups.A, manifest.groups.B]) {
+      const child = spawn(NODE, [GCS, "events", "append", "--group", g.id, "--json"], { cwd: ROOT, env: embeddedEnv(), stdio: ["pipe", "pipe", "pipe"] });
+      let out = "";
+      child.stdout!.on("data", (d) => (out += d));
+      child.stdin!.end(JSON.stringify({ entity_type: "guest_profile", entity_id: g.guest_with_events, operation: "update", delta: { vip_code: "VIP7" }, guest_profile_id: g.guest_with_events }) + "\n");
+      expect(await new Promise((r) => child.on("close", r))).toBe(0);
+      expect(JSON.parse(out).appended).toBe(1);
+    }
+    const deadline = Date.now() + 30_000;
+    while (!text.includes("data: ") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
+    while (bodies.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500));
+    controller.abort();
+    receiver.close();
+    const events = text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ entity_type: "guest_profile", operation: "update", delta: { vip_code: "VIP7" } });
+    expect(bodies).toHaveLength(1);
+    const payload = new Webhook(endpoint.data.secret).verify(bodies[0].body, bodies[0].headers) as { data: { seq: string } };
+    expect(payload.data.seq).toBe(events[0].seq);
+  }, 90_000);
 });

@@ -15,7 +15,9 @@ afterAll(() => t.close());
 
 const auth = () => ({ Authorization: `Bearer ${t.manifest.groups.A.credentials.api_key}` });
 
-const withBodies = Object.entries(openApiDocument().paths).flatMap(([path, methods]) =>
+// Webhook endpoint bodies name receivers: their example URL would be resolved through DNS, so they
+// are exercised in webhooks.test.ts with an injected resolver instead.
+const withBodies = Object.entries(openApiDocument().paths).filter(([path]) => !path.startsWith("/v1/webhook-endpoints")).flatMap(([path, methods]) =>
   Object.entries(methods as Record<string, Json>)
     .filter(([, op]) => op.requestBody)
     .map(([method, op]) => [`${method.toUpperCase()} ${path}`, path, method as "post", op] as const),

@@ -1,0 +1,59 @@
+// Standard Webhooks 1.0 (https://www.standardwebhooks.com): secrets, the message body and its
+// headers, signed with the `standardwebhooks` package so receivers verify with any of its libraries.
+import { randomBytes } from "node:crypto";
+import { Webhook } from "standardwebhooks";
+import type { WebhookEvent } from "../data/webhooks";
+
+/** A new signing secret: `whsec_` + 24 random bytes in base64 (the format the libraries accept). */
+export const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`;
+
+/** How long the old secret keeps signing beside the new one after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60_000;
+
+/** The event row exactly as GET /v1/events returns it. */
+export function eventData(e: WebhookEvent) {
+  return {
+    seq: e.seq,
+    entity_type: e.entity_type,
+    entity_id: e.entity_id,
+    guest_profile_id: e.guest_profile_id,
+    property_id: e.property_id,
+    integration_id: e.integration_id,
+    operation: e.operation,
+    delta: e.delta,
+    occurred_at: e.occurred_at.toISOString(),
+    recorded_at: e.recorded_at.toISOString(),
+  };
+}
+
+const PAST = { create: "created", update: "updated", delete: "deleted" } as Record<string, string>;
+
+/** `reservation.created`, `guest_profile.updated`, … */
+export const eventType = (e: Pick<WebhookEvent, "entity_type" | "operation">) => `${e.entity_type}.${PAST[e.operation] ?? e.operation}`;
+
+/** webhook-id: one per event, the same on every attempt and replay, so receivers can deduplicate. */
+export const messageIdOf = (seq: string) => `evt_${seq}`;
+
+export interface Message {
+  id: string;
+  type: string;
+  body: string;
+}
+
+export function eventMessage(e: WebhookEvent, at: Date): Message {
+  const type = eventType(e);
+  return { id: messageIdOf(e.seq), type, body: JSON.stringify({ type, timestamp: at.toISOString(), data: eventData(e) }) };
+}
+
+export function pingMessage(id: string, endpointId: string, at: Date): Message {
+  return { id, type: "webhook.ping", body: JSON.stringify({ type: "webhook.ping", timestamp: at.toISOString(), data: { endpoint_id: endpointId } }) };
+}
+
+/**
+ * The three headers. With a rotation in its overlap, webhook-signature carries both signatures
+ * (space-separated, the new secret's first): a receiver that has either secret verifies.
+ */
+export function signedHeaders(m: Message, secrets: string[], at: Date): Record<string, string> {
+  const signature = secrets.map((s) => new Webhook(s).sign(m.id, at, m.body)).join(" ");
+  return { "webhook-id": m.id, "webhook-timestamp": String(Math.floor(at.getTime() / 1000)), "webhook-signature": signature };
+}

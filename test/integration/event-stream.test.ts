@@ -1,0 +1,243 @@
+// GET /v1/events/stream (issue 29): Server-Sent Events over the event timeline. Resuming with
+// Last-Event-ID while writers append (some committing out of order) gives every event exactly once;
+// the stream shows what GET /v1/events shows; tenants, scope, the cap and the hints hold.
+import http, { type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Client } from "pg";
+import { createApp, type App } from "../../src/app";
+import { startTestApp, type TestApp } from "../helpers/app";
+
+let t: TestApp;
+let app: App;
+let server: Server;
+let base: string;
+const A = () => t.manifest.groups.A;
+const B = () => t.manifest.groups.B;
+
+beforeAll(async () => {
+  t = await startTestApp({ GCS_STREAM_MAX_PER_CREDENTIAL: "2", GCS_STREAM_POLL_MS: "100", GCS_STREAM_HEARTBEAT_MS: "1000", GCS_DELIVERY_WORKER: "false" });
+  app = await createApp(t.services);
+  server = app.app.listen(0, "127.0.0.1");
+  await new Promise((r) => server.once("listening", r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  app.drain();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  await app.stop();
+  await t.close();
+});
+
+interface SseEvent {
+  id?: string;
+  event?: string;
+  data?: string;
+}
+
+/** An open stream: parsed events as they arrive, comments and the retry hint. */
+interface Stream {
+  status: number;
+  headers: IncomingMessage["headers"];
+  events: SseEvent[];
+  comments: string[];
+  retry?: number;
+  body: string;
+  close(): void;
+}
+
+function openStream(token: string, opts: { query?: string; lastEventId?: string } = {}): Promise<Stream> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${base}/v1/events/stream${opts.query ? `?${opts.query}` : ""}`, {
+      headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream", ...(opts.lastEventId ? { "Last-Event-ID": opts.lastEventId } : {}) },
+    });
+    req.on("error", reject);
+    req.on("response", (res) => {
+      const s: Stream = { status: res.statusCode!, headers: res.headers, events: [], comments: [], body: "", close: () => req.destroy() };
+      let buffer = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        s.body += chunk;
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const e: SseEvent = {};
+          for (const line of block.split("\n")) {
+            if (line.startsWith(":")) s.comments.push(line.slice(1).trim());
+            else if (line.startsWith("retry: ")) s.retry = Number(line.slice(7));
+            else if (line.startsWith("id: ")) e.id = line.slice(4);
+            else if (line.startsWith("event: ")) e.event = line.slice(7);
+            else if (line.startsWith("data: ")) e.data = line.slice(6);
+          }
+          if (e.data !== undefined) s.events.push(e);
+        }
+      });
+      res.on("error", () => undefined);
+      resolve(s);
+    });
+  });
+}
+
+async function until(check: () => boolean, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const seqOf = (e: SseEvent) => (JSON.parse(e.data!) as { seq: string }).seq;
+
+describe("GET /v1/events/stream", () => {
+  it("resumes with Last-Event-ID while writers append, with no gap and no duplicate", async () => {
+    const token = A().credentials.api_key;
+    const guest = A().guest_with_events;
+    const writers = await Promise.all([0, 1, 2].map(async () => {
+      const c = new Client({ connectionString: t.databaseUrl });
+      await c.connect();
+      return c;
+    }));
+    const appended: string[] = [];
+    const insert = async (c: Client) => {
+      const { rows } = await c.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         VALUES ($1, 'guest_profile', $2, $2, 'update', '{"vip_code":"VIP3"}', now()) RETURNING seq::text`,
+        [A().id, guest],
+      );
+      appended.push(rows[0].seq);
+    };
+    let s = await openStream(token);
+    expect(s.status).toBe(200);
+    expect(s.headers["content-type"]).toBe("text/event-stream; charset=utf-8");
+    await until(() => s.retry !== undefined);
+    expect(s.retry).toBe(2000);
+
+    let writing = true;
+    const work = writers.map(async (c, i) => {
+      while (writing) {
+        if (i === 0) {
+          // A transaction that takes its seq early and commits late: it must not be skipped.
+          await c.query("BEGIN");
+          await insert(c);
+          await new Promise((r) => setTimeout(r, 150));
+          await c.query("COMMIT");
+        } else {
+          await insert(c);
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    });
+
+    const seen: SseEvent[] = [];
+    for (let round = 0; round < 4; round++) {
+      await until(() => s.events.length >= 5);
+      s.close();
+      seen.push(...s.events);
+      s = await openStream(token, { lastEventId: seen[seen.length - 1].id });
+      expect(s.status).toBe(200);
+    }
+    writing = false;
+    await Promise.all(work);
+    await until(() => appended.every((seq) => [...seen, ...s.events].some((e) => seqOf(e) === seq)));
+    s.close();
+    seen.push(...s.events);
+    await Promise.all(writers.map((c) => c.end()));
+
+    const seqs = seen.map(seqOf);
+    expect(new Set(seqs).size).toBe(seqs.length); // no duplicate
+    expect([...seqs].sort()).toEqual([...appended].sort()); // no gap, nothing else
+    expect(seen.every((e) => e.event === "guest_profile.updated")).toBe(true);
+
+    // The ids are /v1/events cursors: paging from the first one gives the same rows, in the same order.
+    const rows: { seq: string }[] = [];
+    let cursor: string | null = seen[0].id!;
+    while (cursor) {
+      const page: { status: number; body: { data: { seq: string }[]; next_cursor: string | null } } = await t.api.get(`/v1/events?limit=100&cursor=${encodeURIComponent(cursor)}`).set({ Authorization: `Bearer ${token}` });
+      expect(page.status).toBe(200);
+      rows.push(...page.body.data);
+      cursor = page.body.next_cursor;
+    }
+    expect(rows.map((r) => r.seq)).toEqual(seqs.slice(1));
+    expect(JSON.parse(seen[1].data!)).toEqual(rows[0]);
+  });
+
+  it("filters like /v1/events and never shows another group's events; a foreign id is invalid_cursor", async () => {
+    const a = await openStream(A().credentials.api_key, { query: "entity_type=reservation" });
+    const b = await openStream(B().credentials.api_key);
+    await until(() => a.retry !== undefined && b.retry !== undefined);
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    const add = (group: string, guest: string, type: string) =>
+      c.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         VALUES ($1, $3::"EntityType", $2, $2, 'update', '{}', now()) RETURNING seq::text`,
+        [group, guest, type],
+      ).then((r) => r.rows[0].seq as string);
+    await add(A().id, A().guest_with_events, "guest_profile");
+    const reservation = await add(A().id, A().guest_with_events, "reservation");
+    const ofB = await add(B().id, B().guest_with_events, "guest_profile");
+    await c.end();
+    await until(() => a.events.length >= 1 && b.events.length >= 1);
+    await new Promise((r) => setTimeout(r, 300));
+    a.close();
+    b.close();
+    expect(a.events.map(seqOf)).toEqual([reservation]);
+    expect(b.events.map(seqOf)).toEqual([ofB]);
+
+    const foreign = await openStream(B().credentials.api_key, { lastEventId: a.events[0].id });
+    expect(foreign.status).toBe(400);
+    await until(() => foreign.body.includes("}"));
+    expect(JSON.parse(foreign.body).error).toBe("invalid_cursor");
+  });
+
+  it("a key pinned to one property streams only that property's events", async () => {
+    const pinned = A().credentials.api_key_pinned;
+    const other = A().properties.find((p) => p !== pinned.property_id)!;
+    const s = await openStream(pinned.token);
+    await until(() => s.retry !== undefined);
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    const add = (property: string) =>
+      c.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, property_id, operation, delta, occurred_at)
+         VALUES ($1, 'reservation', gen_random_uuid(), $2, 'update', '{}', now()) RETURNING seq::text`,
+        [A().id, property],
+      ).then((r) => r.rows[0].seq as string);
+    await add(other);
+    const mine = await add(pinned.property_id);
+    await c.end();
+    await until(() => s.events.length >= 1);
+    await new Promise((r) => setTimeout(r, 300));
+    s.close();
+    expect(s.events.map(seqOf)).toEqual([mine]);
+  });
+
+  it("sends heartbeats, caps open streams per credential, and checks scope and input", async () => {
+    const token = A().credentials.api_key;
+    const one = await openStream(token);
+    const two = await openStream(token);
+    await until(() => one.comments.includes("heartbeat"), 5_000);
+    const three = await openStream(token);
+    expect(three.status).toBe(429);
+    await until(() => three.body.includes("}"));
+    expect(JSON.parse(three.body).error).toBe("rate_limited");
+    one.close();
+    await new Promise((r) => setTimeout(r, 200));
+    const again = await openStream(token);
+    expect(again.status).toBe(200);
+    again.close();
+    two.close();
+
+    const limited = await openStream(A().credentials.api_key_limited);
+    expect(limited.status).toBe(403);
+    await until(() => limited.body.includes("}"));
+    expect(JSON.parse(limited.body)).toMatchObject({ error: "forbidden", scope: "read:events" });
+    for (const query of ["entity_type=booking", "guest_profile_id=nope", "colour=red", "guest_profile_id=3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f&master_profile_id=3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f"]) {
+      const bad = await openStream(token, { query });
+      expect([query, bad.status]).toEqual([query, 400]);
+      bad.close();
+    }
+  });
+});

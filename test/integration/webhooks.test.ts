@@ -1,0 +1,570 @@
+// Issue 29: webhook endpoints and the sender. Receivers verify with the `standardwebhooks` library;
+// retries, 410 and auto-disable run on a moved clock; SSRF refusals use an injected resolver.
+//
+// Traffic: only to 127.0.0.1. Names (receiver.test, rebind.test, …) "resolve" through the injected
+// resolver, never DNS, and a guard on net.Socket refuses, before any packet, a connection whose
+// resolved address is not loopback, and records every webhook connection attempt.
+import net from "node:net";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import { Webhook } from "standardwebhooks";
+import { startTestApp, type TestApp } from "../helpers/app";
+import { deliverySecretKey } from "../../src/delivery/run";
+import { sendDue, startWebhookWorker, GIVE_UP_AFTER_MS, DELIVERY_RETENTION_MS, type SendOptions } from "../../src/webhooks/sender";
+import type { ResolvedAddress, Resolver } from "../../src/webhooks/ssrf";
+import { postWebhook, RESPONSE_LIMIT } from "../../src/webhooks/http";
+import { loadKeyring, type Keyring } from "../../src/delivery/secret-box";
+import { rotateSecrets } from "../../src/delivery/rotate";
+import { existingServiceSecret } from "../../src/data/delivery";
+
+// ---------------------------------------------------------------------------------------------
+// The loopback guard: every socket connect whose host is not the database's is recorded; one that
+// would reach a non-loopback address is failed before it connects.
+// ---------------------------------------------------------------------------------------------
+const LOOPBACK = (a: string) => /^127\./.test(a) || a === "::1" || a === "::ffff:127.0.0.1";
+const attempts: string[] = [];
+const originalConnect = net.Socket.prototype.connect;
+type LookupCb = (err: Error | null, address?: string | { address: string; family: number }[], family?: number) => void;
+beforeAll(() => {
+  net.Socket.prototype.connect = function guarded(this: net.Socket, ...args: unknown[]) {
+    const opts = (Array.isArray(args[0]) ? args[0][0] : args[0]) as { host?: string; lookup?: (h: string, o: object, cb: LookupCb) => void } | undefined;
+    const host = opts && typeof opts === "object" ? opts.host : undefined;
+    if (opts && host && !/^(localhost|127\.\d+\.\d+\.\d+|::1)$/.test(host)) {
+      attempts.push(host);
+      const inner = opts.lookup;
+      if (!inner) {
+        process.nextTick(() => this.destroy(new Error(`test guard: refused a connection to ${host}`)));
+        return this;
+      }
+      opts.lookup = (h, o, cb) =>
+        inner(h, o, (err, address, family) => {
+          const list = Array.isArray(address) ? address.map((a) => a.address) : [address ?? ""];
+          if (!err && !list.every(LOOPBACK)) return cb(new Error(`test guard: ${h} resolved to ${list.join(",")}`));
+          cb(err, address, family);
+        });
+    }
+    return (originalConnect as (...a: unknown[]) => net.Socket).apply(this, args);
+  } as typeof net.Socket.prototype.connect;
+});
+afterAll(() => {
+  net.Socket.prototype.connect = originalConnect;
+});
+
+// ---------------------------------------------------------------------------------------------
+// A receiver on 127.0.0.1 and the names that resolve to it.
+// ---------------------------------------------------------------------------------------------
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  path: string;
+}
+let receiver: Server;
+let port: number;
+const received: Received[] = [];
+/** The status the receiver answers next, by path; 200 otherwise. */
+const answers = new Map<string, number[]>();
+
+const names = new Map<string, string[]>();
+const resolver: Resolver = async (host) => {
+  const a = names.get(host);
+  if (!a) throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
+  return a.map((address): ResolvedAddress => ({ address, family: address.includes(":") ? 6 : 4 }));
+};
+
+let t: TestApp;
+let key: Keyring;
+const A = () => t.manifest.groups.A;
+const B = () => t.manifest.groups.B;
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+const policy = { allowPrivate: true, httpsOnly: false };
+const setAllowPrivate = (v: boolean) => ((t.services.config.webhooks as { allowPrivate: boolean }).allowPrivate = v);
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), path: req.url! });
+      const queue = answers.get(req.url!) ?? [];
+      const status = queue.shift() ?? 200;
+      if (status === 0) return; // never answers (the timeout test); closed with the server
+      if (status === 302) return res.writeHead(302, { location: `http://127.0.0.1:${port}/hooks/elsewhere` }).end();
+      res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "x".repeat(5000));
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  port = (receiver.address() as AddressInfo).port;
+  names.set("receiver.test", ["127.0.0.1"]);
+  t = await startTestApp({ GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_DELIVERY_WORKER: "false" });
+  t.services.webhookResolver = resolver;
+  key = await deliverySecretKey(t.services.config, t.db.primary);
+});
+afterAll(async () => {
+  await t.close();
+  receiver.closeAllConnections();
+  await new Promise((r) => receiver.close(r));
+});
+
+async function createEndpoint(path: string, body: Record<string, unknown> = {}, token = A().credentials.api_key) {
+  const res = await t.api.post("/v1/webhook-endpoints").set(auth(token)).send({ url: `http://receiver.test:${port}${path}`, topics: ["*"], ...body });
+  expect(res.status).toBe(201);
+  return res.body.data as { id: string; secret: string; state: string };
+}
+
+/** Appends a guest_profile event to the group (own statement, committed). */
+async function appendEvent(groupId: string, guestId: string, propertyId: string | null = null, entityType = "guest_profile"): Promise<string> {
+  const rows = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(
+    `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, property_id, operation, delta, occurred_at)
+     VALUES ($1::uuid, $2::"EntityType", $3::uuid, $3::uuid, $4::uuid, 'update', '{"vip_code":"VIP9"}', now()) RETURNING seq::text AS seq`,
+    groupId, entityType, guestId, propertyId,
+  );
+  return rows[0].seq;
+}
+
+const opts = (more: Partial<SendOptions> = {}): SendOptions => ({ secretKey: key, policy, resolve: resolver, leaseMs: 10_000, ...more });
+const ofPath = (p: string) => received.filter((r) => r.path === p);
+
+/** Runs the sender until `check` holds (the timeline shows a commit once older transactions end). */
+async function sendUntil(check: () => boolean, more: Partial<SendOptions> = {}, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("sender did not get there in time");
+    await sendDue(t.db.primary, opts(more));
+    if (!check()) await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("delivery, verified as a receiver would", () => {
+  it("signs Standard Webhooks, sends the GET /v1/events row as data, in log order, with a stable webhook-id", async () => {
+    const ep = await createEndpoint("/hooks/order");
+    const guest = A().guest_with_events;
+    const seqs = [await appendEvent(A().id, guest), await appendEvent(A().id, guest), await appendEvent(A().id, guest)];
+    await sendUntil(() => ofPath("/hooks/order").length >= 3);
+    const got = ofPath("/hooks/order");
+    const wh = new Webhook(ep.secret);
+    const payloads = got.map((r) => wh.verify(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: { seq: string } });
+    expect(payloads.map((p) => p.data.seq)).toEqual(seqs);
+    expect(got.map((r) => r.headers["webhook-id"])).toEqual(seqs.map((s) => `evt_${s}`));
+    expect(payloads[0].type).toBe("guest_profile.updated");
+    // A tampered body fails verification.
+    expect(() => wh.verify(got[0].body.replace("VIP9", "VIP8"), got[0].headers as Record<string, string>)).toThrow();
+
+    // data is exactly the /v1/events row.
+    const page = await t.api.get(`/v1/events?guest_profile_id=${guest}&limit=500`).set(auth(A().credentials.api_key));
+    let rows = page.body.data as { seq: string }[];
+    let cursor = page.body.next_cursor as string | null;
+    while (cursor) {
+      const next = await t.api.get(`/v1/events?guest_profile_id=${guest}&limit=500&cursor=${encodeURIComponent(cursor)}`).set(auth(A().credentials.api_key));
+      rows = rows.concat(next.body.data);
+      cursor = next.body.next_cursor;
+    }
+    for (const p of payloads) expect(p.data).toEqual(rows.find((r) => r.seq === p.data.seq));
+
+    // The attempts are listed.
+    const deliveries = await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key));
+    expect(deliveries.status).toBe(200);
+    expect(deliveries.body.data.map((d: { status: string }) => d.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    expect(deliveries.body.data[0].response_code).toBe(200);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("sends only the topics and properties the endpoint chose, and never another group's events", async () => {
+    const [p1, p2] = A().properties;
+    const ep = await createEndpoint("/hooks/filtered", { topics: ["reservation"], property_ids: [p1] });
+    const guest = A().guest_with_events;
+    await appendEvent(A().id, guest, p1, "guest_profile"); // other topic
+    await appendEvent(A().id, guest, p2, "reservation"); // other property
+    await appendEvent(B().id, B().guest_with_events, B().properties[0], "reservation"); // other group
+    const wanted = await appendEvent(A().id, guest, p1, "reservation");
+    await sendUntil(() => ofPath("/hooks/filtered").length >= 1);
+    await sendDue(t.db.primary, opts());
+    expect(ofPath("/hooks/filtered").map((r) => r.headers["webhook-id"])).toEqual([`evt_${wanted}`]);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("signs with both secrets during a rotation's overlap", async () => {
+    const ep = await createEndpoint("/hooks/rotate");
+    const rotated = await t.api.post(`/v1/webhook-endpoints/${ep.id}/rotate-secret`).set(auth(A().credentials.api_key));
+    expect(rotated.status).toBe(200);
+    const secret = rotated.body.data.secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    expect(secret).not.toBe(ep.secret);
+    expect(rotated.body.data.previous_secret_expires_at).not.toBeNull();
+    await appendEvent(A().id, A().guest_with_events);
+    await sendUntil(() => ofPath("/hooks/rotate").length >= 1);
+    const [r] = ofPath("/hooks/rotate");
+    expect(String(r.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    for (const s of [secret, ep.secret]) expect(() => new Webhook(s).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
+    // The secret is never shown again.
+    const got = await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key));
+    expect(got.body.data.secret).toBeUndefined();
+    expect(JSON.stringify(got.body)).not.toContain(secret.slice(6));
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("test sends a signed ping and answers with the receiver's status", async () => {
+    const ep = await createEndpoint("/hooks/ping");
+    const res = await t.api.post(`/v1/webhook-endpoints/${ep.id}/test`).set(auth(A().credentials.api_key));
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ delivered: true, response_code: 200, error: null });
+    const [r] = ofPath("/hooks/ping");
+    const payload = new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>) as { type: string; data: unknown };
+    expect(payload).toMatchObject({ type: "webhook.ping", data: { endpoint_id: ep.id } });
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+});
+
+describe("the delivery key's rotation", () => {
+  it("gcs secrets rotate re-seals webhook secrets too; the sender opens them under the new key", async () => {
+    const ep = await createEndpoint("/hooks/rekey");
+    const generated = (await existingServiceSecret(t.db.primary, "delivery_secret_box"))!;
+    const salt = (await existingServiceSecret(t.db.primary, "delivery_secret_box_salt"))!;
+    const next = await loadKeyring({ current: "a new delivery key for the rotation test", previous: [generated], salt });
+    const report = await rotateSecrets(t.db.primary, next);
+    expect(report.webhookSecrets.rotated).toBeGreaterThanOrEqual(1);
+    expect(report.webhookSecrets.failed).toBe(0);
+    // Only the new key now: the old ring no longer opens it, the new one does.
+    const onlyNew = await loadKeyring({ current: "a new delivery key for the rotation test", previous: [], salt });
+    await appendEvent(A().id, A().guest_with_events);
+    await sendUntil(() => ofPath("/hooks/rekey").length >= 1, { secretKey: onlyNew });
+    const [r] = ofPath("/hooks/rekey");
+    expect(() => new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
+    // Back under the test's key for the tests that follow.
+    await rotateSecrets(t.db.primary, await loadKeyring({ current: generated, previous: ["a new delivery key for the rotation test"], salt }));
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+});
+
+describe("retries, 410 and auto-disable", () => {
+  it("disables an endpoint whose signing secret no configured key opens, and sends nothing", async () => {
+    const ep = await createEndpoint("/hooks/sealed");
+    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET secret_ciphertext = 'v2:unknownkid:AAAA' WHERE id = $1::uuid`, ep.id);
+    await appendEvent(A().id, A().guest_with_events);
+    const deadline = Date.now() + 10_000;
+    let view = { state: "active", disabled_reason: null as string | null };
+    while (view.state === "active" && Date.now() < deadline) {
+      await sendDue(t.db.primary, opts());
+      view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    }
+    expect(view.state).toBe("disabled");
+    expect(view.disabled_reason).toMatch(/^cannot decrypt the signing secret/);
+    expect(ofPath("/hooks/sealed")).toHaveLength(0);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("retries a failed event on the jittered schedule with the same webhook-id, holding later events back", async () => {
+    const ep = await createEndpoint("/hooks/retry");
+    answers.set("/hooks/retry", [500, 503]);
+    const first = await appendEvent(A().id, A().guest_with_events);
+    const second = await appendEvent(A().id, A().guest_with_events);
+    const t0 = Date.now();
+    await sendUntil(() => ofPath("/hooks/retry").length >= 1, { now: () => new Date(t0), random: () => 0 });
+    let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view.failure_count).toBe(1);
+    expect(view.last_error).toBe("HTTP 500");
+    // random 0: half of 5 s.
+    expect(Date.parse(view.next_attempt_at) - t0).toBe(2_500);
+    // Not due yet: nothing is sent.
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_000), random: () => 0 }));
+    expect(ofPath("/hooks/retry")).toHaveLength(1);
+    // Due: the same event again (503), then 4 · 5 s / 2 = 10 s later.
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_500), random: () => 0 }));
+    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view.failure_count).toBe(2);
+    expect(Date.parse(view.next_attempt_at) - (t0 + 2_500)).toBe(10_000);
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 12_500), random: () => 0 }));
+    const ids = ofPath("/hooks/retry").map((r) => r.headers["webhook-id"]);
+    expect(ids).toEqual([`evt_${first}`, `evt_${first}`, `evt_${first}`, `evt_${second}`]);
+    // Each attempt verifies (a new timestamp and signature, the same id).
+    for (const r of ofPath("/hooks/retry")) new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>);
+    const deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data;
+    expect(deliveries.map((d: { status: string; attempt: number }) => `${d.status}#${d.attempt}`).sort()).toEqual(["failed#1", "failed#2", "succeeded#1", "succeeded#3"]);
+    expect(deliveries.filter((d: { status: string; next_retry_at: string | null }) => d.status === "failed" && d.next_retry_at !== null)).toHaveLength(2);
+    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view).toMatchObject({ failure_count: 0, next_attempt_at: null, last_error: null, state: "active" });
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("follows no redirect, gives up an attempt after the timeout, and reads a bounded answer", async () => {
+    const ep = await createEndpoint("/hooks/redirect");
+    answers.set("/hooks/redirect", [302, 0]);
+    await appendEvent(A().id, A().guest_with_events);
+    await sendUntil(() => ofPath("/hooks/redirect").length >= 1);
+    expect(ofPath("/hooks/elsewhere")).toHaveLength(0);
+    let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view.last_error).toBe("HTTP 302 (redirects are not followed)");
+    // The next attempt hangs: it ends at the (here 300 ms) timeout.
+    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
+    const started = Date.now();
+    await sendDue(t.db.primary, opts({ timeoutMs: 300 }));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view.last_error).toBe("no answer within 300 ms");
+    expect(view.failure_count).toBe(2);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("reads at most RESPONSE_LIMIT bytes of an answer", async () => {
+    answers.set("/hooks/big", [500]);
+    const r = await postWebhook(`http://receiver.test:${port}/hooks/big`, {}, "{}", { policy, resolve: resolver });
+    expect(r.status).toBe(500);
+    expect(r.body).toHaveLength(RESPONSE_LIMIT); // the receiver sent 5,000
+  });
+
+  it("disables the endpoint on 410 Gone, and replay brings it back with the same webhook-id", async () => {
+    const ep = await createEndpoint("/hooks/gone");
+    answers.set("/hooks/gone", [410]);
+    const seq = await appendEvent(A().id, A().guest_with_events);
+    await sendUntil(() => ofPath("/hooks/gone").length >= 1);
+    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view.state).toBe("disabled");
+    expect(view.disabled_reason).toBe("the receiver answered 410 Gone");
+    await sendDue(t.db.primary, opts());
+    expect(ofPath("/hooks/gone")).toHaveLength(1);
+
+    const replay = await t.api.post(`/v1/webhook-endpoints/${ep.id}/replay`).set(auth(A().credentials.api_key)).send({ since: new Date(Date.now() - 60_000).toISOString() });
+    expect(replay.status).toBe(200);
+    expect(replay.body.data.state).toBe("active");
+    await sendUntil(() => ofPath("/hooks/gone").length >= 2);
+    expect(ofPath("/hooks/gone").map((r) => r.headers["webhook-id"])).toContain(`evt_${seq}`);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("disables an endpoint that has failed for the whole schedule, showing why", async () => {
+    const ep = await createEndpoint("/hooks/down");
+    answers.set("/hooks/down", Array(10).fill(500));
+    await appendEvent(A().id, A().guest_with_events);
+    const t0 = Date.now();
+    await sendUntil(() => ofPath("/hooks/down").length >= 1, { now: () => new Date(t0) });
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + GIVE_UP_AFTER_MS + 1) }));
+    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(ofPath("/hooks/down")).toHaveLength(2);
+    expect(view.state).toBe("disabled");
+    expect(view.disabled_reason).toMatch(/^failing since .* \(2 attempts\); last: HTTP 500$/);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+});
+
+describe("SSRF", () => {
+  const refused = async (url: string) => {
+    const res = await t.api.post("/v1/webhook-endpoints").set(auth(A().credentials.api_key)).send({ url, topics: ["*"] });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("invalid_request");
+    return res.body.detail as string;
+  };
+
+  it("refuses loopback, private, link-local and metadata addresses at validation, names included", async () => {
+    setAllowPrivate(false);
+    try {
+      names.set("internal.test", ["10.1.2.3"]);
+      names.set("metadata.test", ["169.254.169.254"]);
+      names.set("loop.test", ["127.0.0.1"]);
+      names.set("mixed.test", ["93.184.216.34", "192.168.1.10"]);
+      names.set("mapped.test", ["::ffff:10.0.0.1"]);
+      const before = attempts.length;
+      expect(await refused("http://127.0.0.1:9/x")).toMatch(/loopback/);
+      expect(await refused("http://[::1]:9/x")).toMatch(/loopback/);
+      expect(await refused("http://169.254.169.254/latest/meta-data")).toMatch(/private, link-local or reserved/);
+      expect(await refused("http://10.0.0.8/x")).toMatch(/private/);
+      expect(await refused("http://localhost:9/x")).toMatch(/local host/);
+      expect(await refused("http://internal.test/x")).toMatch(/internal\.test resolves to 10\.1\.2\.3/);
+      expect(await refused("http://metadata.test/x")).toMatch(/169\.254\.169\.254/);
+      expect(await refused("http://loop.test:9/x")).toMatch(/loopback/);
+      expect(await refused("http://mixed.test/x")).toMatch(/192\.168\.1\.10/);
+      expect(await refused("http://mapped.test/x")).toMatch(/private/);
+      expect(await refused("http://nowhere.test/x")).toMatch(/does not resolve/);
+      expect(await refused("ftp://receiver.test/x")).toMatch(/https/);
+      expect(await refused("http://user:pw@receiver.test/x")).toMatch(/credentials/);
+      expect(attempts.length).toBe(before);
+    } finally {
+      setAllowPrivate(true);
+    }
+    // Even the demo switch never allows the metadata address.
+    expect(await refused("http://169.254.169.254/latest/meta-data")).toMatch(/reserved/);
+  });
+
+  it("checks again at connect time: a name that now resolves to a private address is refused before any socket opens", async () => {
+    names.set("rebind.test", ["127.0.0.1"]);
+    const ep = await createEndpoint("/hooks/rebind", { url: `http://rebind.test:${port}/hooks/rebind` });
+    // DNS rebinding: the name now answers the metadata address, then a private one.
+    for (const target of ["169.254.169.254", "10.0.0.7"]) {
+      names.set("rebind.test", [target]);
+      await appendEvent(A().id, A().guest_with_events);
+      const before = attempts.length;
+      const deadline = Date.now() + 10_000;
+      let deliveries: { status: string; error: string }[] = [];
+      while (Date.now() < deadline) {
+        await sendDue(t.db.primary, opts({ policy: { allowPrivate: false, httpsOnly: false } }));
+        deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data;
+        if (deliveries.some((d) => d.error.includes(target))) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(deliveries[0].status).toBe("refused");
+      expect(deliveries[0].error).toContain(`rebind.test resolves to ${target}`);
+      // No socket was opened for it, and the receiver heard nothing.
+      expect(attempts.slice(before).filter((h) => h.startsWith("rebind"))).toEqual([]);
+      expect(ofPath("/hooks/rebind")).toHaveLength(0);
+      await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
+    }
+    // A loopback answer is refused too when private addresses are not allowed.
+    names.set("rebind.test", ["127.0.0.1"]);
+    const before = attempts.length;
+    await sendDue(t.db.primary, opts({ policy: { allowPrivate: false, httpsOnly: false } }));
+    expect(attempts.slice(before).filter((h) => h.startsWith("rebind"))).toEqual([]);
+    const [last] = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data;
+    expect(last.error).toContain("loopback");
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("accepts https only in production", async () => {
+    (t.services.config.webhooks as { httpsOnly: boolean }).httpsOnly = true;
+    try {
+      expect(await refused(`http://receiver.test:${port}/x`)).toBe("url must use https");
+    } finally {
+      (t.services.config.webhooks as { httpsOnly: boolean }).httpsOnly = false;
+    }
+  });
+});
+
+describe("the routes: scopes, tenants, input", () => {
+  it("isolates tenants on every route", async () => {
+    const ep = await createEndpoint("/hooks/tenant");
+    const b = auth(B().credentials.api_key);
+    const list = await t.api.get("/v1/webhook-endpoints").set(b);
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((e: { id: string }) => e.id)).not.toContain(ep.id);
+    for (const [method, path, body] of [
+      ["get", `/v1/webhook-endpoints/${ep.id}`, undefined],
+      ["delete", `/v1/webhook-endpoints/${ep.id}`, undefined],
+      ["post", `/v1/webhook-endpoints/${ep.id}/rotate-secret`, undefined],
+      ["post", `/v1/webhook-endpoints/${ep.id}/test`, undefined],
+      ["get", `/v1/webhook-endpoints/${ep.id}/deliveries`, undefined],
+      ["post", `/v1/webhook-endpoints/${ep.id}/replay`, { since: "2026-01-01T00:00:00Z" }],
+    ] as const) {
+      const req = (t.api as unknown as Record<string, (p: string) => { set(h: object): { send(b?: object): Promise<{ status: number; body: { error: string } }> } }>)[method](path).set(b);
+      const res = await req.send(body);
+      expect([method, path, res.status, res.body.error]).toEqual([method, path, 404, "not_found"]);
+    }
+    // Still there for its own group.
+    await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(200);
+    // A credential narrowed to one property sees only that property's endpoints.
+    const pinned = A().credentials.api_key_pinned;
+    const narrowed = await t.api.get("/v1/webhook-endpoints").set(auth(A().credentials.api_key)).set("X-Property-Id", pinned.property_id);
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.data.map((e: { id: string }) => e.id)).not.toContain(ep.id);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("needs read:webhooks / write:webhooks; session owners and admins hold them", async () => {
+    const limited = await t.api.get("/v1/webhook-endpoints").set(auth(A().credentials.api_key_limited));
+    expect(limited.status).toBe(403);
+    expect(limited.body).toMatchObject({ error: "forbidden", scope: "read:webhooks" });
+    const pinned = await t.api.post("/v1/webhook-endpoints").set(auth(A().credentials.api_key_pinned.token)).send({ url: "http://receiver.test/x", topics: ["*"] });
+    expect(pinned.status).toBe(403);
+    expect(pinned.body.scope).toBe("write:webhooks");
+    const session = await t.api.get("/v1/webhook-endpoints").set(auth(A().credentials.session_token));
+    expect(session.status).toBe(200);
+  });
+
+  it("answers bad input with invalid_request, never 500", async () => {
+    const a = auth(A().credentials.api_key);
+    const bad = [
+      {},
+      { url: `http://receiver.test:${port}/x` },
+      { url: `http://receiver.test:${port}/x`, topics: [] },
+      { url: `http://receiver.test:${port}/x`, topics: ["bookings"] },
+      { url: `http://receiver.test:${port}/x`, topics: ["*"], property_ids: ["nope"] },
+      { url: `http://receiver.test:${port}/x`, topics: ["*"], property_ids: [B().properties[0]] },
+      { url: `http://receiver.test:${port}/x`, topics: ["*"], extra: 1 },
+      { url: 42, topics: ["*"] },
+      { url: "not a url", topics: ["*"] },
+    ];
+    for (const body of bad) {
+      const res = await t.api.post("/v1/webhook-endpoints").set(a).send(body);
+      expect([JSON.stringify(body), res.status, res.body.error]).toEqual([JSON.stringify(body), 400, "invalid_request"]);
+    }
+    expect((await t.api.get("/v1/webhook-endpoints?cursor=abc").set(a)).body.error).toBe("invalid_cursor");
+    expect((await t.api.get("/v1/webhook-endpoints?limit=x").set(a)).status).toBe(400);
+    expect((await t.api.get(`/v1/webhook-endpoints/${randomUUID()}`).set(a)).status).toBe(404);
+    expect((await t.api.get("/v1/webhook-endpoints/not-a-uuid").set(a)).status).toBe(404);
+    const ep = await createEndpoint("/hooks/bad");
+    for (const body of [{}, { cursor: "x", since: "2026-01-01T00:00:00Z" }, { since: "yesterday" }, { cursor: "forged.cursor" }]) {
+      const res = await t.api.post(`/v1/webhook-endpoints/${ep.id}/replay`).set(a).send(body);
+      expect(res.status).toBe(400);
+    }
+    const put = await t.api.put(`/v1/webhook-endpoints/${ep.id}`).set(a).send({});
+    expect(put.status).toBe(405);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(a).expect(204);
+  });
+
+  it("the worker delivers and prunes attempts older than the retention", async () => {
+    const ep = await createEndpoint("/hooks/worker");
+    await t.db.primary.$executeRawUnsafe(
+      `INSERT INTO webhook_deliveries (endpoint_id, property_group_id, message_id, event_type, attempt, status, duration_ms, created_at)
+       VALUES ($1::uuid, $2::uuid, 'evt_old', 'guest_profile.updated', 1, 'succeeded', 5, now() - make_interval(secs => $3::float8 / 1000 + 60))`,
+      ep.id, A().id, DELIVERY_RETENTION_MS,
+    );
+    const seq = await appendEvent(A().id, A().guest_with_events);
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    const worker = startWebhookWorker(t.db.primary, { secretKey: key, policy, resolve: resolver, intervalMs: 50, logger: silent });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!ofPath("/hooks/worker").some((r) => r.headers["webhook-id"] === `evt_${seq}`) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await worker.stop();
+    }
+    expect(ofPath("/hooks/worker").map((r) => r.headers["webhook-id"])).toContain(`evt_${seq}`);
+    const ids = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data.map((d: { message_id: string }) => d.message_id);
+    expect(ids).not.toContain("evt_old");
+    expect(ids).toContain(`evt_${seq}`);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("caps a group at 50 endpoints", async () => {
+    const b = auth(B().credentials.api_key);
+    await t.db.primary.$executeRawUnsafe(
+      `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext, state)
+       SELECT $1::uuid, 'http://receiver.test/cap', '{*}', '{}', 'v2:x:y', 'disabled' FROM generate_series(1, 50)`,
+      B().id,
+    );
+    const res = await t.api.post("/v1/webhook-endpoints").set(b).send({ url: `http://receiver.test:${port}/x`, topics: ["*"] });
+    expect([res.status, res.body.error, res.body.detail]).toEqual([400, "invalid_request", "a group has at most 50 webhook endpoints; delete one first"]);
+    // Group A is not affected.
+    const a = await createEndpoint("/hooks/cap-a");
+    await t.api.delete(`/v1/webhook-endpoints/${a.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.db.primary.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE property_group_id = $1::uuid AND url = 'http://receiver.test/cap'`, B().id);
+  });
+
+  it("pages the list with a cursor and replays from a /v1/events cursor", async () => {
+    const a = auth(A().credentials.api_key);
+    const made = [await createEndpoint("/hooks/p1"), await createEndpoint("/hooks/p2"), await createEndpoint("/hooks/p3")];
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: { status: number; body: { data: { id: string }[]; next_cursor: string | null } } = await t.api.get(`/v1/webhook-endpoints?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`).set(a);
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.map((e: { id: string }) => e.id));
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    for (const e of made) expect(seen).toContain(e.id);
+    expect(new Set(seen).size).toBe(seen.length);
+
+    // Replay from the cursor of an unfiltered /v1/events page: the events after it are sent again.
+    const target = made[0];
+    const seq = await appendEvent(A().id, A().guest_with_events);
+    await sendUntil(() => ofPath("/hooks/p1").length >= 1);
+    let page: { body: { has_more: boolean; data: unknown[]; next_cursor: string } } = await t.api.get("/v1/events?limit=20").set(a);
+    let before: string | null = null;
+    while (page.body.has_more) {
+      if ((page.body.data as { seq: string }[]).some((r) => r.seq === seq)) break;
+      before = page.body.next_cursor;
+      page = await t.api.get(`/v1/events?limit=20&cursor=${encodeURIComponent(before!)}`).set(a);
+    }
+    expect(before).not.toBeNull();
+    const res = await t.api.post(`/v1/webhook-endpoints/${target.id}/replay`).set(a).send({ cursor: before });
+    expect(res.status).toBe(200);
+    await sendUntil(() => ofPath("/hooks/p1").filter((r) => r.headers["webhook-id"] === `evt_${seq}`).length >= 2);
+    for (const e of made) await t.api.delete(`/v1/webhook-endpoints/${e.id}`).set(a).expect(204);
+  });
+});
