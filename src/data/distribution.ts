@@ -99,6 +99,8 @@ export const BLOCKERS: BlockerGroup[] = [
       "unique key: loyalty_members.loyalty_members_program_id_member_number_key (program_id, member_number)",
       "unique key: reservations.reservations_integration_id_source_id_key (integration_id, source_id)",
       "unique key: transactions.transactions_integration_id_source_id_key (integration_id, source_id)",
+      "unique key: webhook_deliveries.webhook_deliveries_pkey (id)",
+      "unique key: webhook_endpoints.webhook_endpoints_pkey (id)",
     ],
   },
   {
@@ -120,6 +122,7 @@ export const BLOCKERS: BlockerGroup[] = [
       "foreign key: table_members.table_members_table_id_fkey (table_id) → tables (id)",
       "foreign key: transactions.transactions_guest_profile_id_fkey (guest_profile_id) → guest_profiles (id)",
       "foreign key: transactions.transactions_reservation_id_fkey (reservation_id) → reservations (id)",
+      "foreign key: webhook_deliveries.webhook_deliveries_endpoint_id_fkey (endpoint_id) → webhook_endpoints (id)",
     ],
   },
   {
@@ -144,6 +147,7 @@ export const BLOCKERS: BlockerGroup[] = [
       "foreign key action: table_members.table_members_table_id_fkey ON UPDATE CASCADE",
       "foreign key action: transactions.transactions_guest_profile_id_fkey ON DELETE SET NULL, ON UPDATE CASCADE",
       "foreign key action: transactions.transactions_reservation_id_fkey ON DELETE SET NULL, ON UPDATE CASCADE",
+      "foreign key action: webhook_deliveries.webhook_deliveries_endpoint_id_fkey ON UPDATE CASCADE",
     ],
   },
   {

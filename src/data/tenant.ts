@@ -54,6 +54,8 @@ const TENANT_RULES = {
   TableMembershipChange: group,
   DestinationConnection: group,
   DestinationBinding: group,
+  WebhookEndpoint: group,
+  WebhookDelivery: group,
 } satisfies Record<string, TenantRule>;
 
 export type TenantModel = keyof typeof TENANT_RULES;
