@@ -174,6 +174,8 @@ describe("reads on the standby, writes on the primary", () => {
       guestContext: { masterProfileId: person.masterProfileId },
       contactPermission: { email: person.email, purpose: "email_marketing" },
       tablePreview: { memberType: "guest_profile", filterDoc: UNBOUND_FILTER },
+      stayMetrics: { filter: { arrivalFrom: "2024-01-01", arrivalTo: "2025-12-31" } },
+      consentMetrics: { purpose: "email_marketing" },
     };
     for (const field of fields) {
       const variables: Record<string, unknown> = { ...given[field.name] };
@@ -196,6 +198,7 @@ describe("reads on the standby, writes on the primary", () => {
       find_guests: { query: `${person.givenName} ${person.familyName}` },
       guest_context: { master_profile_id: person.masterProfileId },
       check_contact_permission: { email: person.email, purpose: "email_marketing" },
+      stay_performance: { from: "2024-01-01", to: "2025-12-31" },
     };
     for (const tool of taskTools) {
       const res = await observe(`MCP ${tool.name}`, () =>
