@@ -18,7 +18,9 @@ export async function launchChromium(): Promise<Chromium> {
   const { executable } = findChromium(); // throws saying what is missing
   // A fresh profile (--user-data-dir) per run; headless: true adds --headless.
   const profile = mkdtempSync(path.join(os.tmpdir(), "gcs-chromium-"));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: FLAGS });
+  // locale: npm's Chromium takes its language from the POSIX locale ("en-US@posix", not a BCP 47 tag),
+  // and Intl then throws in the page (uPlot formats its axes with Intl).
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: executable, headless: true, args: FLAGS, locale: "en-US" });
   return {
     browser,
     async close() {
