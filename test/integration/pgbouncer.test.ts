@@ -188,6 +188,7 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
       find_guests: { query: `${person.givenName} ${person.familyName}` },
       guest_context: { master_profile_id: person.masterProfileId },
       check_contact_permission: { email: person.email, purpose: "email_marketing" },
+      stay_performance: { from: "2024-01-01", to: "2025-12-31" },
     };
     const failed: string[] = [];
     for (const tool of taskTools) {
