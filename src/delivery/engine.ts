@@ -29,6 +29,7 @@ import {
 } from "./providers";
 import { open, type Keyring } from "./secret-box";
 import { databaseFault } from "../db/errors";
+import { startPoller } from "./poller";
 import { jitteredBackoffMs } from "./backoff";
 
 type EngineLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
@@ -371,15 +372,11 @@ export interface DeliveryWorker {
 /** Polls flushDue; a poll never overlaps the previous one. */
 export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker {
   const { prisma, logger, intervalMs = 2_000, ...flush } = opts;
-  const stopping = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
   // A database outage is logged when it starts and when it ends, not with a stack every poll.
   let databaseDown = false;
-
-  const poll = async () => {
+  return startPoller(intervalMs, async (signal) => {
     try {
-      const reports = await flushDue(prisma, { ...flush, logger, signal: stopping.signal });
+      const reports = await flushDue(prisma, { ...flush, logger, signal });
       for (const r of reports) logger.info({ delivery: r }, `delivery ${r.provider} ${r.outcome}`);
       if (databaseDown) logger.info("delivery resumed: database reachable again");
       databaseDown = false;
@@ -389,23 +386,5 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): DeliveryWorker
       else if (!databaseDown) logger.warn({ reason: fault.reason }, "delivery paused: database unavailable; retrying every poll");
       if (fault?.kind === "unavailable") databaseDown = true;
     }
-  };
-  const schedule = () => {
-    if (stopping.signal.aborted) return;
-    timer = setTimeout(() => {
-      running = poll().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, intervalMs);
-    timer.unref();
-  };
-  schedule();
-  return {
-    async stop() {
-      stopping.abort();
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  });
 }

@@ -16,6 +16,7 @@ import type { DataClient as PrismaClient } from "../data/client";
 import * as store from "../data/webhooks";
 import type { ClaimedEndpoint } from "../data/webhooks";
 import { databaseFault } from "../db/errors";
+import { startPoller } from "../delivery/poller";
 import { jitteredBackoffMs, type BackoffCurve } from "../delivery/backoff";
 import { open, type Keyring } from "../delivery/secret-box";
 import type { Logger } from "../logger";
@@ -234,16 +235,13 @@ export interface WebhookWorker {
 
 export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger }): WebhookWorker {
   const { intervalMs = 500, ...send } = opts;
-  const stopping = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
   let databaseDown = false;
   let polls = 0;
-  const poll = async () => {
+  return startPoller(intervalMs, async (signal) => {
     try {
       // Retention: a bounded delete every 120th poll (a minute at the default interval).
       if (polls++ % 120 === 0) await store.pruneDeliveries(prisma, new Date(Date.now() - DELIVERY_RETENTION_MS), 10_000);
-      const reports = await sendDue(prisma, { ...send, signal: stopping.signal });
+      const reports = await sendDue(prisma, { ...send, signal });
       for (const r of reports) if (r.outcome !== "delivered") opts.logger.info({ webhook: r }, `webhook ${r.outcome}`);
       databaseDown = false;
     } catch (err) {
@@ -252,25 +250,7 @@ export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions,
       else if (!databaseDown) opts.logger.warn({ reason: fault.reason }, "webhooks paused: database unavailable");
       databaseDown = fault?.kind === "unavailable";
     }
-  };
-  const schedule = () => {
-    if (stopping.signal.aborted) return;
-    timer = setTimeout(() => {
-      running = poll().finally(() => {
-        running = undefined;
-        schedule();
-      });
-    }, intervalMs);
-    timer.unref();
-  };
-  schedule();
-  return {
-    async stop() {
-      stopping.abort();
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  });
 }
 
 /** A ping, sent now from the request (POST …/test): not retried, recorded as a delivery. */
