@@ -85,6 +85,15 @@ async function logHead(): Promise<bigint> {
   return head;
 }
 
+/** Sessions of the service on the test's database idle in a transaction, or in one for over a second. */
+async function openTransactions(): Promise<string[]> {
+  const rows = await t.db.primary.$queryRaw<{ state: string; query: string }[]>`
+    SELECT state, left(query, 80) AS query FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+      AND (state LIKE 'idle in transaction%' OR (state <> 'idle' AND xact_start < now() - interval '1 second'))`;
+  return rows.map((r) => `${r.state}: ${r.query}`);
+}
+
 const caughtUp = async (provider: string) => (await binding(provider)).confirmedSeq === (await logHead());
 
 async function callApi(instance: ServeProcess, method: string, path: string): Promise<{ status: number; body: any; ms: number }> {
@@ -173,16 +182,20 @@ describe("a slow destination with two instances delivering", () => {
 
     // The survivor takes over once the lease has run out, and moves the cursor on.
     const seen = new Set<bigint>();
+    const openWhileCalling: string[] = [];
     await until(
       "the survivor to take the binding over",
       async () => {
         const seq = (await binding("mailchimp")).confirmedSeq;
         seen.add(seq);
+        openWhileCalling.push(...(await openTransactions()));
         return mailchimpDeletes(recorders[survivor].arrivals).length >= 8 && seq > confirmedAtKill;
       },
       LEASE_MS + 30_000,
     );
     expect(seen.size).toBeGreaterThanOrEqual(2);
+    // While destination calls of DELAY_MS were in flight, no session held a transaction open.
+    expect(openWhileCalling).toEqual([]);
 
     // Pause through the API mid-flush: answered at once, and no call starts after the answer.
     const pause = await callApi(instances[survivor], "POST", `/v1/tables/${tableId()}/destinations/mailchimp/pause`);
