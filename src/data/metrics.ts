@@ -8,6 +8,7 @@
 // (properties.timezone). Money follows the spend rule of data/stays.ts spendOfGuests, per currency.
 // Consent is decided across the whole group by the same SQL as table filters
 // (data/filter-document.ts), which agrees with consent/precedence.ts.
+import type { ReviewFilter } from "./engagement";
 import type { ConsentValue } from "./filter-document";
 import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
 import type { Readers } from "./readers";
@@ -26,17 +27,8 @@ export interface StayMetricsFilter {
   channel?: string | null;
 }
 
-export interface ReviewMetricsFilter {
-  guestProfileId?: string | null;
-  masterProfileId?: string | null;
-  reservationId?: string | null;
-  propertyId?: string | null;
-  source?: string | null;
-  minRating?: number | null;
-  maxRating?: number | null;
-  publishedFrom?: Date | null;
-  publishedTo?: Date | null;
-}
+/** The reviews reviewMetrics counts: the same filter as the review list (GraphQL ReviewFilter). */
+export type ReviewMetricsFilter = ReviewFilter;
 
 /** A dimension as SQL: the expression grouped by and the bucket field it fills. */
 interface Key {
