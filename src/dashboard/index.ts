@@ -32,10 +32,8 @@ export function mountDashboard(app: Express): void {
     res.type("json").sendFile(DASHBOARD_DOCUMENTS);
   });
   // graphql-sse's browser build, for the Live events page's subscription (/graphql/stream).
-  const sse = path.join(path.dirname(require.resolve("graphql-sse")), "..", "umd", "graphql-sse.min.js");
-  app.get("/dashboard/vendor/graphql-sse.min.js", (_req, res) => {
-    res.set("Cache-Control", "public, max-age=86400").sendFile(sse);
-  });
+  const sse = path.join(path.dirname(require.resolve("graphql-sse")), "..", "umd");
   app.use("/dashboard/vendor", express.static(vendor, { index: false, maxAge: "1d" }));
+  app.use("/dashboard/vendor", express.static(sse, { index: false, maxAge: "1d" }));
   app.use("/dashboard", express.static(STATIC, { index: false }));
 }
