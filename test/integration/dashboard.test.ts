@@ -141,9 +141,9 @@ describe("the group overview in Chromium", () => {
     const ratings = JSON.parse((await page.locator("#chart-ratings").getAttribute("data-series"))!) as { values: number[] }[];
     expect(ratings[0].values).toEqual(d.ratings.map((b: Json) => b.averageRating));
     expect(await page.locator("#bindings tbody tr").count()).toBe(d.tables.nodes.reduce((n: number, x: Json) => n + x.bindings.length, 0));
-    // How long the overview takes, from navigation to drawn (the issue's target is under 1.5 s).
+    // How long the overview takes, from navigation to drawn: reported, not asserted (the issue's target is
+    // under 1.5 s on the demo: bench/dashboard-overview.ts, bench/results/2026-11-27-dashboard-overview.md).
     process.stderr.write(`dashboard overview: ${elapsed} ms from navigation, ${await page.locator("body").getAttribute("data-ready")} ms from sign-in\n`);
-    expect(elapsed).toBeLessThan(5000);
     await page.close();
   });
 
