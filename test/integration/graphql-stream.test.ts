@@ -6,7 +6,9 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "pg";
 import { createClient } from "graphql-sse";
+import request from "supertest";
 import { createApp, type App } from "../../src/app";
+import { DASHBOARD_DOCUMENTS } from "../../src/dashboard";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 let t: TestApp;
@@ -268,9 +270,36 @@ describe("/graphql/stream: subscription events", () => {
     expect(plain.status).toBe(406);
     const put = await fetch(`${base}/graphql/stream`, { method: "PUT", headers: auth });
     expect(put.status).toBe(405);
+    // A cost over GCS_GRAPHQL_MAX_COST (per event) is refused like on /graphql.
+    const costly = await createApp({ ...t.services, config: { ...t.services.config, graphqlMaxCost: 3 } });
+    try {
+      const res = await request(costly.app).post("/graphql/stream").set({ ...auth, Accept: "text/event-stream" }).send({ query: EVENTS });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].extensions).toMatchObject({ code: "query_too_complex", limit: "cost" });
+    } finally {
+      await costly.stop();
+    }
     // Over POST /graphql a subscription stays a 400 that names this path.
     const posted = await t.api.post("/graphql").set(auth).send({ query: EVENTS });
     expect(posted.status).toBe(400);
     expect(posted.body.errors[0].message).toContain("/graphql/stream");
+  });
+
+  it("counts toward /graphql's rate limit and runs only trusted documents when they are on", async () => {
+    const strict = await createApp({
+      ...t.services,
+      config: { ...t.services.config, rateLimit: { ...t.services.config.rateLimit, limit: 2, windowS: 3600 }, graphqlTrustedDocuments: DASHBOARD_DOCUMENTS },
+    });
+    try {
+      const send = (query: string) => request(strict.app).post("/graphql/stream").set({ Authorization: `Bearer ${B().credentials.api_key}`, Accept: "text/event-stream" }).send({ query });
+      const untrusted = await send(EVENTS);
+      expect(untrusted.status).toBe(400);
+      expect(untrusted.body.errors[0].extensions.code).toBe("untrusted_document");
+      await send(EVENTS);
+      const limited = await send(EVENTS);
+      expect(limited.status).toBe(429);
+    } finally {
+      await strict.stop();
+    }
   });
 });
