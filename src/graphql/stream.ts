@@ -27,9 +27,11 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
 } from "graphql";
+import { getDirective } from "@graphql-tools/utils";
 import { createHandler } from "graphql-sse/lib/use/express";
 import type { OperationArgs, RequestParams, Response as SseResponse } from "graphql-sse";
 import { createContext, type RequestContext } from "../context";
+import { RETRY_AFTER_SECONDS } from "../db/faults";
 import { eventKeyOf, type EventFilter, type EventRow } from "../data/events";
 import { eventLogEnd } from "../data/webhooks";
 import { ERROR_STATUS, apiError, errorCodeOf, internalError, invalidRequest, missingScope, untrustedDocument } from "../errors";
@@ -37,7 +39,6 @@ import { decodeCursor, encodeCursor, type CursorBinding, type CursorKey } from "
 import { followTimeline, holdStreamSlot } from "../rest/event-stream";
 import type { Services } from "../services";
 import { measureOperation, validationRules } from "./limits";
-import { requiredScope } from "./schema";
 import { isStorableText, unstorableDetail, unstorablePath } from "./text";
 import { documentHash, loadTrustedDocuments } from "./trusted-documents";
 
@@ -126,8 +127,23 @@ export function graphqlStream(services: Services, schema: GraphQLSchema): Graphq
       status = 500;
     }
     const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8" };
-    if (status === 401) headers["www-authenticate"] = 'Bearer realm="gcs"';
+    if (status === 401) headers["www-authenticate"] = 'Bearer realm="guest-context"'; // as rest/respond.ts
+    if (status === 503) headers["retry-after"] = String(RETRY_AFTER_SECONDS);
     return [JSON.stringify({ errors: errors.map((e) => e.toJSON()) }), { status, statusText: "", headers }];
+  }
+
+  /** Errors found while subscribing: the API's own kept, a database fault named, anything else masked and logged (as /graphql does). */
+  function masked(req: Request, result: ExecutionResult): ExecutionResult {
+    if (!result.errors) return result;
+    const errors = result.errors.map((e) => {
+      const cause = e.originalError ?? e;
+      if (cause instanceof GraphQLError && errorCodeOf(cause)) return e;
+      const fault = req.faults?.errorFor(cause, GRAPHQL_STREAM_PATH);
+      if (fault) return new GraphQLError(fault.message, { path: e.path, extensions: fault.extensions });
+      req.log.error({ err: cause, requestId: req.id }, "unhandled GraphQL error");
+      return new GraphQLError("unexpected server fault; retry later", { path: e.path, extensions: { code: "internal_error" } });
+    });
+    return { ...result, errors };
   }
 
   const withCode = (errors: readonly GraphQLError[], code: string) =>
@@ -166,7 +182,8 @@ export function graphqlStream(services: Services, schema: GraphQLSchema): Graphq
     for (const selection of operation.selectionSet.selections) {
       if (selection.kind !== Kind.FIELD) continue;
       const field = schema.getSubscriptionType()?.getFields()[selection.name.value];
-      const scope = field && requiredScope(schema, field);
+      // As graphql/schema.ts requiredScope reads it (not imported: schema.ts loads the resolvers, which load this file).
+      const scope = field && (getDirective(schema, field, "requiresScope")?.[0]?.scope as string | undefined);
       if (scope && !ctx.credential.scopes.has(scope)) return refuse(req, missingScope(scope));
     }
     const variables = params.variables ?? {};
@@ -217,11 +234,11 @@ export function graphqlStream(services: Services, schema: GraphQLSchema): Graphq
       const { raw, context } = req as unknown as { raw: Request; context: { res: Response } };
       return prepare(raw, context.res, params);
     },
-    onOperation: (ctx, _req, _args, result) => {
+    onOperation: (ctx, req, _args, result) => {
       const release = releases.get(ctx as object) ?? (() => {});
       if (!isAsyncGenerator(result)) {
         release();
-        return result as ExecutionResult;
+        return masked(req.raw as Request, result as ExecutionResult);
       }
       // The slot is held while the stream is open: released however it ends.
       const stream: AsyncGenerator<ExecutionResult> = {
