@@ -265,6 +265,11 @@ describe("/graphql/stream: subscription events", () => {
       const payload = JSON.parse(next.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
       expect(payload.errors[0].extensions.code).toMatch(/^invalid_(cursor|request)$/);
     }
+    // GET with the document in the query string works too (the protocol's other form).
+    const controller = new AbortController();
+    const get = await fetch(`${base}/graphql/stream?query=${encodeURIComponent("subscription { events { cursor } }")}`, { headers: { ...auth, Accept: "text/event-stream" }, signal: controller.signal });
+    expect([get.status, get.headers.get("content-type")]).toEqual([200, "text/event-stream; charset=utf-8"]);
+    controller.abort();
     // Not the stream's protocol: 406 without Accept: text/event-stream, 405 for single connection mode's PUT.
     const plain = await fetch(`${base}/graphql/stream`, { method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body: JSON.stringify({ query: EVENTS }) });
     expect(plain.status).toBe(406);
