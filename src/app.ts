@@ -22,7 +22,6 @@ import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { stringifyResult } from "./graphql/raw-json";
 import { createRestRouter } from "./rest/router";
-import { createWebhookRouter } from "./webhooks/router";
 import { closeStreams, eventStreamHandler } from "./rest/event-stream";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
@@ -225,7 +224,6 @@ export async function createApp(services: Services): Promise<App> {
 
   app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
-  app.use(createWebhookRouter(services)); // /v1/webhook-endpoints (src/webhooks)
   app.get("/v1/events/stream", eventStreamHandler(services)); // Server-Sent Events (src/rest/event-stream.ts)
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
   // only REST and GraphQL never loads them.

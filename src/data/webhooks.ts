@@ -5,6 +5,8 @@
 // unscoped client, leased like destination_bindings in data/delivery.ts: each function one short
 // statement, no transaction or row lock held while a receiver answers).
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
+import { propertyInGroup } from "./credentials";
+import type { Readers } from "./readers";
 
 /** Who asks: the group, and the one property a narrowed credential sees (it sees only endpoints of that property). */
 export interface WebhookOwner {
@@ -366,4 +368,30 @@ export function resealWebhookBatch(
 export function pruneDeliveries(db: PrismaClient, before: Date, limit: number): Promise<number> {
   return db.$executeRaw`DELETE FROM webhook_deliveries WHERE id IN (
     SELECT id FROM webhook_deliveries WHERE created_at < ${before} LIMIT ${limit})`;
+}
+
+/**
+ * The request's handle (data/index.ts): the routes' functions above, bound to the caller's scope.
+ * Raw statements on the request's writer (its tenant extension covers model calls only; `owned` is
+ * the tenant rule here). The primary, also for reads: a page read right after a write sees it.
+ */
+export function webhooks(r: Readers) {
+  const db = () => r.primary;
+  const o: WebhookOwner = { propertyGroupId: r.scope.propertyGroupId, propertyId: r.scope.propertyId };
+  return {
+    owner: o,
+    count: () => countEndpoints(db(), o.propertyGroupId),
+    get: (id: string) => getEndpoint(db(), o, id),
+    list: (afterId: string | null, take: number) => listEndpoints(db(), o, afterId, take),
+    create: (e: NewEndpoint) => createEndpoint(db(), o, e),
+    delete: (id: string) => deleteEndpoint(db(), o, id),
+    rotate: (id: string, sealed: string, previousUntil: Date) => rotateEndpointSecret(db(), o, id, sealed, previousUntil),
+    secrets: (id: string) => endpointSecrets(db(), o, id),
+    replay: (id: string, to: { txid: bigint; seq: bigint } | { since: Date }) => replayEndpoint(db(), o, id, to),
+    deliveries: (endpointId: string, after: { createdAt: Date; id: string } | null, take: number) => listDeliveries(db(), o, endpointId, after, take),
+    /** One statement, after the receiver answered (the test ping holds nothing open while it waits). */
+    recordDelivery: (d: NewDelivery) => recordDelivery(db(), d),
+    /** Whether a property is the group's (property_ids of a new endpoint). */
+    isGroupProperty: async (propertyId: string) => (await propertyInGroup(r.group, propertyId, o.propertyGroupId)) !== null,
+  };
 }

@@ -25,12 +25,18 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
         res.locals.credential = context.credential;
         const body = await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body });
         setDeprecationHeaders(res, route, req.query);
+        if (route.status === 204) {
+          res.status(204).end();
+          return;
+        }
+        if (route.status) res.status(route.status);
         sendJson(res, body);
       } catch (err) {
         sendError(req, res, err);
       }
     };
     if (route.method === "GET") router.get(route.path, handle);
+    else if (route.method === "DELETE") router.delete(route.path, handle);
     else router.post(route.path, handle);
   }
   for (const [path, methods] of methodsByPath(routes)) {
