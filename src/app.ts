@@ -12,6 +12,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
 import { currentRecord, startRecord, serverTiming, type RequestRecord } from "./observability/request";
 import { observeDatabase, recordRequest } from "./observability/metrics";
+import { webhookGaugeRows } from "./data/webhooks";
 import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
 import { mountGraphqlIde } from "./graphql/ide";
@@ -76,7 +77,8 @@ export async function createApp(services: Services): Promise<App> {
   // only through proxies the operator named (GCS_TRUST_PROXY); otherwise the socket's peer.
   app.set("trust proxy", services.config.trustProxy);
   const faults = new DatabaseFaults(services.logger, services.config.statementTimeoutMs);
-  const unobserve = observeDatabase(services.db, services.logger); // pool and delivery gauges of /metrics
+  // Pool, delivery and webhook gauges of /metrics.
+  const unobserve = observeDatabase(services.db, services.logger, (limit) => webhookGaugeRows(services.db.primary, limit));
   let draining = false;
 
   // The access line's fields are fixed and hold no secret: it skips the redaction every other line

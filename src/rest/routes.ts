@@ -226,13 +226,14 @@ function webhookRoutes(): RouteSpec[] {
         description: text("description", "description must be a string of at most 500 characters", { maxLength: 500 }),
       } },
     one("GET", "/v1/webhook-endpoints/:id", "GetWebhookEndpoint"),
-    one("DELETE", "/v1/webhook-endpoints/:id", "DeleteWebhookEndpoint", { status: 204 }),
     one("POST", "/v1/webhook-endpoints/:id/rotate-secret", "RotateWebhookEndpointSecret"),
     one("POST", "/v1/webhook-endpoints/:id/test", "TestWebhookEndpoint"),
     one("GET", "/v1/webhook-endpoints/:id/deliveries", "ListWebhookDeliveries", { pathParams: endpoint("endpointId"), query: keyset, envelope: "unwrap" }),
     one("POST", "/v1/webhook-endpoints/:id/replay", "ReplayWebhookEndpoint", {
       body: { cursor: bodyParam(str("cursor")), since: bodyParam(instant("since")) },
     }),
+    // Last: a walk of the table in order (tests, tools) acts on an endpoint before deleting it.
+    one("DELETE", "/v1/webhook-endpoints/:id", "DeleteWebhookEndpoint", { status: 204 }),
   ];
 }
 

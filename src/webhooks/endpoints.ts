@@ -94,9 +94,12 @@ function deliveryView(d: WebhookDeliveryRow) {
   };
 }
 
-/** The endpoint, or not_found (an id outside the scope is not told apart from a missing one). */
-export async function found(ctx: RequestContext, id: string): Promise<WebhookEndpointRow> {
-  const e = await ctx.data.webhooks.get(id);
+/**
+ * The endpoint, or not_found (an id outside the scope is not told apart from a missing one).
+ * @param fresh read from the primary: a mutation acts on what is there now.
+ */
+export async function found(ctx: RequestContext, id: string, fresh = false): Promise<WebhookEndpointRow> {
+  const e = await ctx.data.webhooks.get(id, fresh);
   if (!e) throw notFound("webhook endpoint", id);
   return e;
 }
@@ -158,7 +161,7 @@ export async function deleteEndpoint(ctx: RequestContext, id: string): Promise<s
 }
 
 export async function rotateSecret(ctx: RequestContext, env: WebhookEnv, id: string) {
-  const e = await found(ctx, id);
+  const e = await found(ctx, id, true);
   const secret = newSecret();
   const row = await ctx.data.webhooks.rotate(e.id, seal(secret, e.id, await env.keyring()), new Date(Date.now() + ROTATION_OVERLAP_MS));
   if (!row) throw notFound("webhook endpoint", e.id);
@@ -167,15 +170,24 @@ export async function rotateSecret(ctx: RequestContext, env: WebhookEnv, id: str
 
 /** Signs and POSTs a ping. Each read is its own statement: nothing is held open while the receiver answers. */
 export async function testEndpoint(ctx: RequestContext, env: WebhookEnv, id: string) {
-  const e = await found(ctx, id);
+  const e = await found(ctx, id, true);
   const sealed = await ctx.data.webhooks.secrets(e.id);
   if (!sealed) throw notFound("webhook endpoint", e.id);
-  const secrets = signingSecrets({ id: e.id, ...sealed }, await env.keyring());
   const message = pingMessage(newPingId(), e.id, new Date());
+  const keyring = await env.keyring();
+  let secrets: string[];
+  try {
+    secrets = signingSecrets({ id: e.id, ...sealed }, keyring);
+  } catch {
+    // No configured key opens it (the sender disables such an endpoint): nothing is sent.
+    return { messageId: message.id, delivered: false, responseCode: null, durationMs: 0, error: UNREADABLE_SECRET };
+  }
   const r = await sendPing(ctx.data.webhooks.recordDelivery, e, secrets, message, { policy: env.policy, resolve: env.resolver() });
   const delivered = r.status !== undefined && r.status >= 200 && r.status < 300;
   return { messageId: message.id, delivered, responseCode: r.status ?? null, durationMs: r.durationMs, error: delivered ? null : r.error ?? `HTTP ${r.status}` };
 }
+
+const UNREADABLE_SECRET = "the signing secret cannot be opened with the configured GCS_DELIVERY_SECRET_KEY: rotate the secret";
 
 /** The binding of GET /v1/events cursors without filters (graphql/resolvers/lists.ts boundPage). */
 export const eventsCursorBinding = (owner: { propertyGroupId: string; propertyId: string | null }) => ({
@@ -185,7 +197,7 @@ export const eventsCursorBinding = (owner: { propertyGroupId: string; propertyId
 });
 
 export async function replayEndpoint(ctx: RequestContext, id: string, cursor: string | null | undefined, since: Date | null | undefined) {
-  const e = await found(ctx, id);
+  const e = await found(ctx, id, true);
   if ((cursor == null) === (since == null)) {
     throw invalidRequest('send exactly one of cursor (a next_cursor of GET /v1/events without filters) or since (an instant, e.g. "2026-11-27T09:00:00Z")');
   }
