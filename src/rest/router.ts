@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { createContext } from "../context";
+import { missingScope } from "../errors";
 import type { Services } from "../services";
 import { runRoute, type PreparedOperations } from "./execute";
 import { sendError, sendJson, setDeprecationHeaders } from "./respond";
@@ -23,6 +24,8 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           response: res,
         });
         res.locals.credential = context.credential;
+        // The scope before the input: a caller without it learns nothing about what the route accepts.
+        if (!context.credential.scopes.has(route.scope)) throw missingScope(route.scope);
         const body = await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body });
         setDeprecationHeaders(res, route, req.query);
         if (route.status === 204) {
