@@ -11,8 +11,8 @@ import { toE164 } from "../../src/consent/precedence";
 const tool = (name: string) => taskTools.find((t) => t.name === name)!;
 
 describe("task tools", () => {
-  it("are find_guests, guest_context, check_contact_permission and the aggregate tools, read-only and closed-world", () => {
-    expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission", "stay_performance", "review_trend", "guest_reach"]);
+  it("are find_guests, guest_context, check_contact_permission, the aggregate and the webhook tools, read-only and closed-world", () => {
+    expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission", "stay_performance", "review_trend", "guest_reach", "list_webhook_endpoints", "list_webhook_deliveries"]);
     for (const t of taskTools) {
       expect(t.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
       expect(t.description.length).toBeGreaterThan(200);
