@@ -41,7 +41,7 @@ describe("task tools", () => {
 
   it("run operations of src/mcp/operations that validate against schema.graphql", () => {
     const dir = path.resolve(__dirname, "../../src/mcp/operations");
-    const document = parse(["tasks.graphql", "metrics.graphql"].map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n"));
+    const document = parse(["tasks.graphql", "metrics.graphql", "webhooks.graphql"].map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n"));
     expect(validate(buildSchema(), document)).toEqual([]);
     const names = document.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : []));
     expect(taskTools.map((t) => t.operation).sort()).toEqual([...names].sort());
