@@ -19,7 +19,9 @@ let tracing: Tracing;
 let t: TestApp;
 let receiver: Server;
 let port: number;
-const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+const received: { headers: IncomingHttpHeaders; body: string; path: string }[] = [];
+/** Paths whose answer waits for a promise (the ping in flight). */
+const holds = new Map<string, Promise<void>>();
 const resolver: Resolver = async (host) => {
   if (host !== "receiver.test") throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
   return [{ address: "127.0.0.1", family: 4 }];
@@ -29,8 +31,9 @@ beforeAll(async () => {
   receiver = createServer((req, res) => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c));
-    req.on("end", () => {
-      received.push({ headers: req.headers, body });
+    req.on("end", async () => {
+      received.push({ headers: req.headers, body, path: req.url! });
+      await holds.get(req.url!);
       res.writeHead(204).end();
     });
   });
@@ -136,6 +139,24 @@ describe("webhook endpoints over /graphql", () => {
       expect(spans).not.toContain(secret);
       expect(log.lines.filter((l) => l.includes(secret))).toEqual([]);
     }
+  });
+
+  it("holds no transaction open while the receiver answers the test ping", async () => {
+    const key = A().credentials.api_key;
+    const made = await create(key, "/hooks/slow");
+    let release!: () => void;
+    holds.set("/hooks/slow", new Promise<void>((r) => (release = r)));
+    const ping = ok(key, `mutation { testWebhookEndpoint(id: "${made.id}") { delivered } }`);
+    for (let i = 0; i < 200 && !received.some((r) => r.path === "/hooks/slow"); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(received.some((r) => r.path === "/hooks/slow")).toBe(true);
+    // The receiver has the ping and has not answered: no session of this database is in a transaction.
+    const { rows } = await t.db.primaryPool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL",
+    );
+    release();
+    expect((await ping).testWebhookEndpoint.delivered).toBe(true);
+    expect(rows[0].n).toBe(0);
+    await ok(key, `mutation { deleteWebhookEndpoint(id: "${made.id}") }`);
   });
 
   it("is costed like other lists: a page's rows count by its limit", async () => {
