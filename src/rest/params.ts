@@ -161,13 +161,14 @@ export const bodyParam = (spec: ParamSpec, required = false): BodySpec => ({
   },
 });
 
-/** A string body member; `detail` is the 400's text when it is not one (or is too long). */
-export const text = (variable: string, detail: string, opts: { required?: boolean; maxLength: number }): BodySpec => ({
+/** A string body member; `detail` is the 400's text when it is not one (and, without `tooLong`, when it is too long). */
+export const text = (variable: string, detail: string, opts: { required?: boolean; maxLength: number; tooLong?: string }): BodySpec => ({
   variable,
   required: opts.required,
   schema: () => ({ type: "string", maxLength: opts.maxLength }),
   parse: (value, name) => {
-    if (typeof value !== "string" || value.length > opts.maxLength) throw invalidRequest(detail);
+    if (typeof value !== "string") throw invalidRequest(detail);
+    if (value.length > opts.maxLength) throw invalidRequest(opts.tooLong ?? detail);
     if (!isStorableText(value)) throw invalidRequest(unstorableDetail(name));
     return value;
   },

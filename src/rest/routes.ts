@@ -1,5 +1,6 @@
 // The whole /v1 surface as data: each route names its scope, its GraphQL operation, how request
 // parameters become variables, and how the result becomes the response body.
+import { MAX_DESCRIPTION, MAX_PROPERTY_IDS, MAX_URL } from "../webhooks/input";
 import { bodyParam, bool, date, enumOf, instant, int, jsonValue, str, stringList, text, uuid, uuidOrNotFound, type BodySpec, type ParamSpec } from "./params";
 
 export interface RouteSpec {
@@ -220,10 +221,10 @@ function webhookRoutes(): RouteSpec[] {
     { method: "GET", path: "/v1/webhook-endpoints", scope: "read:webhooks", operation: "ListWebhookEndpoints", envelope: "unwrap", query: keyset },
     { method: "POST", path: "/v1/webhook-endpoints", scope: "write:webhooks", operation: "CreateWebhookEndpoint", envelope: "body", status: 201,
       body: {
-        url: text("url", 'url is required: an https URL, e.g. "https://example.com/webhooks"', { required: true, maxLength: 2048 }),
+        url: text("url", 'url is required: an https URL, e.g. "https://example.com/webhooks"', { required: true, maxLength: MAX_URL, tooLong: `url must be at most ${MAX_URL} characters` }),
         topics: stringList("topics", 'topics is required: a non-empty array of entity types or ["*"]', { required: true }),
-        property_ids: stringList("propertyIds", "property_ids must be an array of at most 100 property uuids", { uuids: true }),
-        description: text("description", "description must be a string of at most 500 characters", { maxLength: 500 }),
+        property_ids: stringList("propertyIds", `property_ids must be an array of at most ${MAX_PROPERTY_IDS} property uuids`, { uuids: true }),
+        description: text("description", `description must be a string of at most ${MAX_DESCRIPTION} characters`, { maxLength: MAX_DESCRIPTION }),
       } },
     one("GET", "/v1/webhook-endpoints/:id", "GetWebhookEndpoint"),
     one("POST", "/v1/webhook-endpoints/:id/rotate-secret", "RotateWebhookEndpointSecret"),

@@ -17,14 +17,11 @@ import type { Services } from "../services";
 import { isUuid } from "../validate";
 import { newPingId, sendPing, signingSecrets } from "./sender";
 import { newSecret, pingMessage, ROTATION_OVERLAP_MS } from "./sign";
+import { MAX_DESCRIPTION, MAX_PROPERTY_IDS, MAX_URL, WEBHOOK_TOPICS } from "./input";
 import { checkUrlForm, resolveChecked, systemResolver, WebhookUrlError, type Resolver, type UrlPolicy } from "./ssrf";
 
-/** spec 2.6: the entity types of the event log; `*` subscribes to all. */
-export const WEBHOOK_TOPICS = ["guest_profile", "reservation", "transaction", "action", "loyalty_program", "membership", "review", "channel", "space"] as const;
-const MAX_PROPERTY_IDS = 100;
 /** Each endpoint is a sender's work and a row of attempts: a group has at most this many. */
 export const MAX_ENDPOINTS_PER_GROUP = 50;
-const MAX_DESCRIPTION = 500;
 
 /** What the fields need of the service beyond the request: the URL policy, the resolver, the sealing key. */
 export interface WebhookEnv {
@@ -217,6 +214,7 @@ export async function replayEndpoint(ctx: RequestContext, id: string, cursor: st
 /** URL (form, then one resolution: an obviously internal name is refused at once), topics, properties, description. */
 async function checkNewEndpoint(ctx: RequestContext, env: WebhookEnv, raw: NewEndpointInput) {
   if (raw.url === "") throw invalidRequest('url is required: an https URL, e.g. "https://example.com/webhooks"');
+  if (raw.url.length > MAX_URL) throw invalidRequest(`url must be at most ${MAX_URL} characters`);
   let url: URL;
   try {
     url = checkUrlForm(raw.url, env.policy);
