@@ -231,7 +231,10 @@ function webhookRoutes(): RouteSpec[] {
     one("POST", "/v1/webhook-endpoints/:id/test", "TestWebhookEndpoint"),
     one("GET", "/v1/webhook-endpoints/:id/deliveries", "ListWebhookDeliveries", { pathParams: endpoint("endpointId"), query: keyset, envelope: "unwrap" }),
     one("POST", "/v1/webhook-endpoints/:id/replay", "ReplayWebhookEndpoint", {
-      body: { cursor: bodyParam(str("cursor")), since: bodyParam(instant("since")) },
+      body: {
+        cursor: text("cursor", "cursor must be a string: a next_cursor of GET /v1/events without filters", { maxLength: 2048 }),
+        since: bodyParam(instant("since")),
+      },
     }),
     // Last: a walk of the table in order (tests, tools) acts on an endpoint before deleting it.
     one("DELETE", "/v1/webhook-endpoints/:id", "DeleteWebhookEndpoint", { status: 204 }),
