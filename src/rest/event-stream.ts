@@ -20,7 +20,7 @@ import { echo, invalidRequest, missingScope, rateLimited } from "../errors";
 import { decodeCursor, encodeCursor, type CursorBinding, type CursorKey } from "../pagination/cursor";
 import type { Services } from "../services";
 import { isUuid } from "../validate";
-import { WEBHOOK_TOPICS } from "../webhooks/router";
+import { WEBHOOK_TOPICS } from "../webhooks/input";
 import { eventType } from "../webhooks/sign";
 import { sendError } from "./respond";
 

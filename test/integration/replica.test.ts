@@ -60,6 +60,7 @@ describe("reads on the standby, writes on the primary", () => {
   let onStandby: StatementLog;
   const log = capturingLogger();
   const PASSWORD = "replica-password-never-logged";
+  let webhookEndpointId: string;
 
   beforeAll(async () => {
     for (const server of [pair.primary, pair.standby]) {
@@ -81,6 +82,14 @@ describe("reads on the standby, writes on the primary", () => {
       GCS_GRAPHQL_MAX_DEPTH: "20",
       GCS_GRAPHQL_MAX_COST: "100000000",
     }, log.logger);
+    // A webhook endpoint of group A, for the webhook routes, fields and tools to read.
+    const made = await markers[0].query<{ id: string }>(
+      `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext)
+       VALUES ($1::uuid, 'https://receiver.example/hooks', '{*}', '{}', 'v2:x:y') RETURNING id::text AS id`,
+      [A().id],
+    );
+    webhookEndpointId = made.rows[0].id;
+    await pair.caughtUp();
     await onPrimary.window(); // start-up's statements are no request's
     await onStandby.window();
   }, 60_000);
@@ -176,6 +185,7 @@ describe("reads on the standby, writes on the primary", () => {
       tablePreview: { memberType: "guest_profile", filterDoc: UNBOUND_FILTER },
       stayMetrics: { filter: { arrivalFrom: "2024-01-01", arrivalTo: "2025-12-31" } },
       consentMetrics: { purpose: "email_marketing" },
+      webhookDeliveries: { endpointId: webhookEndpointId },
     };
     for (const field of fields) {
       const variables: Record<string, unknown> = { ...given[field.name] };
@@ -199,6 +209,7 @@ describe("reads on the standby, writes on the primary", () => {
       guest_context: { master_profile_id: person.masterProfileId },
       check_contact_permission: { email: person.email, purpose: "email_marketing" },
       stay_performance: { from: "2024-01-01", to: "2025-12-31" },
+      list_webhook_deliveries: { endpoint_id: webhookEndpointId },
     };
     for (const tool of taskTools) {
       const res = await observe(`MCP ${tool.name}`, () =>
