@@ -6,18 +6,19 @@
 // reconnecting with Last-Event-ID (or passing `cursor`) resumes after the last event it saw, on any
 // instance, with no gap and no duplicate; and it can switch between paging and streaming freely.
 //
-// Delivery is a short poll of the timeline (GCS_STREAM_POLL_MS, 500 ms): it works the same on
-// PostgreSQL, behind PgBouncer in transaction mode (where LISTEN cannot be used) and on the
-// embedded PGlite, and on a read replica (the timeline's watermark makes a replica's answer safe).
-// A stream holds no database connection between polls and no credential concurrency slot; the
-// number of open streams per credential is capped per instance (GCS_STREAM_MAX_PER_CREDENTIAL).
+// New events are found by polling the timeline (GCS_STREAM_POLL_MS, 500 ms), once per group and
+// instance for all of the group's open streams (rest/event-hub.ts), not by LISTEN: it works the same
+// on PostgreSQL, behind PgBouncer in transaction mode, on the embedded PGlite, and on a read replica
+// (the timeline's watermark makes a replica's answer safe). A stream holds no database connection
+// between polls and no credential concurrency slot; the number of open streams per credential is
+// capped per instance (GCS_STREAM_MAX_PER_CREDENTIAL).
 import type { Request, Response } from "express";
-import { createContext, type RequestContext } from "../context";
+import { createContext } from "../context";
 import type { EventFilter, EventRow } from "../data/events";
 import { eventKeyOf } from "../data/events";
-import { eventLogEnd } from "../data/webhooks";
+import { EventHub, type Sink } from "./event-hub";
 import { echo, invalidRequest, missingScope, rateLimited } from "../errors";
-import { decodeCursor, encodeCursor, type CursorBinding, type CursorKey } from "../pagination/cursor";
+import { canonicalJson, decodeCursor, encodeCursor, type CursorBinding } from "../pagination/cursor";
 import type { Services } from "../services";
 import { isUuid } from "../validate";
 import { WEBHOOK_TOPICS } from "../webhooks/router";
@@ -27,7 +28,6 @@ import { sendError } from "./respond";
 const SCOPE = "read:events";
 /** The reconnection delay clients are told (ms). */
 export const RETRY_HINT_MS = 2_000;
-const BATCH = 200;
 
 const open = new Map<string, number>();
 const streams = new Set<Response>();
@@ -78,37 +78,26 @@ function parseFilter(query: Record<string, unknown>): { filter: EventFilter; cur
 
 export function eventStreamHandler(services: Services) {
   const cfg = services.config.stream;
+  const hub = new EventHub(services.db, cfg.pollMs, services.logger);
   return async (req: Request, res: Response) => {
-    let ctx: RequestContext;
     let slot: string | undefined;
     try {
-      // No `response`: a stream must not hold a credential concurrency slot for its whole life.
-      ctx = await createContext(services, {
-        authorization: req.get("authorization"),
-        propertyHeader: req.get("x-property-id"),
-        surface: "rest",
-        address: req.ip,
-        requiredScope: SCOPE,
-      });
-      res.locals.credential = ctx.credential;
-      if (!ctx.credential.scopes.has(SCOPE)) throw missingScope(SCOPE);
-      const { filter, cursor } = parseFilter(req.query as Record<string, unknown>);
-      const binding: CursorBinding = { family: "events", propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } };
-      const resumeFrom = req.get("last-event-id") || cursor;
-      let after: CursorKey;
-      if (resumeFrom) after = decodeCursor(resumeFrom, binding, ctx.cursorSecret);
-      else {
-        const end = await eventLogEnd(services.db.reader, ctx.scope.propertyGroupId);
-        after = [end.txid, end.seq];
-      }
-      slot = `${ctx.credential.kind}:${ctx.credential.id}`;
+      const { scope, filter, binding, secret, start, credential } = await openRequest(req, res);
+      slot = `${credential.kind}:${credential.id}`;
       const count = open.get(slot) ?? 0;
       if (count >= cfg.maxPerCredential) {
         slot = undefined;
         throw rateLimited(`at most ${cfg.maxPerCredential} open event streams per credential; close one first`);
       }
       open.set(slot, count + 1);
-      await run(req, res, ctx, filter, binding, after);
+      const sink = new SseSink(res, binding, secret, cfg.heartbeatMs);
+      streams.add(res);
+      try {
+        await hub.follow(scope, filter, start, sink);
+      } finally {
+        streams.delete(res);
+        if (!res.writableEnded) res.end();
+      }
     } catch (err) {
       if (!res.headersSent) sendError(req, res, err);
       else {
@@ -124,53 +113,108 @@ export function eventStreamHandler(services: Services) {
     }
   };
 
-  async function run(req: Request, res: Response, ctx: RequestContext, filter: EventFilter, binding: CursorBinding, start: CursorKey) {
-    let after = start;
-    let closed = false;
-    let wake: (() => void) | undefined;
-    const onClose = () => {
-      closed = true;
-      wake?.();
-    };
-    req.on("close", onClose);
-    res.on("close", onClose);
-    streams.add(res);
-    res.writeHead(200, {
+  /**
+   * Authenticates and reads the request; returns only what the stream keeps, so the request's
+   * context (its data handle, loaders) is not held for the stream's whole life.
+   */
+  async function openRequest(req: Request, res: Response) {
+    // No `response`: a stream must not hold a credential concurrency slot for its whole life.
+    const ctx = await createContext(services, {
+      authorization: req.get("authorization"),
+      propertyHeader: req.get("x-property-id"),
+      surface: "rest",
+      address: req.ip,
+      requiredScope: SCOPE,
+    });
+    res.locals.credential = ctx.credential;
+    if (!ctx.credential.scopes.has(SCOPE)) throw missingScope(SCOPE);
+    const { filter, cursor } = parseFilter(req.query as Record<string, unknown>);
+    const binding: CursorBinding = { family: "events", propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } };
+    const resumeFrom = req.get("last-event-id") || cursor;
+    // Without a cursor the stream starts at the log's end (EventHub.follow).
+    const start = resumeFrom ? decodeCursor(resumeFrom, binding, ctx.cursorSecret) : undefined;
+    return { scope: ctx.scope, filter, binding, secret: ctx.cursorSecret, start, credential: ctx.credential };
+  }
+}
+
+/** A row's SSE text, shared by every stream it goes to: `event` and `data` once, the id once per cursor binding. */
+interface RowText {
+  head: string;
+  data: string;
+  ids: Map<string, string>;
+}
+const rowTexts = new WeakMap<EventRow, RowText>();
+
+/**
+ * One open stream's writer. A class, so that a thousand open streams share its methods; it keeps
+ * the response, what signs its ids, the text not yet written and when it last wrote (heartbeats).
+ */
+class SseSink implements Sink {
+  closed = false;
+  readonly gone: Promise<void>;
+  private lastWrite = Date.now();
+  private pending = "";
+  /** Streams with equal bindings share their rows' ids (rowTexts). */
+  private readonly bindingKey: string;
+
+  constructor(
+    private readonly res: Response,
+    private readonly binding: CursorBinding,
+    private readonly secret: string,
+    private readonly heartbeatMs: number,
+  ) {
+    this.bindingKey = `${binding.propertyGroupId}\n${canonicalJson(binding.query)}`;
+    this.gone = new Promise((resolve) =>
+      res.once("close", () => {
+        this.closed = true;
+        resolve();
+      }),
+    );
+  }
+
+  open(): void {
+    this.res.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache, no-transform",
       "X-Accel-Buffering": "no",
     });
-    res.flushHeaders();
-    let lastWrite = Date.now();
-    const write = async (text: string) => {
-      lastWrite = Date.now();
-      if (!res.write(text)) await new Promise<void>((resolve) => {
-        res.once("drain", resolve);
-        res.once("close", resolve);
-      });
-    };
-    try {
-      await write(`retry: ${RETRY_HINT_MS}\n: stream of GET /v1/events; the id of each event is a timeline cursor\n\n`);
-      while (!closed) {
-        const rows = await ctx.data.events.timeline(filter, after, BATCH);
-        for (const row of rows) {
-          if (closed) return;
-          after = eventKeyOf(row);
-          const id = encodeCursor(after, binding, ctx.cursorSecret);
-          await write(`id: ${id}\nevent: ${eventType({ entity_type: row.entityType, operation: row.operation })}\ndata: ${JSON.stringify(restEventRow(row))}\n\n`);
-        }
-        if (rows.length === BATCH) continue;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, cfg.pollMs).unref();
-        });
-        wake = undefined;
-        if (!closed && Date.now() - lastWrite >= cfg.heartbeatMs) await write(": heartbeat\n\n");
-      }
-    } finally {
-      streams.delete(res);
-      req.off("close", onClose);
-      if (!res.writableEnded) res.end();
+    this.pending = `retry: ${RETRY_HINT_MS}\n: stream of GET /v1/events; the id of each event is a timeline cursor\n\n`;
+    this.flush();
+  }
+
+  send(row: EventRow): void {
+    let text = rowTexts.get(row);
+    if (!text) {
+      const head = `\nevent: ${eventType({ entity_type: row.entityType, operation: row.operation })}\ndata: `;
+      rowTexts.set(row, (text = { head, data: JSON.stringify(restEventRow(row)), ids: new Map() }));
     }
+    let id = text.ids.get(this.bindingKey);
+    if (id === undefined) text.ids.set(this.bindingKey, (id = encodeCursor(eventKeyOf(row), this.binding, this.secret)));
+    this.pending += `id: ${id}${text.head}${text.data}\n\n`;
+  }
+
+  flush(): boolean {
+    if (this.closed) return true;
+    if (this.pending === "") {
+      if (Date.now() - this.lastWrite < this.heartbeatMs) return true;
+      this.pending = ": heartbeat\n\n";
+    }
+    this.lastWrite = Date.now();
+    const text = this.pending;
+    this.pending = "";
+    return this.res.write(text);
+  }
+
+  drained(): Promise<void> {
+    if (this.closed || !this.res.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off("drain", done);
+        this.res.off("close", done);
+        resolve();
+      };
+      this.res.once("drain", done);
+      this.res.once("close", done);
+    });
   }
 }
