@@ -1,11 +1,12 @@
 // GET /v1/events/stream (issue 29): Server-Sent Events over the event timeline. Resuming with
 // Last-Event-ID while writers append (some committing out of order) gives every event exactly once;
 // the stream shows what GET /v1/events shows; tenants, scope, the cap and the hints hold.
-import http, { type IncomingMessage, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "pg";
 import { createApp, type App } from "../../src/app";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { openStream as sseOpen, seqOf, type SseEvent } from "../helpers/sse";
 
 let t: TestApp;
 let app: App;
@@ -29,56 +30,7 @@ afterAll(async () => {
   await t.close();
 });
 
-interface SseEvent {
-  id?: string;
-  event?: string;
-  data?: string;
-}
-
-/** An open stream: parsed events as they arrive, comments and the retry hint. */
-interface Stream {
-  status: number;
-  headers: IncomingMessage["headers"];
-  events: SseEvent[];
-  comments: string[];
-  retry?: number;
-  body: string;
-  close(): void;
-}
-
-function openStream(token: string, opts: { query?: string; lastEventId?: string } = {}): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(`${base}/v1/events/stream${opts.query ? `?${opts.query}` : ""}`, {
-      headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream", ...(opts.lastEventId ? { "Last-Event-ID": opts.lastEventId } : {}) },
-    });
-    req.on("error", reject);
-    req.on("response", (res) => {
-      const s: Stream = { status: res.statusCode!, headers: res.headers, events: [], comments: [], body: "", close: () => req.destroy() };
-      let buffer = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        s.body += chunk;
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const e: SseEvent = {};
-          for (const line of block.split("\n")) {
-            if (line.startsWith(":")) s.comments.push(line.slice(1).trim());
-            else if (line.startsWith("retry: ")) s.retry = Number(line.slice(7));
-            else if (line.startsWith("id: ")) e.id = line.slice(4);
-            else if (line.startsWith("event: ")) e.event = line.slice(7);
-            else if (line.startsWith("data: ")) e.data = line.slice(6);
-          }
-          if (e.data !== undefined) s.events.push(e);
-        }
-      });
-      res.on("error", () => undefined);
-      resolve(s);
-    });
-  });
-}
+const openStream = (token: string, opts: { query?: string; lastEventId?: string } = {}) => sseOpen(base, token, opts);
 
 async function until(check: () => boolean, ms = 15_000) {
   const deadline = Date.now() + ms;
@@ -87,8 +39,6 @@ async function until(check: () => boolean, ms = 15_000) {
     await new Promise((r) => setTimeout(r, 25));
   }
 }
-
-const seqOf = (e: SseEvent) => (JSON.parse(e.data!) as { seq: string }).seq;
 
 describe("GET /v1/events/stream", () => {
   it("resumes with Last-Event-ID while writers append, with no gap and no duplicate", async () => {
