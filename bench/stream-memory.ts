@@ -124,7 +124,7 @@ export async function appendEvents(
  * The server's own view of its memory through the inspector (BENCH_INSPECT=1 starts it with
  * --inspect on a loopback port): a full collection first, then process.memoryUsage().
  */
-async function inspector(output: () => string) {
+export async function inspector(output: () => string) {
   const url = /ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.exec(output())?.[0];
   if (!url) throw new Error("no inspector URL in the server's output");
   const ws = new WebSocket(url);
