@@ -55,6 +55,8 @@ interface Member {
 class GroupFeed {
   /** Everything of the group up to here has been handed to the members. */
   position: Position = [0n, 0n];
+  /** The server `position` was read from (db.readerPool: the primary, or the replica while it serves). */
+  readFrom: unknown;
   readonly ready: Promise<void>;
   readonly members = new Set<Member>();
   users = 0;
@@ -68,8 +70,10 @@ class GroupFeed {
     private readonly pollMs: number,
     private readonly logger: Pick<Logger, "warn" | "info">,
   ) {
+    const from = db.readerPool;
     this.ready = eventLogEnd(db.reader, groupId).then((end) => {
       this.position = [BigInt(end.txid), BigInt(end.seq)];
+      this.readFrom = from;
       this.schedule();
     });
   }
@@ -91,11 +95,12 @@ class GroupFeed {
     try {
       let full = true;
       while (full && !this.stopped) {
+        const from = this.db.readerPool;
         const data = createData(this.db, { propertyGroupId: this.groupId, propertyId: null });
         const rows = await data.events.timeline({}, keyOf(this.position), BATCH);
         full = rows.length === BATCH;
         if (rows.length > 0) await this.refresh();
-        this.handOut(rows);
+        this.handOut(rows, from);
       }
       if (this.failing) this.logger.info({ propertyGroupId: this.groupId }, "event stream feed reads again");
       this.failing = false;
@@ -115,7 +120,8 @@ class GroupFeed {
   }
 
   /** Synchronous: the position moves with the rows handed out, so a stream joins between two polls' rows, never inside. */
-  private handOut(rows: EventRow[]) {
+  private handOut(rows: EventRow[], from: unknown) {
+    if (rows.length > 0) this.readFrom = from;
     for (const row of rows) {
       const key = positionOf(eventKeyOf(row));
       for (const m of this.members) {
@@ -176,6 +182,7 @@ export class EventHub {
       let seen = member.after;
       while (!sink.closed) {
         const bound = feed.position;
+        const boundFrom = feed.readFrom;
         if (compare(seen, bound) >= 0) {
           // Caught up: the feed sends what comes after `bound`, and nothing here awaited since it was read.
           await new Promise<void>((resolve) => {
@@ -187,6 +194,7 @@ export class EventHub {
           if (!sink.closed) await sink.drained();
           continue;
         }
+        const from = this.db.readerPool;
         const rows = await createData(this.db, scope).events.timeline(filter, keyOf(member.after), BATCH);
         if (sink.closed) return;
         for (const row of rows) {
@@ -194,8 +202,14 @@ export class EventHub {
           sink.send(row);
         }
         if (!sink.flush()) await sink.drained();
-        // A short read saw every finished row, and those up to `bound` were finished before it began.
-        seen = rows.length < BATCH && compare(bound, member.after) > 0 ? bound : member.after;
+        seen = member.after;
+        if (rows.length === BATCH) continue;
+        // A short read saw every row finished when it began, so every row up to `bound` if it read
+        // the server the feed read `bound` from (a replica may lag the primary). Else try again
+        // after a poll, when the feed has read the server reads go to now.
+        if (from === boundFrom) {
+          if (compare(bound, seen) > 0) seen = bound;
+        } else await new Promise((resolve) => setTimeout(resolve, this.pollMs).unref());
       }
     } finally {
       if (--feed.users === 0) {

@@ -70,7 +70,7 @@ function parseFilter(query: Record<string, unknown>): { filter: EventFilter; cur
   for (const [param, field] of [["guest_profile_id", "guestProfileId"], ["master_profile_id", "masterProfileId"]] as const) {
     if (q[param] === undefined) continue;
     if (!isUuid(q[param])) throw invalidRequest(`${param} must be a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f`);
-    filter[field] = q[param];
+    filter[field] = q[param].toLowerCase(); // as GET /v1/events reads it (rest/params.ts uuid): the same cursor binding
   }
   if (filter.guestProfileId && filter.masterProfileId) throw invalidRequest("send guest_profile_id or master_profile_id, not both");
   return { filter, cursor: q.cursor };

@@ -142,6 +142,66 @@ describe("GET /v1/events/stream", () => {
     expect(JSON.parse(foreign.body).error).toBe("invalid_cursor");
   });
 
+  it("streams of one group with different filters (one reader for all) each get exactly the rows GET /v1/events gives", async () => {
+    const guest = A().guest_with_events;
+    const master = A().master_with_two_guests;
+    const entity = "0f0e0d0c-0b0a-4908-8706-050403020100";
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    const sibling = (await c.query(`SELECT id::text FROM guest_profiles WHERE master_profile_id = $1 AND id <> $2 LIMIT 1`, [master, guest])).rows[0].id as string;
+    const views = [
+      { token: A().credentials.api_key, query: "entity_type=reservation" },
+      { token: A().credentials.api_key, query: `master_profile_id=${master}` },
+      { token: A().credentials.session_token, query: `guest_profile_id=${guest.toUpperCase()}` },
+      { token: A().credentials.session_token, query: `entity_id=${entity}` },
+    ];
+    const streams = await Promise.all(views.map((v) => openStream(v.token, { query: v.query })));
+    await until(() => streams.every((st) => st.retry !== undefined));
+    const add = (db: Client, type: string, entityId: string, guestId: string | null) =>
+      db.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         VALUES ($1, $2::"EntityType", $3, $4, 'update', '{}', now())`,
+        [A().id, type, entityId, guestId],
+      );
+    const late = new Client({ connectionString: t.databaseUrl });
+    await late.connect();
+    await late.query("BEGIN");
+    await add(late, "reservation", entity, guest); // takes its seq first, commits last
+    for (let i = 0; i < 12; i++) {
+      await add(c, "guest_profile", guest, guest);
+      await add(c, "guest_profile", sibling, sibling);
+      await add(c, "reservation", i % 2 ? entity : "1f0e0d0c-0b0a-4908-8706-050403020100", i % 3 ? guest : null);
+      if (i === 6) await late.query("COMMIT");
+    }
+    await late.end();
+    await c.end();
+
+    for (const [i, st] of streams.entries()) {
+      // What GET /v1/events gives from the stream's first id on, with the same filter and credential.
+      await until(() => st.events.length > 0);
+      const rows: string[] = [];
+      let cursor: string | null = st.events[0].id!;
+      while (cursor) {
+        const page: { status: number; body: { data: { seq: string }[]; next_cursor: string | null } } = await t.api
+          .get(`/v1/events?${views[i].query}&limit=100&cursor=${encodeURIComponent(cursor)}`)
+          .set({ Authorization: `Bearer ${views[i].token}` });
+        expect([views[i].query, page.status, page.body]).toEqual([views[i].query, 200, expect.anything()]);
+        rows.push(...page.body.data.map((r) => r.seq));
+        cursor = page.body.next_cursor;
+      }
+      await until(() => st.events.length >= rows.length + 1);
+    }
+    await new Promise((r) => setTimeout(r, 300)); // nothing more may follow
+    for (const st of streams) st.close();
+    const counts = streams.map((st) => st.events.length);
+    expect(counts).toEqual([13, 33, 21, 7]); // reservations; guest and sibling; guest; the entity's
+    for (const [i, st] of streams.entries()) {
+      const seqs = st.events.map(seqOf);
+      const page = await t.api.get(`/v1/events?${views[i].query}&limit=100&cursor=${encodeURIComponent(st.events[0].id!)}`).set({ Authorization: `Bearer ${views[i].token}` });
+      expect(seqs.slice(1)).toEqual(page.body.data.map((r: { seq: string }) => r.seq));
+    }
+  });
+
   it("a key pinned to one property streams only that property's events", async () => {
     const pinned = A().credentials.api_key_pinned;
     const other = A().properties.find((p) => p !== pinned.property_id)!;
