@@ -1,6 +1,6 @@
 // Issue 29's push scenarios, sized by the environment: one `gcs serve` with its webhook sender and
 // PostgreSQL 15 on this machine; the receiver, the stream clients and the load generator in this
-// process. All traffic stays on 127.0.0.1. Writes bench/results/<date>-webhooks-<label>.md.
+// process. All traffic stays on 127.0.0.1. Writes bench/results/<date>-webhooks[-<BENCH_LABEL>].md.
 //
 // 1. Webhooks: BENCH_RATE events/s appended for BENCH_SECONDS, BENCH_ENDPOINTS endpoints on a local
 //    receiver subscribed to a mix of topics and properties. Commit-to-receipt p50/p99, exact counts
@@ -29,7 +29,7 @@ const ENDPOINTS = env("BENCH_ENDPOINTS", 50);
 const DRAIN_SECONDS = env("BENCH_DRAIN_SECONDS", 120);
 const STREAMS = env("BENCH_STREAMS", 1000);
 const STREAM_RATE = env("BENCH_STREAM_RATE", 20);
-const LABEL = process.env.BENCH_LABEL ?? "full";
+const LABEL = process.env.BENCH_LABEL ?? "";
 const log = (line: string) => process.stderr.write(`[bench:webhooks] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]);
@@ -39,7 +39,7 @@ async function main() {
   const pg = await startTestPostgres();
   const children: { kill(sig: string): void }[] = [];
   const lines = [
-    `# Webhooks and streams (${LABEL}), ${new Date().toISOString()}`,
+    `# Webhooks and streams${LABEL ? ` (${LABEL})` : ""}, ${new Date().toISOString()}`,
     "",
     `One \`gcs serve\` (webhook sender polling every 50 ms, streams every 500 ms) and PostgreSQL 15 on this machine (${os.cpus().length} cores, shared with other work), receiver, stream clients and load generator in the bench process. \`npm run bench:webhooks\` (bench/webhooks.ts).`,
     "",
@@ -175,7 +175,7 @@ async function main() {
     }
 
     lines.push("");
-    const out = path.join(__dirname, "results", `${new Date().toISOString().slice(0, 10)}-webhooks-${LABEL}.md`);
+    const out = path.join(__dirname, "results", `${new Date().toISOString().slice(0, 10)}-webhooks${LABEL ? `-${LABEL}` : ""}.md`);
     mkdirSync(path.dirname(out), { recursive: true });
     writeFileSync(out, lines.join("\n"));
     process.stdout.write(lines.join("\n") + "\n");

@@ -137,13 +137,8 @@ export function eventStreamHandler(services: Services) {
   }
 }
 
-/** A row's SSE text, shared by every stream it goes to: `event` and `data` once, the id once per cursor binding. */
-interface RowText {
-  head: string;
-  data: string;
-  ids: Map<string, string>;
-}
-const rowTexts = new WeakMap<EventRow, RowText>();
+/** A row's SSE event text, made once per cursor binding and shared by every stream it goes to. */
+const rowFrames = new WeakMap<EventRow, Map<string, string>>();
 
 /**
  * One open stream's writer. A class, so that a thousand open streams share its methods; it keeps
@@ -153,8 +148,8 @@ class SseSink implements Sink {
   closed = false;
   readonly gone: Promise<void>;
   private lastWrite = Date.now();
-  private pending = "";
-  /** Streams with equal bindings share their rows' ids (rowTexts). */
+  private readonly pending: string[] = [];
+  /** Streams with equal bindings share their rows' frames (rowFrames). */
   private readonly bindingKey: string;
 
   constructor(
@@ -178,31 +173,36 @@ class SseSink implements Sink {
       "Cache-Control": "no-cache, no-transform",
       "X-Accel-Buffering": "no",
     });
-    this.pending = `retry: ${RETRY_HINT_MS}\n: stream of GET /v1/events; the id of each event is a timeline cursor\n\n`;
+    this.pending.push(`retry: ${RETRY_HINT_MS}\n: stream of GET /v1/events; the id of each event is a timeline cursor\n\n`);
     this.flush();
   }
 
   send(row: EventRow): void {
-    let text = rowTexts.get(row);
-    if (!text) {
-      const head = `\nevent: ${eventType({ entity_type: row.entityType, operation: row.operation })}\ndata: `;
-      rowTexts.set(row, (text = { head, data: JSON.stringify(restEventRow(row)), ids: new Map() }));
+    let frames = rowFrames.get(row);
+    if (!frames) rowFrames.set(row, (frames = new Map()));
+    let frame = frames.get(this.bindingKey);
+    if (frame === undefined) {
+      const id = encodeCursor(eventKeyOf(row), this.binding, this.secret);
+      const type = eventType({ entity_type: row.entityType, operation: row.operation });
+      frames.set(this.bindingKey, (frame = `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(restEventRow(row))}\n\n`));
     }
-    let id = text.ids.get(this.bindingKey);
-    if (id === undefined) text.ids.set(this.bindingKey, (id = encodeCursor(eventKeyOf(row), this.binding, this.secret)));
-    this.pending += `id: ${id}${text.head}${text.data}\n\n`;
+    this.pending.push(frame);
   }
 
   flush(): boolean {
     if (this.closed) return true;
-    if (this.pending === "") {
+    if (this.pending.length === 0) {
       if (Date.now() - this.lastWrite < this.heartbeatMs) return true;
-      this.pending = ": heartbeat\n\n";
+      this.pending.push(": heartbeat\n\n");
     }
     this.lastWrite = Date.now();
-    const text = this.pending;
-    this.pending = "";
-    return this.res.write(text);
+    // The shared frames as they are (no per-stream copy), in one system call.
+    let ok = true;
+    this.res.cork();
+    for (const frame of this.pending) ok = this.res.write(frame);
+    this.res.uncork();
+    this.pending.length = 0;
+    return ok;
   }
 
   drained(): Promise<void> {
