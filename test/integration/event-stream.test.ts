@@ -1,7 +1,7 @@
 // GET /v1/events/stream (issue 29): Server-Sent Events over the event timeline. Resuming with
 // Last-Event-ID while writers append (some committing out of order) gives every event exactly once;
 // the stream shows what GET /v1/events shows; tenants, scope, the cap and the hints hold.
-import type { Server } from "node:http";
+import http, { type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "pg";
 import { createApp, type App } from "../../src/app";
@@ -201,6 +201,49 @@ describe("GET /v1/events/stream", () => {
       expect(seqs.slice(1)).toEqual(page.body.data.map((r: { seq: string }) => r.seq));
     }
   });
+
+  it("a client that stops reading leaves the group's reader and catches up when it reads again; the others keep streaming", async () => {
+    const token = A().credentials.api_key;
+    const guest = A().guest_with_events;
+    const fast = await openStream(A().credentials.session_token);
+    // The slow client: paused from its first byte on, so the server's writes back up.
+    const slow = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = http.get(`${base}/v1/events/stream`, { headers: { Authorization: `Bearer ${token}` } });
+      req.on("error", reject);
+      req.on("response", (res) => {
+        res.pause();
+        resolve(res);
+      });
+    });
+    await until(() => fast.retry !== undefined);
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    const append = async (n: number, size: number) =>
+      (await c.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         SELECT $1, 'guest_profile', $2, $2, 'update', jsonb_build_object('blob', repeat('x', $3::int)), now() FROM generate_series(1, $4::int)
+         RETURNING seq::text`,
+        [A().id, guest, size, n],
+      )).rows.map((r: { seq: string }) => r.seq);
+    // About 10 MB, more than a loopback socket buffers, then small events while the client still does not read.
+    const appended = [...(await append(150, 65_536))];
+    await until(() => fast.events.length >= 150);
+    appended.push(...(await append(30, 10)));
+    await until(() => fast.events.length >= 180);
+    await c.end();
+
+    let text = "";
+    slow.setEncoding("utf8");
+    slow.on("data", (chunk: string) => (text += chunk));
+    slow.resume();
+    const seqs = () => [...text.matchAll(/^data: \{"seq":"(\d+)"/gm)].map((m) => m[1]);
+    await until(() => seqs().length >= appended.length, 30_000);
+    await new Promise((r) => setTimeout(r, 300)); // nothing more may follow
+    slow.destroy();
+    fast.close();
+    expect(seqs()).toEqual(appended);
+    expect(fast.events.map(seqOf)).toEqual(appended);
+  }, 60_000);
 
   it("a key pinned to one property streams only that property's events", async () => {
     const pinned = A().credentials.api_key_pinned;
