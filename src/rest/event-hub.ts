@@ -7,9 +7,10 @@
 // group's streams, instead of one per stream) and hands each row to the streams whose filter and
 // scope select it (events.matcher, the same test as the timeline's SQL). Rows arrive in timeline
 // order, each once: the feed's position moves in the same synchronous step that hands rows out, and
-// a stream joins only when it has seen everything up to that position. A stream whose client is not
-// reading leaves the feed and catches up on its own again once the client drains, so one slow client
-// holds no more than its socket's buffer.
+// a stream joins only when it has seen everything up to that position, read from the same server (a
+// replica may lag the primary the feed read). A stream whose client is not reading leaves the feed
+// and catches up on its own once the client drains, so a slow client holds at most one poll's rows
+// beyond its socket's buffer and never slows the others.
 import { createData } from "../data";
 import { eventKeyOf, type EventFilter, type EventRow } from "../data/events";
 import { eventLogEnd } from "../data/webhooks";
@@ -108,6 +109,7 @@ class GroupFeed {
       // The streams stay open and the next poll tries again (a database outage, a replica switch).
       if (!this.failing) this.logger.warn({ err, propertyGroupId: this.groupId }, "event stream feed could not read the timeline; retrying");
       this.failing = true;
+      this.handOut([], undefined); // heartbeats go on
     } finally {
       this.schedule();
     }
@@ -148,11 +150,6 @@ export class EventHub {
     private readonly pollMs: number,
     private readonly logger: Pick<Logger, "warn" | "info">,
   ) {}
-
-  /** Open feeds (one per group with open streams), for tests and metrics. */
-  get groups(): number {
-    return this.feeds.size;
-  }
 
   /**
    * Sends the rows `scope` and `filter` select after `start` (the log's end when undefined) to

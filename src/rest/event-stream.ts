@@ -190,7 +190,8 @@ class SseSink implements Sink {
   }
 
   flush(): boolean {
-    if (this.closed) return true;
+    // Ended by closeStreams (the server drains): its 'close' is on the way.
+    if (this.closed || this.res.writableEnded) return true;
     if (this.pending.length === 0) {
       if (Date.now() - this.lastWrite < this.heartbeatMs) return true;
       this.pending.push(": heartbeat\n\n");
