@@ -17,7 +17,7 @@ import { createContext } from "../context";
 import type { EventFilter, EventRow } from "../data/events";
 import { eventKeyOf } from "../data/events";
 import { EventHub, type Sink } from "./event-hub";
-import { echo, invalidRequest, missingScope, rateLimited } from "../errors";
+import { echo, invalidCursor, invalidRequest, missingScope, rateLimited } from "../errors";
 import { canonicalJson, decodeCursor, encodeCursor, type CursorBinding } from "../pagination/cursor";
 import type { Services } from "../services";
 import { isUuid } from "../validate";
@@ -133,6 +133,8 @@ export function eventStreamHandler(services: Services) {
     const resumeFrom = req.get("last-event-id") || cursor;
     // Without a cursor the stream starts at the log's end (EventHub.follow).
     const start = resumeFrom ? decodeCursor(resumeFrom, binding, ctx.cursorSecret) : undefined;
+    // A timeline position is (txid, seq); a signed key of another shape cannot come from us.
+    if (start && (start.length !== 2 || !start.every((k) => /^\d{1,19}$/.test(String(k))))) throw invalidCursor();
     return { scope: ctx.scope, filter, binding, secret: ctx.cursorSecret, start, credential: ctx.credential };
   }
 }
