@@ -73,6 +73,7 @@ const envSchema = z.object({
   // internal network it should not call. The sender polls the event log every INTERVAL_MS.
   GCS_WEBHOOKS_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
   GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(500),
+  GCS_WEBHOOKS_LANES: z.coerce.number().int().min(1).max(1_000).default(64),
   // GET /v1/events/stream (src/rest/event-stream.ts): open streams per credential and instance,
   // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
   GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
@@ -211,6 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       allowPrivate: e.GCS_WEBHOOKS_ALLOW_PRIVATE === "true",
       httpsOnly: e.NODE_ENV === "production",
       intervalMs: e.GCS_WEBHOOKS_INTERVAL_MS,
+      lanes: e.GCS_WEBHOOKS_LANES,
     },
     stream: {
       maxPerCredential: e.GCS_STREAM_MAX_PER_CREDENTIAL,

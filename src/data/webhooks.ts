@@ -240,12 +240,13 @@ function selects(alias: string) {
 const FINISHED = Prisma.sql`ev.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
 
 /**
- * Leases one due endpoint for `leaseMs`: active, not backing off, not leased by a live sender, with
- * an event it selects after its cursor. The SKIP LOCKED row lock lasts this statement only; lease
- * times are the database's clock.
+ * Leases up to `limit` due endpoints for `leaseMs`: active, not backing off, not leased by a live
+ * sender, with an event they select after their cursor; the least recently served first (a release
+ * leaves lease_until at its time), so a few busy endpoints cannot starve the others. The SKIP
+ * LOCKED row locks last this statement only; lease times are the database's clock.
  */
-export async function claimDueEndpoint(db: PrismaClient, exclude: string[], at: Date, leaseMs: number): Promise<ClaimedEndpoint | undefined> {
-  const rows = await db.$queryRaw<ClaimedEndpoint[]>`
+export async function claimDueEndpoints(db: PrismaClient, exclude: string[], at: Date, leaseMs: number, limit: number): Promise<ClaimedEndpoint[]> {
+  return db.$queryRaw<ClaimedEndpoint[]>`
     WITH due AS (
       SELECT w.id FROM webhook_endpoints w
       WHERE w.state = 'active'
@@ -254,8 +255,8 @@ export async function claimDueEndpoint(db: PrismaClient, exclude: string[], at: 
         AND NOT (w.id = ANY(${exclude}::uuid[]))
         AND EXISTS (SELECT 1 FROM events ev WHERE ${selects("w")} AND ${FINISHED}
           AND ev.txid >= w.cursor_txid AND (ev.txid > w.cursor_txid OR ev.seq > w.cursor_seq))
-      ORDER BY w.next_attempt_at ASC NULLS FIRST, w.id
-      LIMIT 1
+      ORDER BY w.next_attempt_at ASC NULLS FIRST, w.lease_until ASC NULLS FIRST, w.id
+      LIMIT ${limit}
       FOR UPDATE OF w SKIP LOCKED
     )
     UPDATE webhook_endpoints w SET lease_token = gen_random_uuid(), lease_until = now() + make_interval(secs => ${leaseMs / 1000})
@@ -265,7 +266,6 @@ export async function claimDueEndpoint(db: PrismaClient, exclude: string[], at: 
       w.failure_count AS "failureCount", w.failing_since AS "failingSince", w.secret_ciphertext AS "secretCiphertext",
       w.previous_secret_ciphertext AS "previousSecretCiphertext", w.previous_secret_until AS "previousSecretUntil",
       w.lease_token::text AS "leaseToken"`;
-  return rows[0];
 }
 
 /** An event as GET /v1/events shows it, plus its timeline position. */
@@ -296,26 +296,52 @@ export function eventsAfterCursor(db: PrismaClient, e: ClaimedEndpoint, take: nu
     ORDER BY ev.txid, ev.seq LIMIT ${take}`;
 }
 
+/** A POST answered 2xx, to be recorded at the next checkpoint. */
+export interface SucceededAttempt {
+  messageId: string;
+  eventType: string;
+  eventSeq: string;
+  attempt: number;
+  responseCode: number;
+  durationMs: number;
+}
+
 /**
- * Records that everything up to (txid, seq) was answered 2xx, clears the failure state and renews
- * the lease, in one statement. False when the lease is lost (another instance took over after this
- * one stalled) or the endpoint was disabled or deleted: send nothing more.
+ * The sender's checkpoint, one statement: the attempts answered 2xx since the last one recorded
+ * (one multi-row insert), the cursor moved to the last of them (failure state cleared), and the
+ * lease renewed (or, with `release`, given up). False when the lease is lost (another instance took
+ * over after this one stalled) or the endpoint was disabled or deleted: send nothing more. The
+ * attempts are recorded either way (they happened), unless the endpoint is gone.
  */
-export async function checkpointEndpoint(db: PrismaClient, e: ClaimedEndpoint, leaseMs: number, cursor?: { txid: bigint; seq: bigint }): Promise<boolean> {
+export async function checkpointEndpoint(
+  db: PrismaClient,
+  e: ClaimedEndpoint,
+  leaseMs: number,
+  cursor?: { txid: bigint; seq: bigint },
+  attempts: SucceededAttempt[] = [],
+  release = false,
+): Promise<boolean> {
   const move = cursor
     ? Prisma.sql`cursor_txid = ${cursor.txid}, cursor_seq = ${cursor.seq}::bigint, failure_count = 0, failing_since = NULL,
         next_attempt_at = NULL, last_error = NULL,`
     : Prisma.empty;
+  // A released endpoint keeps lease_until as its last-served time (claimDueEndpoints' order).
+  const lease = release ? Prisma.sql`lease_token = NULL, lease_until = now()` : Prisma.sql`lease_until = now() + make_interval(secs => ${leaseMs / 1000})`;
+  const record = attempts.length === 0 ? Prisma.empty : Prisma.sql`, recorded AS (
+      INSERT INTO webhook_deliveries (endpoint_id, property_group_id, message_id, event_type, event_seq, attempt, status, response_code, duration_ms)
+      SELECT ${e.id}::uuid, ${e.propertyGroupId}::uuid, a.message_id, a.event_type, a.event_seq, a.attempt, 'succeeded', a.response_code, a.duration_ms
+      FROM unnest(${attempts.map((a) => a.messageId)}::text[], ${attempts.map((a) => a.eventType)}::text[], ${attempts.map((a) => a.eventSeq)}::bigint[],
+        ${attempts.map((a) => a.attempt)}::int[], ${attempts.map((a) => a.responseCode)}::int[], ${attempts.map((a) => a.durationMs)}::int[])
+        AS a(message_id, event_type, event_seq, attempt, response_code, duration_ms)
+      -- An endpoint deleted while its calls were in flight: the attempts are not recorded (nor an error).
+      WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${e.id}::uuid AND property_group_id = ${e.propertyGroupId}::uuid))`;
   const rows = await db.$queryRaw<{ state: string }[]>`
-    UPDATE webhook_endpoints SET ${move} lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-    WHERE id = ${e.id}::uuid AND lease_token = ${e.leaseToken}::uuid
-    RETURNING state::text AS state`;
+    WITH moved AS (
+      UPDATE webhook_endpoints SET ${move} ${lease}
+      WHERE id = ${e.id}::uuid AND lease_token = ${e.leaseToken}::uuid
+      RETURNING state::text AS state) ${record}
+    SELECT state FROM moved`;
   return rows[0]?.state === "active";
-}
-
-export async function releaseEndpoint(db: PrismaClient, e: ClaimedEndpoint): Promise<void> {
-  await db.$executeRaw`UPDATE webhook_endpoints SET lease_token = NULL, lease_until = NULL
-    WHERE id = ${e.id}::uuid AND lease_token = ${e.leaseToken}::uuid`;
 }
 
 /** A failed attempt: counted, not due before `nextAttemptAt`, lease ended. */

@@ -89,6 +89,7 @@ export async function runDelivery(config: Config, prisma: PrismaClient, logger: 
     secretKey,
     policy: config.webhooks,
     intervalMs: config.webhooks.intervalMs,
+    concurrency: config.webhooks.lanes,
     leaseMs: config.delivery.leaseMs,
   });
   return {

@@ -2,12 +2,19 @@
 // events it selects, one at a time, in log order.
 //
 // Built like table delivery (src/delivery/engine.ts): no transaction or row lock is held while a
-// receiver answers. An endpoint is leased in one short statement (claimDueEndpoint, SKIP LOCKED for
-// that statement only); before each POST one statement records the cursor so far, renews the lease
-// and hears a disable or delete (checkpointEndpoint); a failure backs off with jitter on RETRY_CURVE.
+// receiver answers. Endpoints are leased in one short statement (claimDueEndpoints, SKIP LOCKED for
+// that statement only), each to its own lane (up to `concurrency` per instance). A lane reads the
+// endpoint's next events in one statement and POSTs them in order. Progress is recorded in batches:
+// a checkpoint (checkpointEndpoint, one statement) records the attempts answered since the last one
+// (one multi-row insert), moves the cursor, renews the lease and hears a disable or delete. It runs
+// before a POST when CHECKPOINT_MS have passed or `batchSize` attempts wait, when the lane stops, and
+// before a failure is recorded; so a POST always starts within CHECKPOINT_MS of a renewed lease,
+// which outlasts it (the lease is much longer than the timeout). A failure backs off with jitter on
+// RETRY_CURVE.
 // Several instances therefore send each (endpoint, event) once in normal operation; an instance
-// that dies mid-call leaves its lease to run out, and another re-sends from the recorded cursor
-// with the same webhook-id (at least once).
+// that dies leaves its lease to run out, and another re-sends from the recorded cursor with the
+// same webhook-id (at least once): what was in flight, and what was answered since the last
+// checkpoint (at most CHECKPOINT_MS of sending, or `batchSize` events).
 //
 // Order: per endpoint, events go out in timeline order (data/events.ts), and event n+1 is not sent
 // before event n was answered 2xx: a failing event holds the endpoint's later events back.
@@ -22,7 +29,7 @@ import { open, type Keyring } from "../delivery/secret-box";
 import type { Logger } from "../logger";
 import { pinnedAgent, postWebhook, type PostResult } from "./http";
 import type { Agent } from "node:http";
-import { eventMessage, signedHeaders, type Message } from "./sign";
+import { eventMessage, signedHeaders, signer, type Message } from "./sign";
 import { systemResolver, type Resolver, type UrlPolicy } from "./ssrf";
 
 type SenderLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
@@ -36,6 +43,10 @@ type SenderLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 export const RETRY_CURVE: BackoffCurve = { baseMs: 5_000, capMs: 12 * 60 * 60_000, factor: 4 };
 export const GIVE_UP_AFTER_MS = 3 * 24 * 60 * 60_000;
 export const DEFAULT_WEBHOOK_LEASE_MS = 60_000;
+/** The longest a lane sends without a checkpoint (see the top of this file). */
+export const CHECKPOINT_MS = 50;
+/** Endpoints one instance sends to at the same time, by default (GCS_WEBHOOKS_LANES). */
+export const DEFAULT_LANES = 64;
 /** Delivery attempts are kept this long (GET …/deliveries), then pruned by the worker. */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
@@ -45,14 +56,16 @@ export interface SendOptions {
   resolve?: Resolver;
   /** Per attempt; default 10 s. */
   timeoutMs?: number;
-  /** Renewed before each POST, so it must outlast one (the timeout); default 60 s. */
+  /** Renewed at each checkpoint, so it must outlast a POST (the timeout) by far; default 60 s. */
   leaseMs?: number;
-  /** Events read per statement; default 100. */
+  /** Events read per statement, and attempts recorded per checkpoint at most; default 100. */
   batchSize?: number;
   /** Events per endpoint per claim, so one backlog cannot starve the others; default 1,000. */
   maxEvents?: number;
-  /** Endpoints sent to at the same time; default 8. */
+  /** Endpoints sent to at the same time (one lane each); default DEFAULT_LANES. */
   concurrency?: number;
+  /** Tests: the longest a lane sends without a checkpoint; default CHECKPOINT_MS. */
+  checkpointMs?: number;
   /** Clock of the schedule (due checks, backoff, give-up); tests move it. Signatures use the wall clock. */
   now?: () => Date;
   random?: () => number;
@@ -72,19 +85,31 @@ export interface SendReport {
 
 const now = (o: SendOptions) => o.now?.() ?? new Date();
 
-/** Sends to every due endpoint until none is left (each at most once per call). */
+/**
+ * Sends to every due endpoint until none is left, each at most once per call (`gcs deliver --once`
+ * and the tests): up to `concurrency` lanes, refilled in one claim statement as lanes free up.
+ */
 export async function sendDue(prisma: PrismaClient, opts: SendOptions): Promise<SendReport[]> {
   const tried = new Set<string>();
   const reports: SendReport[] = [];
-  const lane = async () => {
-    while (!opts.signal?.aborted) {
-      const e = await store.claimDueEndpoint(prisma, [...tried], now(opts), opts.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS);
-      if (!e) return;
+  const lanes = opts.concurrency ?? DEFAULT_LANES;
+  const running = new Set<Promise<void>>();
+  while (!opts.signal?.aborted) {
+    const free = lanes - running.size;
+    const claimed = await store.claimDueEndpoints(prisma, [...tried], now(opts), opts.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free);
+    for (const e of claimed) {
       tried.add(e.id);
-      reports.push(await sendEndpoint(prisma, e, opts));
+      const lane: Promise<void> = sendEndpoint(prisma, e, opts).then((r) => {
+        reports.push(r);
+        running.delete(lane);
+      });
+      running.add(lane);
     }
-  };
-  await Promise.all(Array.from({ length: opts.concurrency ?? 8 }, lane));
+    // Fewer due than free lanes: nothing else is due now; otherwise wait for a lane to free up.
+    if (claimed.length < free) break;
+    await Promise.race(running);
+  }
+  await Promise.all(running);
   return reports;
 }
 
@@ -97,15 +122,28 @@ export function signingSecrets(e: Pick<ClaimedEndpoint, "id" | "secretCiphertext
 
 async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: SendOptions): Promise<SendReport> {
   const leaseMs = opts.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS;
+  const batchSize = opts.batchSize ?? 100;
+  const checkpointMs = opts.checkpointMs ?? CHECKPOINT_MS;
   const report: SendReport = { endpointId: e.id, outcome: "delivered", sent: 0 };
+  // Answered 2xx since the last checkpoint: recorded, and the cursor moved past them, by the next.
+  let answered: store.SucceededAttempt[] = [];
   let confirmed: { txid: bigint; seq: bigint } | undefined;
+  // The claim itself renewed the lease.
+  let lastCheckpoint = Date.now();
   let leaseEnded = false;
+  const checkpoint = async (release = false) => {
+    const held = await store.checkpointEndpoint(prisma, e, leaseMs, confirmed, answered, release);
+    answered = [];
+    confirmed = undefined;
+    lastCheckpoint = Date.now();
+    return held;
+  };
   // One pinned keep-alive connection per claim (http.ts pinnedAgent); a refusal is remembered.
   let agent: Agent | { refused: string } | undefined;
   try {
-    let secrets: string[];
+    let sign: ReturnType<typeof signer>;
     try {
-      secrets = signingSecrets(e, opts.secretKey);
+      sign = signer(signingSecrets(e, opts.secretKey));
     } catch {
       // Like a destination secret that does not open (engine.ts): permanent until someone acts.
       leaseEnded = true;
@@ -116,24 +154,32 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     }
     const maxEvents = opts.maxEvents ?? 1_000;
     while (report.sent < maxEvents) {
-      const events = await store.eventsAfterCursor(prisma, e, Math.min(opts.batchSize ?? 100, maxEvents - report.sent));
+      const events = await store.eventsAfterCursor(prisma, e, Math.min(batchSize, maxEvents - report.sent));
       if (events.length === 0) break;
       for (const ev of events) {
-        // One statement: the cursor so far, the lease renewed, and a disable or delete heard.
-        if (opts.signal?.aborted || !(await store.checkpointEndpoint(prisma, e, leaseMs, confirmed))) {
+        if (opts.signal?.aborted) {
           report.outcome = "stopped";
           return report;
         }
-        confirmed = undefined;
+        // The cursor so far, the lease renewed, and a disable or delete heard (see the top of the file).
+        if ((answered.length >= batchSize || Date.now() - lastCheckpoint >= checkpointMs) && !(await checkpoint())) {
+          leaseEnded = true;
+          report.outcome = "stopped";
+          return report;
+        }
         const sentAt = new Date();
         const message = eventMessage(ev, sentAt);
         agent ??= await connectionFor(e, opts);
         const result = "refused" in agent
           ? { durationMs: 0, error: agent.refused, refused: true }
-          : await post(e, message, secrets, sentAt, opts, agent);
-        const ok = result.status !== undefined && result.status >= 200 && result.status < 300;
-        if (ok) {
-          await store.recordDelivery(prisma, deliveryRow(e, message, BigInt(ev.seq), e.failureCount + 1, "succeeded", result, null));
+          : await postWebhook(e.url, sign(message, sentAt), message.body, {
+            policy: opts.policy,
+            resolve: opts.resolve ?? systemResolver,
+            timeoutMs: opts.timeoutMs,
+            agent,
+          });
+        if (result.status !== undefined && result.status >= 200 && result.status < 300) {
+          answered.push({ messageId: message.id, eventType: message.type, eventSeq: ev.seq, attempt: e.failureCount + 1, responseCode: result.status, durationMs: result.durationMs });
           confirmed = { txid: ev.txid, seq: BigInt(ev.seq) };
           e.cursorTxid = ev.txid;
           e.cursorSeq = BigInt(ev.seq);
@@ -142,9 +188,14 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
           report.sent++;
           continue;
         }
+        // What was answered before is recorded first; then the failure (which ends the lease).
+        if (answered.length > 0 && !(await checkpoint())) {
+          leaseEnded = true;
+          report.outcome = "stopped";
+          return report;
+        }
         leaseEnded = true;
-        const outcome = await recordFailure(prisma, e, message, BigInt(ev.seq), result, opts);
-        report.outcome = outcome;
+        report.outcome = await recordFailure(prisma, e, message, BigInt(ev.seq), result, opts);
         report.error = failureText(result);
         return report;
       }
@@ -158,25 +209,14 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     return report;
   } finally {
     if (agent && !("refused" in agent)) agent.destroy();
-    if (!leaseEnded) {
-      if (confirmed) await store.checkpointEndpoint(prisma, e, leaseMs, confirmed).catch(() => undefined);
-      await store.releaseEndpoint(prisma, e).catch(() => undefined);
-    }
+    // One statement: what was answered recorded, the cursor moved and the lease given up.
+    if (!leaseEnded) await checkpoint(true).catch(() => undefined);
   }
 }
 
 async function connectionFor(e: ClaimedEndpoint, opts: SendOptions): Promise<Agent | { refused: string }> {
   const pinned = await pinnedAgent(e.url, { policy: opts.policy, resolve: opts.resolve ?? systemResolver });
   return "refused" in pinned ? pinned : pinned.agent;
-}
-
-function post(e: ClaimedEndpoint, m: Message, secrets: string[], at: Date, opts: SendOptions, agent: Agent): Promise<PostResult> {
-  return postWebhook(e.url, signedHeaders(m, secrets, at), m.body, {
-    policy: opts.policy,
-    resolve: opts.resolve ?? systemResolver,
-    timeoutMs: opts.timeoutMs,
-    agent,
-  });
 }
 
 /** A failed attempt: 410 disables, so does failing for GIVE_UP_AFTER_MS; otherwise the next retry. */
@@ -233,24 +273,48 @@ export interface WebhookWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * Every `intervalMs`, the lanes that are free claim due endpoints (one statement) and send to them;
+ * a lane does not wait for the others, so an endpoint whose receiver is slow holds only its own.
+ */
 export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger }): WebhookWorker {
   const { intervalMs = 500, ...send } = opts;
+  const lanes = opts.concurrency ?? DEFAULT_LANES;
+  const running = new Set<Promise<void>>();
   let databaseDown = false;
   let polls = 0;
-  return startPoller(intervalMs, async (signal) => {
+  const faulted = (err: unknown) => {
+    const fault = databaseFault(err);
+    if (fault?.kind !== "unavailable") opts.logger.error({ err }, "webhook poll failed");
+    else if (!databaseDown) opts.logger.warn({ reason: fault.reason }, "webhooks paused: database unavailable");
+    databaseDown = fault?.kind === "unavailable";
+  };
+  const poller = startPoller(intervalMs, async (stopping) => {
     try {
       // Retention: a bounded delete every 120th poll (a minute at the default interval).
       if (polls++ % 120 === 0) await store.pruneDeliveries(prisma, new Date(Date.now() - DELIVERY_RETENTION_MS), 10_000);
-      const reports = await sendDue(prisma, { ...send, signal });
-      for (const r of reports) if (r.outcome !== "delivered") opts.logger.info({ webhook: r }, `webhook ${r.outcome}`);
+      const free = lanes - running.size;
+      if (free <= 0) return;
+      const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free);
       databaseDown = false;
+      for (const e of claimed) {
+        const lane: Promise<void> = sendEndpoint(prisma, e, { ...send, signal: stopping })
+          .then((r) => {
+            if (r.outcome !== "delivered") opts.logger.info({ webhook: r }, `webhook ${r.outcome}`);
+          }, faulted)
+          .finally(() => running.delete(lane));
+        running.add(lane);
+      }
     } catch (err) {
-      const fault = databaseFault(err);
-      if (fault?.kind !== "unavailable") opts.logger.error({ err }, "webhook poll failed");
-      else if (!databaseDown) opts.logger.warn({ reason: fault.reason }, "webhooks paused: database unavailable");
-      databaseDown = fault?.kind === "unavailable";
+      faulted(err);
     }
   });
+  return {
+    async stop() {
+      await poller.stop();
+      await Promise.all(running);
+    },
+  };
 }
 
 /** A ping, sent now from the request (POST …/test): not retried, recorded as a delivery. */

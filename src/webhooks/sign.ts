@@ -54,6 +54,15 @@ export function pingMessage(id: string, endpointId: string, at: Date): Message {
  * (space-separated, the new secret's first): a receiver that has either secret verifies.
  */
 export function signedHeaders(m: Message, secrets: string[], at: Date): Record<string, string> {
-  const signature = secrets.map((s) => new Webhook(s).sign(m.id, at, m.body)).join(" ");
-  return { "webhook-id": m.id, "webhook-timestamp": String(Math.floor(at.getTime() / 1000)), "webhook-signature": signature };
+  return signer(secrets)(m, at);
+}
+
+/** signedHeaders for many messages: each secret is decoded once (the sender signs a claim's events with it). */
+export function signer(secrets: string[]): (m: Message, at: Date) => Record<string, string> {
+  const hooks = secrets.map((s) => new Webhook(s));
+  return (m, at) => ({
+    "webhook-id": m.id,
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": hooks.map((h) => h.sign(m.id, at, m.body)).join(" "),
+  });
 }
