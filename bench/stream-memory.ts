@@ -83,6 +83,8 @@ export async function appendEvents(
   rate: number,
   seconds: number,
   committedAt: Map<string, number>,
+  /** The n-th event's entity type and property; by default reservations and guest profiles in turn, 2 of 3 at the first property. */
+  kind: (n: number) => { type: string; property: string } = (n) => ({ type: n % 2 === 0 ? "reservation" : "guest_profile", property: group.properties[n % 3 === 0 ? 1 : 0] }),
 ): Promise<{ id: string; type: string; property: string }[]> {
   const writer = new Client({ connectionString: databaseUrl });
   await writer.connect();
@@ -96,8 +98,7 @@ export async function appendEvents(
         const values: string[] = [];
         const params: unknown[] = [];
         for (let i = 0; i < due; i++, n++) {
-          const type = n % 2 === 0 ? "reservation" : "guest_profile";
-          const property = group.properties[n % 3 === 0 ? 1 : 0];
+          const { type, property } = kind(n);
           params.push(group.id, type, group.guest, property);
           const k = params.length;
           values.push(`($${k - 3}::uuid, $${k - 2}::"EntityType", $${k - 1}::uuid, $${k - 1}::uuid, $${k}::uuid, 'update', '{}', now())`);

@@ -35,6 +35,39 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]);
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
+/**
+ * The events appended: entity types and properties drawn (seeded, so every run appends the same
+ * sequence) with these weights, a hotel group's activity: reservations, guest profiles and folio
+ * transactions most, the rest rarely; the two hotels most, the restaurant less.
+ */
+const TYPE_WEIGHTS: [string, number][] = [
+  ["reservation", 30], ["guest_profile", 25], ["transaction", 25], ["action", 8], ["review", 4], ["membership", 4],
+  ["loyalty_program", 2], ["channel", 1], ["space", 1],
+];
+const PROPERTY_WEIGHTS = [45, 35, 20];
+const EVENT_MIX_TEXT = `types ${TYPE_WEIGHTS.map(([t, w]) => `${t} ${w} %`).join(", ")}; properties ${PROPERTY_WEIGHTS.join(" / ")} %`;
+const ENDPOINT_MIX_TEXT = "3 on all topics, 3 on all topics of one property, 12 on one topic, 16 on one topic of one property, 16 on two topics of one property";
+
+/** A seeded draw in [0, 1) for event n (mulberry32). */
+function draw(n: number, salt: number): number {
+  let t = (n * 2654435761 + salt) >>> 0;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+function pick<T>(weighted: [T, number][], x: number): T {
+  const total = weighted.reduce((a, [, w]) => a + w, 0);
+  let at = x * total;
+  for (const [v, w] of weighted) if ((at -= w) < 0) return v;
+  return weighted[weighted.length - 1][0];
+}
+
+const eventKind = (properties: string[]) => (n: number) => ({
+  type: pick(TYPE_WEIGHTS, draw(n, 1)),
+  property: pick(PROPERTY_WEIGHTS.map((w, i): [string, number] => [properties[i], w]), draw(n, 2)),
+});
+
 async function main() {
   const pg = await startTestPostgres();
   const children: { kill(sig: string): void }[] = [];
@@ -77,14 +110,28 @@ async function main() {
       const port = (receiver.address() as AddressInfo).port;
       const server = await serve({
         DATABASE_URL: databaseUrl, GCS_DELIVERY_WORKER: "true", GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_WEBHOOKS_INTERVAL_MS: "50", GCS_RATE_LIMIT: "0",
+        // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits.
+        ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}` } : {}),
       });
       children.push(server.child as unknown as { kill(sig: string): void });
 
-      const mixes = [
-        { topics: ["*"], property_ids: [] as string[] },
-        { topics: ["reservation"], property_ids: [] },
-        { topics: ["guest_profile"], property_ids: [p1] },
-        { topics: ["reservation", "guest_profile"], property_ids: [p2] },
+      // The endpoints: a realistic mix of topics and properties (not every integration wants
+      // everything). ENDPOINTS are taken from this list in turn; at 50:
+      //   3 on all topics of all properties (a CDP or data warehouse sync),
+      //   3 on all topics of one property (a property's own CRM or guest messaging),
+      //   12 on one topic of all properties,
+      //   16 on one topic of one property,
+      //   16 on two topics of one property.
+      // With the event mix below that is about 11 deliveries due per event (counted exactly below).
+      const all = A.properties;
+      const topicsOne = ["reservation", "guest_profile", "transaction", "reservation", "guest_profile", "transaction", "reservation", "guest_profile", "transaction", "action", "review", "membership"];
+      const topicsPairs = [["reservation", "guest_profile"], ["reservation", "transaction"], ["guest_profile", "membership"], ["review", "action"]];
+      const mixes: { topics: string[]; property_ids: string[] }[] = [
+        ...[0, 1, 2].map(() => ({ topics: ["*"], property_ids: [] as string[] })),
+        ...[0, 1, 2].map((i) => ({ topics: ["*"], property_ids: [all[i]] })),
+        ...topicsOne.map((t) => ({ topics: [t], property_ids: [] as string[] })),
+        ...Array.from({ length: 16 }, (_, i) => ({ topics: [["reservation", "guest_profile", "transaction", "action"][i % 4]], property_ids: [all[i % 3]] })),
+        ...Array.from({ length: 16 }, (_, i) => ({ topics: topicsPairs[i % 4], property_ids: [all[(i + 1) % 3]] })),
       ];
       const endpoints: { path: string; topics: string[]; property_ids: string[] }[] = [];
       for (let i = 0; i < ENDPOINTS; i++) {
@@ -99,7 +146,7 @@ async function main() {
       }
 
       const cpuBefore = cpuMs(server.child.pid!);
-      const appended = await appendEvents(databaseUrl, group, RATE, SECONDS, committedAt);
+      const appended = await appendEvents(databaseUrl, group, RATE, SECONDS, committedAt, eventKind(A.properties));
       const loadEnded = Date.now();
       log(`appended ${appended.length} events in ${SECONDS} s`);
       const expected = endpoints.map((e) => appended.filter((a) => (e.topics.includes("*") || e.topics.includes(a.type)) && (e.property_ids.length === 0 || e.property_ids.includes(a.property))).length);
@@ -121,7 +168,7 @@ async function main() {
       const exact = counts.every((g, i) => g === expected[i]);
       const short = counts.map((g, i) => expected[i] - g).filter((d) => d !== 0);
       lines.push(
-        `| Webhook load | ${RATE} events/s for ${SECONDS} s (${appended.length} events), ${ENDPOINTS} endpoints (all topics; reservations; guest profiles of one property; both of the other), ${wanted} deliveries due |`,
+        `| Webhook load | ${RATE} events/s for ${SECONDS} s (${appended.length} events: ${EVENT_MIX_TEXT}), ${ENDPOINTS} endpoints (${ENDPOINT_MIX_TEXT}), ${wanted} deliveries due (${(wanted / appended.length).toFixed(2)} per event, ${(wanted / SECONDS).toFixed(0)}/s) |`,
         `| Commit → receipt | p50 ${pct(latencies, 50)} ms, p99 ${pct(latencies, 99)} ms, max ${pct(latencies, 100)} ms (${latencies.length} deliveries) |`,
         `| Every endpoint got exactly its events | ${exact ? "yes" : `NO: ${deliveries} of ${wanted} within ${DRAIN_SECONDS} s after the load (${short.length} endpoints short, by ${Math.min(...short)}–${Math.max(...short)})`}; none twice (counted per webhook-id) |`,
         `| Delivery throughput | ${((deliveredAtLoadEnd * 1000) / (SECONDS * 1000)).toFixed(0)} deliveries/s during the load, ${((deliveries * 1000) / (SECONDS * 1000 + drainMs)).toFixed(0)}/s overall (${deliveries} in ${((SECONDS * 1000 + drainMs) / 1000).toFixed(1)} s) |`,

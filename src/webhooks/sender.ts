@@ -66,6 +66,12 @@ export interface SendOptions {
   concurrency?: number;
   /** Tests: the longest a lane sends without a checkpoint; default CHECKPOINT_MS. */
   checkpointMs?: number;
+  /**
+   * The worker's: whether a lane whose endpoint has nothing to send keeps it (and reads again after
+   * `idleMs`) rather than giving the lane up; true while the worker has lanes to spare.
+   */
+  keep?: () => boolean;
+  idleMs?: number;
   /** Clock of the schedule (due checks, backoff, give-up); tests move it. Signatures use the wall clock. */
   now?: () => Date;
   random?: () => number;
@@ -84,6 +90,20 @@ export interface SendReport {
 }
 
 const now = (o: SendOptions) => o.now?.() ?? new Date();
+
+/** Waits `ms` (if positive), or less if `signal` aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
 
 /**
  * Sends to every due endpoint until none is left, each at most once per call (`gcs deliver --once`
@@ -153,9 +173,23 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
       return { endpointId: e.id, outcome: "disabled", sent: 0, error: reason };
     }
     const maxEvents = opts.maxEvents ?? 1_000;
-    while (report.sent < maxEvents) {
-      const events = await store.eventsAfterCursor(prisma, e, Math.min(batchSize, maxEvents - report.sent));
-      if (events.length === 0) break;
+    while (report.sent < maxEvents && !opts.signal?.aborted) {
+      const readAt = Date.now();
+      const take = Math.min(batchSize, maxEvents - report.sent);
+      const events = await store.eventsAfterCursor(prisma, e, take);
+      if (events.length === 0) {
+        if (!opts.keep?.()) break;
+        // The worker has lanes to spare: this one keeps its endpoint and looks again after idleMs
+        // (a read, rather than a release and a claim). What was answered is recorded now, and the
+        // lease renewed long before it runs out.
+        if ((answered.length > 0 || Date.now() - lastCheckpoint >= leaseMs / 4) && !(await checkpoint())) {
+          leaseEnded = true;
+          report.outcome = "stopped";
+          return report;
+        }
+        await pause(readAt + (opts.idleMs ?? 0) - Date.now(), opts.signal);
+        continue;
+      }
       for (const ev of events) {
         if (opts.signal?.aborted) {
           report.outcome = "stopped";
@@ -199,6 +233,9 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
         report.error = failureText(result);
         return report;
       }
+      // Caught up: the next read after idleMs (the worker's), so a lane at the log's end reads at most
+      // once an interval, not once per event.
+      if (events.length < take && opts.keep) await pause(readAt + (opts.idleMs ?? 0) - Date.now(), opts.signal);
     }
     return report;
   } catch (err) {
@@ -276,6 +313,9 @@ export interface WebhookWorker {
 /**
  * Every `intervalMs`, the lanes that are free claim due endpoints (one statement) and send to them;
  * a lane does not wait for the others, so an endpoint whose receiver is slow holds only its own.
+ * While lanes are to spare, a lane keeps its endpoint when it runs out of events and reads again
+ * every `intervalMs`; it gives it up after `maxEvents` (another instance may take it) or, when all
+ * lanes are busy, as soon as it has nothing to send.
  */
 export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger }): WebhookWorker {
   const { intervalMs = 500, ...send } = opts;
@@ -298,7 +338,7 @@ export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions,
       const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free);
       databaseDown = false;
       for (const e of claimed) {
-        const lane: Promise<void> = sendEndpoint(prisma, e, { ...send, signal: stopping })
+        const lane: Promise<void> = sendEndpoint(prisma, e, { ...send, signal: stopping, keep: () => running.size < lanes, idleMs: intervalMs })
           .then((r) => {
             if (r.outcome !== "delivered") opts.logger.info({ webhook: r }, `webhook ${r.outcome}`);
           }, faulted)
