@@ -346,6 +346,60 @@ describe("retries, 410 and auto-disable", () => {
   });
 });
 
+describe("batched checkpoints", () => {
+  const until = async (check: () => boolean, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error("not there in time");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const recorded = (endpointId: string) =>
+    t.db.primary.$queryRawUnsafe<{ message_id: string; status: string; n: number }[]>(
+      `SELECT message_id, status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1::uuid GROUP BY 1, 2 ORDER BY 1, 2`, endpointId);
+
+  it("records each attempt once in normal operation, across reads and checkpoints", async () => {
+    const ep = await createEndpoint("/hooks/batch");
+    const seqs: string[] = [];
+    for (let i = 0; i < 7; i++) seqs.push(await appendEvent(A().id, A().guest_with_events));
+    // Reads of 3 events; a checkpoint before every POST but the first of a claim.
+    await sendUntil(() => ofPath("/hooks/batch").length >= 7, { batchSize: 3, checkpointMs: 0 });
+    expect(ofPath("/hooks/batch").map((r) => r.headers["webhook-id"])).toEqual(seqs.map((s) => `evt_${s}`));
+    expect(await recorded(ep.id)).toEqual(seqs.map((s) => ({ message_id: `evt_${s}`, status: "succeeded", n: 1 })).sort((a, b) => a.message_id.localeCompare(b.message_id)));
+    const [row] = await t.db.primary.$queryRawUnsafe<{ seq: string; lease: string | null }[]>(
+      `SELECT cursor_seq::text AS seq, lease_token::text AS lease FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
+    expect(row).toEqual({ seq: seqs[6], lease: null });
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("an instance lost between its POSTs and its checkpoint: another re-sends them with the same webhook-id", async () => {
+    const ep = await createEndpoint("/hooks/crash");
+    // Answered 2xx three times, then a call that hangs: instance A "dies" with it in flight, before
+    // its next checkpoint (none is due for a minute).
+    answers.set("/hooks/crash", [200, 200, 200, 0]);
+    const seqs: string[] = [];
+    for (let i = 0; i < 5; i++) seqs.push(await appendEvent(A().id, A().guest_with_events));
+    const a = sendDue(t.db.primary, opts({ checkpointMs: 60_000, timeoutMs: 3_000 }));
+    await until(() => ofPath("/hooks/crash").length >= 4);
+    expect(await recorded(ep.id)).toEqual([]);
+    // Its lease runs out; instance B takes over from the recorded cursor.
+    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET lease_until = now() - interval '1 second' WHERE id = $1::uuid`, ep.id);
+    await sendUntil(() => ofPath("/hooks/crash").length >= 9);
+    const ids = seqs.map((s) => `evt_${s}`);
+    expect(ofPath("/hooks/crash").map((r) => r.headers["webhook-id"])).toEqual([...ids.slice(0, 4), ...ids]);
+    for (const r of ofPath("/hooks/crash")) new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>);
+    // A's call times out; its checkpoint finds the lease lost: A stops. The attempts it made are
+    // recorded (they happened), the cursor and the failure state are B's.
+    expect((await a)[0]).toMatchObject({ endpointId: ep.id, outcome: "stopped", sent: 3 });
+    expect(await recorded(ep.id)).toEqual(ids.map((id, i) => ({ message_id: id, status: "succeeded", n: i < 3 ? 2 : 1 })).sort((x, y) => x.message_id.localeCompare(y.message_id)));
+    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    expect(view).toMatchObject({ state: "active", failure_count: 0, last_error: null });
+    const [row] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
+    expect(row.seq).toBe(seqs[4]);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+});
+
 describe("SSRF", () => {
   const refused = async (url: string) => {
     const res = await t.api.post("/v1/webhook-endpoints").set(auth(A().credentials.api_key)).send({ url, topics: ["*"] });
