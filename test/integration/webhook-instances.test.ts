@@ -2,8 +2,9 @@
 // receiver at 127.0.0.1, events appended throughout, and a SIGKILL of one instance mid-call.
 // The sender's promise (src/webhooks/sender.ts): endpoints are leased, never held by a transaction,
 // so while both run each (endpoint, event) is sent once; after the kill the survivor takes the dead
-// instance's endpoints over when their lease runs out and re-sends only what was in flight, with
-// the same webhook-id. Every endpoint ends with every event, in log order, each signature valid.
+// instance's endpoints over when their lease runs out and re-sends only what was in flight or
+// answered since its last checkpoint, with the same webhook-id. Every endpoint ends with every
+// event, in log order, each signature valid.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "pg";
@@ -133,10 +134,12 @@ it("delivers each (endpoint, event) once with two instances, and at least once w
     // Every event, first arrivals in log order.
     const firsts = got.map((a) => a.id).filter((id, i, list) => list.indexOf(id) === i);
     expect(firsts).toEqual(all);
-    // Re-sends only of what was in flight at the kill: the same id, sent again after the lease.
+    // Re-sends only of what the killed instance had not checkpointed: the call in flight and those
+    // answered since its last checkpoint (sender.ts CHECKPOINT_MS, 50 ms: at most one more 40 ms
+    // call), the same id, sent again after the lease.
     const repeated = got.filter((a, i) => got.findIndex((b) => b.id === a.id) !== i);
     for (const r of repeated) expect(r.at).toBeGreaterThan(killedAt);
-    expect(repeated.length).toBeLessThanOrEqual(1);
+    expect(repeated.length).toBeLessThanOrEqual(2);
     duplicates += repeated.length;
     const wh = new Webhook(e.secret);
     for (const a of got) expect(() => wh.verify(a.body, a.headers)).not.toThrow();
