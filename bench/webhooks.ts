@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import os from "node:os";
+import { Client } from "pg";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { serve } from "../test/helpers/serve";
 import { cpuMs, fixtureDatabase } from "./process";
@@ -145,6 +146,11 @@ async function main() {
         endpoints.push({ path: `/e${i}`, ...mix });
       }
 
+      // Statements the database ran (transactions committed: the sender's, and the load's inserts).
+      const stats = new Client({ connectionString: databaseUrl });
+      await stats.connect();
+      const statements = async () => Number((await stats.query(`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()`)).rows[0].n);
+      const statementsBefore = await statements();
       const cpuBefore = cpuMs(server.child.pid!);
       const appended = await appendEvents(databaseUrl, group, RATE, SECONDS, committedAt, eventKind(A.properties));
       const loadEnded = Date.now();
@@ -157,6 +163,10 @@ async function main() {
       while (Date.now() < deadline && got().some((g, i) => g < expected[i])) await sleep(200);
       const drainMs = Date.now() - loadEnded;
       const cpu = cpuMs(server.child.pid!) - cpuBefore;
+      // pg_stat_database lags by up to half a second (PGSTAT_MIN_INTERVAL).
+      await sleep(1_000);
+      const statementCount = (await statements()) - statementsBefore;
+      await stats.end();
       const counts = got();
       const deliveries = counts.reduce((a, b) => a + b, 0);
       const wanted = expected.reduce((a, b) => a + b, 0);
@@ -172,9 +182,10 @@ async function main() {
         `| Commit → receipt | p50 ${pct(latencies, 50)} ms, p99 ${pct(latencies, 99)} ms, max ${pct(latencies, 100)} ms (${latencies.length} deliveries) |`,
         `| Every endpoint got exactly its events | ${exact ? "yes" : `NO: ${deliveries} of ${wanted} within ${DRAIN_SECONDS} s after the load (${short.length} endpoints short, by ${Math.min(...short)}–${Math.max(...short)})`}; none twice (counted per webhook-id) |`,
         `| Delivery throughput | ${((deliveredAtLoadEnd * 1000) / (SECONDS * 1000)).toFixed(0)} deliveries/s during the load, ${((deliveries * 1000) / (SECONDS * 1000 + drainMs)).toFixed(0)}/s overall (${deliveries} in ${((SECONDS * 1000 + drainMs) / 1000).toFixed(1)} s) |`,
+        `| Database transactions | ${statementCount} (${(statementCount / (SECONDS + drainMs / 1000)).toFixed(0)}/s, ${((statementCount - Math.ceil(appended.length / Math.max(1, RATE / 100))) / Math.max(1, deliveries)).toFixed(3)} per delivery besides the load's inserts) |`,
         `| Server CPU per delivery | ${deliveries > 0 ? ((cpu * 1000) / deliveries).toFixed(0) : "n/a"} µs (${cpu} ms for ${deliveries}; ${((cpuAtLoadEnd - cpuBefore) / SECONDS / 10).toFixed(0)}% of a core during the load) |`,
       );
-      log(lines.slice(-5).join("\n"));
+      log(lines.slice(-6).join("\n"));
     }
 
     // ---------------------------------------------------------------- 2. streams

@@ -285,14 +285,18 @@ export interface WebhookEvent {
 
 /** The next `take` events the endpoint selects after its cursor, in timeline order. */
 export function eventsAfterCursor(db: PrismaClient, e: ClaimedEndpoint, take: number): Promise<WebhookEvent[]> {
-  return db.$queryRaw<WebhookEvent[]>`
+  return db.$queryRaw<WebhookEvent[]>`${nextEvents(e, { txid: e.cursorTxid, seq: e.cursorSeq }, take)}`;
+}
+
+function nextEvents(e: ClaimedEndpoint, after: { txid: bigint; seq: bigint }, take: number) {
+  return Prisma.sql`
     SELECT ev.txid, ev.seq::text AS seq, ev.entity_type::text AS entity_type, ev.entity_id::text AS entity_id,
       ev.guest_profile_id::text AS guest_profile_id, ev.property_id::text AS property_id, ev.integration_id::text AS integration_id,
       ev.operation::text AS operation, ev.delta, ev.occurred_at, ev.recorded_at
     FROM events ev, (SELECT ${e.propertyGroupId}::uuid AS property_group_id, ${e.topics}::text[] AS topics,
       ${e.propertyIds}::uuid[] AS property_ids) w
     WHERE ${selects("w")} AND ${FINISHED}
-      AND ev.txid >= ${e.cursorTxid} AND (ev.txid > ${e.cursorTxid} OR ev.seq > ${e.cursorSeq}::bigint)
+      AND ev.txid >= ${after.txid} AND (ev.txid > ${after.txid} OR ev.seq > ${after.seq}::bigint)
     ORDER BY ev.txid, ev.seq LIMIT ${take}`;
 }
 
@@ -321,6 +325,32 @@ export async function checkpointEndpoint(
   attempts: SucceededAttempt[] = [],
   release = false,
 ): Promise<boolean> {
+  const rows = await db.$queryRaw<{ state: string }[]>`${checkpointed(e, leaseMs, cursor, attempts, release)} SELECT state FROM moved`;
+  return rows[0]?.state === "active";
+}
+
+/**
+ * checkpointEndpoint and then eventsAfterCursor from the new cursor, in one statement (a lane's
+ * round trip per batch): null when the lease is lost or the endpoint no longer active.
+ */
+export async function checkpointAndRead(
+  db: PrismaClient,
+  e: ClaimedEndpoint,
+  leaseMs: number,
+  cursor: { txid: bigint; seq: bigint } | undefined,
+  attempts: SucceededAttempt[],
+  take: number,
+): Promise<WebhookEvent[] | null> {
+  const from = cursor ?? { txid: e.cursorTxid, seq: e.cursorSeq };
+  const rows = await db.$queryRaw<(WebhookEvent & { state: string })[]>`${checkpointed(e, leaseMs, cursor, attempts, false)}
+    SELECT m.state, n.* FROM moved m LEFT JOIN (${nextEvents(e, from, take)}) n ON m.state = 'active'
+    ORDER BY n.txid, n.seq::bigint`;
+  if (rows[0]?.state !== "active") return null;
+  return rows[0].txid === null ? [] : rows;
+}
+
+/** The WITH of a checkpoint: `moved` (the endpoint row, when the lease is held) and the attempts inserted. */
+function checkpointed(e: ClaimedEndpoint, leaseMs: number, cursor: { txid: bigint; seq: bigint } | undefined, attempts: SucceededAttempt[], release: boolean) {
   const move = cursor
     ? Prisma.sql`cursor_txid = ${cursor.txid}, cursor_seq = ${cursor.seq}::bigint, failure_count = 0, failing_since = NULL,
         next_attempt_at = NULL, last_error = NULL,`
@@ -335,13 +365,11 @@ export async function checkpointEndpoint(
         AS a(message_id, event_type, event_seq, attempt, response_code, duration_ms)
       -- An endpoint deleted while its calls were in flight: the attempts are not recorded (nor an error).
       WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${e.id}::uuid AND property_group_id = ${e.propertyGroupId}::uuid))`;
-  const rows = await db.$queryRaw<{ state: string }[]>`
+  return Prisma.sql`
     WITH moved AS (
       UPDATE webhook_endpoints SET ${move} ${lease}
       WHERE id = ${e.id}::uuid AND lease_token = ${e.leaseToken}::uuid
-      RETURNING state::text AS state) ${record}
-    SELECT state FROM moved`;
-  return rows[0]?.state === "active";
+      RETURNING state::text AS state) ${record}`;
 }
 
 /** A failed attempt: counted, not due before `nextAttemptAt`, lease ended. */

@@ -7,10 +7,10 @@
 // endpoint's next events in one statement and POSTs them in order. Progress is recorded in batches:
 // a checkpoint (checkpointEndpoint, one statement) records the attempts answered since the last one
 // (one multi-row insert), moves the cursor, renews the lease and hears a disable or delete. It runs
-// before a POST when CHECKPOINT_MS have passed or `batchSize` attempts wait, when the lane stops, and
-// before a failure is recorded; so a POST always starts within CHECKPOINT_MS of a renewed lease,
-// which outlasts it (the lease is much longer than the timeout). A failure backs off with jitter on
-// RETRY_CURVE.
+// with the read of the next batch (checkpointAndRead: one statement per batch), before a POST when
+// CHECKPOINT_MS have passed or `batchSize` attempts wait, when the lane stops, and before a failure
+// is recorded; so a POST always starts within CHECKPOINT_MS of a renewed lease, which outlasts it
+// (the lease is much longer than the timeout). A failure backs off with jitter on RETRY_CURVE.
 // Several instances therefore send each (endpoint, event) once in normal operation; an instance
 // that dies leaves its lease to run out, and another re-sends from the recorded cursor with the
 // same webhook-id (at least once): what was in flight, and what was answered since the last
@@ -43,8 +43,12 @@ type SenderLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 export const RETRY_CURVE: BackoffCurve = { baseMs: 5_000, capMs: 12 * 60 * 60_000, factor: 4 };
 export const GIVE_UP_AFTER_MS = 3 * 24 * 60 * 60_000;
 export const DEFAULT_WEBHOOK_LEASE_MS = 60_000;
-/** The longest a lane sends without a checkpoint (see the top of this file). */
-export const CHECKPOINT_MS = 50;
+/**
+ * The longest a lane sends without a checkpoint (see the top of this file). Not shorter: with 50
+ * lanes sharing a busy process, a lane answered about one POST per 15 ms, and a checkpoint every
+ * 50 ms was then one statement per 2–3 deliveries (bench/results/2026-11-27-webhooks-after.md).
+ */
+export const CHECKPOINT_MS = 250;
 /** Endpoints one instance sends to at the same time, by default (GCS_WEBHOOKS_LANES). */
 export const DEFAULT_LANES = 64;
 /** Delivery attempts are kept this long (GET …/deliveries), then pruned by the worker. */
@@ -176,17 +180,24 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     while (report.sent < maxEvents && !opts.signal?.aborted) {
       const readAt = Date.now();
       const take = Math.min(batchSize, maxEvents - report.sent);
-      const events = await store.eventsAfterCursor(prisma, e, take);
-      if (events.length === 0) {
-        if (!opts.keep?.()) break;
-        // The worker has lanes to spare: this one keeps its endpoint and looks again after idleMs
-        // (a read, rather than a release and a claim). What was answered is recorded now, and the
-        // lease renewed long before it runs out.
-        if ((answered.length > 0 || Date.now() - lastCheckpoint >= leaseMs / 4) && !(await checkpoint())) {
+      // What was answered is recorded with the read of the next batch (one statement), and the
+      // lease renewed long before it runs out.
+      let events: store.WebhookEvent[] | null;
+      if (answered.length > 0 || readAt - lastCheckpoint >= leaseMs / 4) {
+        events = await store.checkpointAndRead(prisma, e, leaseMs, confirmed, answered, take);
+        answered = [];
+        confirmed = undefined;
+        lastCheckpoint = Date.now();
+        if (events === null) {
           leaseEnded = true;
           report.outcome = "stopped";
           return report;
         }
+      } else events = await store.eventsAfterCursor(prisma, e, take);
+      if (events.length === 0) {
+        if (!opts.keep?.()) break;
+        // The worker has lanes to spare: this one keeps its endpoint and looks again after idleMs
+        // (a read, rather than a release and a claim).
         await pause(readAt + (opts.idleMs ?? 0) - Date.now(), opts.signal);
         continue;
       }
