@@ -10,7 +10,8 @@
 // with the read of the next batch (checkpointAndRead: one statement per batch), before a POST when
 // CHECKPOINT_MS have passed or `batchSize` attempts wait, when the lane stops, and before a failure
 // is recorded; so a POST always starts within CHECKPOINT_MS of a renewed lease, which outlasts it
-// (the lease is much longer than the timeout). A failure backs off with jitter on RETRY_CURVE.
+// (the lease is much longer than the timeout), and a disable or delete stops the lane within
+// CHECKPOINT_MS. A failure backs off with jitter on RETRY_CURVE.
 // Several instances therefore send each (endpoint, event) once in normal operation; an instance
 // that dies leaves its lease to run out, and another re-sends from the recorded cursor with the
 // same webhook-id (at least once): what was in flight, and what was answered since the last
