@@ -73,6 +73,9 @@ const envSchema = z.object({
   // internal network it should not call. The sender polls the event log every INTERVAL_MS.
   GCS_WEBHOOKS_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
   GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(500),
+  // 0: this instance does not refresh the dashboard rollups (another instance, or none: then every
+  // aggregate is counted live once the stored answers are older than data/metric-rollups.ts allows).
+  GCS_ROLLUP_REFRESH_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
   // GET /v1/events/stream (src/rest/event-stream.ts): open streams per credential and instance,
   // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
   GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
@@ -212,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       httpsOnly: e.NODE_ENV === "production",
       intervalMs: e.GCS_WEBHOOKS_INTERVAL_MS,
     },
+    rollups: { refreshMs: e.GCS_ROLLUP_REFRESH_MS },
     stream: {
       maxPerCredential: e.GCS_STREAM_MAX_PER_CREDENTIAL,
       pollMs: e.GCS_STREAM_POLL_MS,

@@ -12,10 +12,13 @@ import type { ReviewFilter } from "./engagement";
 import type { ConsentValue } from "./filter-document";
 import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
 import type { Readers } from "./readers";
+import { consentFromRollups, guestsFromRollups, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
 import { empty, equals, join, raw, sql, type Sql } from "./sql";
 import { guestConditions } from "./where";
 
 export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
+/** The stay dimensions, and years: the rollups keep calendar years (not a GraphQL dimension). */
+export type StayGrouping = StayDimension | "year";
 export type GuestDimension = "property" | "country" | "loyalty_tier" | "vip";
 export type ConsentDimension = "property" | "month";
 export type ReviewDimension = "property" | "month" | "source";
@@ -47,11 +50,12 @@ function keyed(keys: Key[]) {
 
 const localMonth = (instant: string, timezone: string) => raw(`to_char(date_trunc('month', ${instant} AT TIME ZONE ${timezone}), 'YYYY-MM-DD')`);
 
-const STAY_KEYS: Record<StayDimension, Key> = {
+const STAY_KEYS: Record<StayGrouping, Key> = {
   property: { field: "propertyId", expr: sql`s.property_id::text` },
   day: { field: "period", expr: sql`to_char(s.arrival_date, 'YYYY-MM-DD')` },
   week: { field: "period", expr: sql`to_char(date_trunc('week', s.arrival_date), 'YYYY-MM-DD')` },
   month: { field: "period", expr: sql`to_char(date_trunc('month', s.arrival_date), 'YYYY-MM-DD')` },
+  year: { field: "period", expr: sql`to_char(date_trunc('year', s.arrival_date), 'YYYY-MM-DD')` },
   channel: { field: "channel", expr: sql`s.booking_channel` },
   guest_country: { field: "guestCountry", expr: sql`s.country_code::text` },
 };
@@ -90,13 +94,36 @@ export interface StayBucketRow {
 
 const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
 
+/**
+ * The aggregates as dashboards read them: from the rollups (data/metric-rollups.ts) when a stored
+ * shape answers the arguments and the family has been built, else live.
+ */
 export function metrics(r: Readers) {
+  const live = liveMetrics(r);
+  return {
+    async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean) {
+      return (await staysFromRollups(r, filter, groupBy, withRevenue)) ?? (await live.stays(filter, groupBy, withRevenue));
+    },
+    async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
+      return (await guestsFromRollups(r, groupBy, purposes)) ?? (await live.guests(groupBy, purposes));
+    },
+    async consent(purpose: string, contactType: "email" | "phone" | null, groupBy: ConsentDimension[]) {
+      return (await consentFromRollups(r, purpose, contactType, groupBy)) ?? (await live.consent(purpose, contactType, groupBy));
+    },
+    async reviews(filter: ReviewMetricsFilter, groupBy: ReviewDimension[]) {
+      return (await reviewsFromRollups(r, filter, groupBy)) ?? (await live.reviews(filter, groupBy));
+    },
+  };
+}
+
+/** The aggregates counted from the rows, one grouped statement each: what the rollups store. */
+export function liveMetrics(r: Readers) {
   return {
     /**
      * Stays arriving in [arrivalFrom, arrivalTo] (kind stay, not cancelled or no-show) per bucket,
      * with revenue per currency from their folio lines when `withRevenue`.
      */
-    async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean): Promise<StayBucketRow[]> {
+    async stays(filter: StayMetricsFilter, groupBy: StayGrouping[], withRevenue: boolean): Promise<StayBucketRow[]> {
       const keys = groupBy.map((d) => STAY_KEYS[d]);
       const k = keyed(keys);
       // Every bucket's key as one text, so the revenue rows join their bucket with an equality
