@@ -225,9 +225,10 @@ const REVIEW_KEYS: Record<ReviewDimension, Sql> = {
 const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
 
 /**
- * Reviews from the rollups when the filter needs no row (no reservation or guest) and each published
- * bound is a local midnight at every property counted: whole local months from month counts, the
- * days around them from day counts. Otherwise undefined (counted live).
+ * Reviews from the rollups when the filter needs no row (no reservation or guest): whole local
+ * months from month counts, whole local days around them from day counts, and the part of a day
+ * before or after a bound that is not a local midnight from the reviews themselves. Otherwise
+ * undefined (counted live).
  */
 export async function reviewsFromRollups(r: Readers, filter: ReviewMetricsFilter, groupBy: ReviewDimension[]): Promise<Bucket[] | undefined> {
   if (filter.reservationId != null || filter.guestProfileId != null || filter.masterProfileId != null) return undefined;
@@ -239,30 +240,40 @@ export async function reviewsFromRollups(r: Readers, filter: ReviewMetricsFilter
   const positions = groupBy.map((_, i) => raw(String(i + 1)));
   const from = filter.publishedFrom?.toISOString() ?? null;
   const to = filter.publishedTo?.toISOString() ?? null;
-  const [result] = await r.sql.query<{ built: boolean; aligned: boolean | null; rows: (Bucket & { n: number; ratingSum: string | null; r: number[] })[] }>(
+  const source = filter.source != null ? sql` AND x.source = ${filter.source}` : empty;
+  const [result] = await r.sql.query<{ built: boolean; rows: (Bucket & { n: number; ratingSum: string | null; r: number[] })[] }>(
     (scoped) => sql`WITH b AS (
-        SELECT p.id, (${from}::timestamptz AT TIME ZONE p.timezone) AS lf, (${to}::timestamptz AT TIME ZONE p.timezone) AS lt
+        SELECT p.id, p.timezone, (${from}::timestamptz AT TIME ZONE p.timezone) AS lf, (${to}::timestamptz AT TIME ZONE p.timezone) AS lt
         FROM properties p WHERE ${scoped("Property", "p")}${filter.propertyId != null ? sql` AND p.id = ${filter.propertyId}::uuid` : empty}),
-      w AS (
-        SELECT b.*, b.lf::date AS hs, date_trunc('month', b.lf::date + interval '1 month' - interval '1 day')::date AS he,
-          date_trunc('month', b.lt::date)::date AS ts, b.lt::date AS te FROM b),
-      x AS (
-        SELECT x.* FROM review_rollups x JOIN w ON w.id = x.property_id
-        WHERE ${scoped("ReviewRollup", "x")}${filter.source != null ? sql` AND x.source = ${filter.source}` : empty} AND CASE
+      -- Whole local days [hs, te); whole local months [he, ts) within them.
+      d AS (SELECT b.*, CASE WHEN b.lf::time = '00:00' THEN b.lf::date ELSE b.lf::date + 1 END AS hs, b.lt::date AS te FROM b),
+      w AS (SELECT d.*, date_trunc('month', d.hs + interval '1 month' - interval '1 day')::date AS he, date_trunc('month', d.te)::date AS ts FROM d),
+      stored AS (
+        SELECT x.property_id, x.period, x.source, x.reviews, x.rating_sum, x.r1, x.r2, x.r3, x.r4, x.r5
+        FROM review_rollups x JOIN w ON w.id = x.property_id
+        WHERE ${scoped("ReviewRollup", "x")}${source} AND CASE
           WHEN coalesce(w.he, '-infinity'::date) <= coalesce(w.ts, 'infinity'::date) THEN
             (x.grain = 'month' AND x.period >= coalesce(w.he, '-infinity'::date) AND x.period < coalesce(w.ts, 'infinity'::date))
             OR (x.grain = 'day' AND ((x.period >= w.hs AND x.period < w.he) OR (x.period >= w.ts AND x.period < w.te)))
           ELSE x.grain = 'day' AND x.period >= w.hs AND x.period < w.te END),
+      partial AS (
+        SELECT x.property_id, (x.published_at AT TIME ZONE w.timezone)::date AS period, x.source, 1 AS reviews, x.rating AS rating_sum,
+          (x.rating = 1)::int AS r1, (x.rating = 2)::int AS r2, (x.rating = 3)::int AS r3, (x.rating = 4)::int AS r4, (x.rating = 5)::int AS r5
+        FROM reviews x JOIN w ON w.id = x.property_id
+        WHERE ${scoped("Review", "x")}${source} AND CASE
+          WHEN w.hs > w.te THEN x.published_at >= ${from}::timestamptz AND x.published_at < ${to}::timestamptz
+          ELSE (w.lf::time <> '00:00' AND x.published_at >= ${from}::timestamptz AND x.published_at < (w.hs::timestamp AT TIME ZONE w.timezone))
+            OR (w.lt::time <> '00:00' AND x.published_at >= (w.te::timestamp AT TIME ZONE w.timezone) AND x.published_at < ${to}::timestamptz) END),
+      x AS (SELECT * FROM stored UNION ALL SELECT * FROM partial),
       g AS (
         SELECT ${keys.length ? sql`${join(keys, ", ")}, ` : empty}coalesce(sum(${count}), 0)::int AS n, sum(${ratingSum})::text AS "ratingSum",
           ARRAY[${join([1, 2, 3, 4, 5].map((k) => (ratings.includes(k) ? sql`coalesce(sum(x.r${raw(String(k))}), 0)::int` : sql`0`)), ", ")}] AS r
         FROM x${positions.length ? sql` GROUP BY ${join(positions, ", ")}` : empty})
       SELECT EXISTS (${freshState(scoped, "reviews")}) AS built,
-        (SELECT bool_and((w.lf IS NULL OR w.lf::time = '00:00') AND (w.lt IS NULL OR w.lt::time = '00:00')) FROM w) AS aligned,
         coalesce((SELECT json_agg(g${positions.length ? sql` ORDER BY ${join(groupBy.map((d) => sql`g.${raw(`"${FIELD[d]}"`)}`), ", ")}` : empty}) FROM g
           ${positions.length ? sql`WHERE g.n > 0` : empty}), '[]'::json) AS rows`,
   );
-  if (!result.built || result.aligned === false) return undefined;
+  if (!result.built) return undefined;
   return result.rows.map(({ n, ratingSum, r: byRating, ...keysOf }) => ({
     ...keysOf,
     count: n,

@@ -36,6 +36,10 @@ CREATE TABLE "review_rollups" (
     CONSTRAINT "review_rollups_pkey" PRIMARY KEY ("property_group_id", "grain", "property_id", "period", "source")
 );
 
+-- The part of a day before or after a review range's bound that is not a local midnight is counted
+-- from the reviews themselves.
+CREATE INDEX "reviews_property_group_id_property_id_published_at_idx" ON "reviews" ("property_group_id", "property_id", "published_at");
+
 CREATE TABLE "metric_rollup_state" (
     "property_group_id" UUID NOT NULL,
     "metric" TEXT NOT NULL,
