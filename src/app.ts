@@ -24,6 +24,7 @@ import { stringifyResult } from "./graphql/raw-json";
 import { createRestRouter } from "./rest/router";
 import { createWebhookRouter } from "./webhooks/router";
 import { closeStreams, eventStreamHandler } from "./rest/event-stream";
+import { GRAPHQL_STREAM_PATH, graphqlStream } from "./graphql/stream";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
 import { costPlugin, validationRules } from "./graphql/limits";
@@ -177,6 +178,10 @@ export async function createApp(services: Services): Promise<App> {
     }
   });
 
+  // GraphQL subscriptions over Server-Sent Events (graphql/stream.ts), before Apollo's /graphql mount would take the path.
+  const graphqlSse = graphqlStream(services, schema);
+  app.use(GRAPHQL_STREAM_PATH, jsonBody("1mb"), graphqlSse.handler);
+
   // Read at start-up, so a missing or malformed allow-list stops the service instead of a request.
   const trusted = services.config.graphqlTrustedDocuments ? [trustedDocumentsPlugin(loadTrustedDocuments(services.config.graphqlTrustedDocuments))] : [];
   const apollo = new ApolloServer({
@@ -287,6 +292,7 @@ export async function createApp(services: Services): Promise<App> {
     drain: () => {
       draining = true;
       closeStreams();
+      graphqlSse.close();
     },
     stop: async () => {
       unobserve();

@@ -1,5 +1,5 @@
 // The internal dashboard at GET /dashboard (issue 28): one page and its files, all from this service
-// (uPlot from node_modules, nothing from a CDN). It signs in with an API key pasted in the page,
+// (uPlot and graphql-sse's client from node_modules, nothing from a CDN). It signs in with an API key pasted in the page,
 // kept in the tab only, and sends only the documents of dashboard/trusted-documents.json to
 // /graphql, the file that doubles as the example of a production allowlist
 // (GCS_GRAPHQL_TRUSTED_DOCUMENTS). On unless NODE_ENV=production (GCS_DASHBOARD overrides).
@@ -31,6 +31,9 @@ export function mountDashboard(app: Express): void {
   app.get("/dashboard/documents.json", (_req, res) => {
     res.type("json").sendFile(DASHBOARD_DOCUMENTS);
   });
+  // graphql-sse's browser build, for the Live events page's subscription (/graphql/stream).
+  const sse = path.join(path.dirname(require.resolve("graphql-sse")), "..", "umd");
   app.use("/dashboard/vendor", express.static(vendor, { index: false, maxAge: "1d" }));
+  app.use("/dashboard/vendor", express.static(sse, { index: false, maxAge: "1d" }));
   app.use("/dashboard", express.static(STATIC, { index: false }));
 }

@@ -120,8 +120,9 @@ export interface OperationMeasure {
 
 const NOTHING: OperationMeasure = { depth: 0, cost: 0, selections: 0, aliases: 0 };
 
-export function validationRules(config: GraphQLLimits): ValidationRule[] {
-  return [operationLimitsRule(config)];
+/** `subscriptions`: allowed (and measured per event) on /graphql/stream only (graphql/stream.ts). */
+export function validationRules(config: GraphQLLimits, { subscriptions = false } = {}): ValidationRule[] {
+  return [operationLimitsRule(config, subscriptions)];
 }
 
 /** The refusal of an operation over a bound: 400 `query_too_complex` with what was counted. */
@@ -133,14 +134,14 @@ function tooComplex(operation: OperationDefinitionNode, message: string, limit: 
   });
 }
 
-function operationLimitsRule(limits: GraphQLLimits): ValidationRule {
+function operationLimitsRule(limits: GraphQLLimits, subscriptions: boolean): ValidationRule {
   return (context) => ({
     OperationDefinition(operation) {
-      if (operation.operation === "subscription") {
+      if (operation.operation === "subscription" && !subscriptions) {
         context.reportError(
-          new GraphQLError("subscriptions are not supported; use query", {
+          new GraphQLError("subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query", {
             nodes: [operation],
-            extensions: apiError("unsupported_operation", "subscriptions are not supported; use query").extensions,
+            extensions: apiError("unsupported_operation", "subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query").extensions,
           }),
         );
         return;

@@ -21,6 +21,14 @@ export function buildSchema(): GraphQLSchema {
         if (!ctx.credential.scopes.has(required)) throw missingScope(required);
         return resolve(source, args, ctx, info);
       };
+      // A subscription field (graphql/stream.ts) is checked before its stream opens.
+      const subscribe = field.subscribe;
+      if (subscribe) {
+        field.subscribe = (source, args, ctx: RequestContext, info) => {
+          if (!ctx.credential.scopes.has(required)) throw missingScope(required);
+          return subscribe(source, args, ctx, info);
+        };
+      }
       return field;
     },
   });

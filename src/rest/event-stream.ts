@@ -76,11 +76,55 @@ function parseFilter(query: Record<string, unknown>): { filter: EventFilter; cur
   return { filter, cursor: q.cursor };
 }
 
+/**
+ * Holds one of the credential's open streams on this instance, REST and GraphQL (graphql/stream.ts)
+ * counted together; `rate_limited` past the cap. Returns the release (safe to call twice).
+ */
+export function holdStreamSlot(ctx: RequestContext, max: number): () => void {
+  const slot = `${ctx.credential.kind}:${ctx.credential.id}`;
+  const count = open.get(slot) ?? 0;
+  if (count >= max) throw rateLimited(`at most ${max} open event streams per credential; close one first`);
+  open.set(slot, count + 1);
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    const left = (open.get(slot) ?? 1) - 1;
+    if (left > 0) open.set(slot, left);
+    else open.delete(slot);
+  };
+}
+
+/**
+ * The timeline after `after` as it grows, read through the context's scoped data: the rows of each
+ * poll in timeline order, polling again at once after a full batch, else after `pollMs`; an empty
+ * batch when nothing is new (a stream may then write a heartbeat). Used by this stream and the
+ * GraphQL subscription (graphql/stream.ts). Ends as soon as `signal` aborts, even mid-wait.
+ */
+export async function* followTimeline(ctx: RequestContext, filter: EventFilter, after: CursorKey, pollMs: number, signal: AbortSignal): AsyncGenerator<EventRow[]> {
+  while (!signal.aborted) {
+    const rows = await ctx.data.events.timeline(filter, after, BATCH);
+    if (rows.length) after = eventKeyOf(rows[rows.length - 1]);
+    yield rows;
+    if (rows.length === BATCH || signal.aborted) continue;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, pollMs);
+      timer.unref();
+      signal.addEventListener("abort", done);
+    });
+  }
+}
+
 export function eventStreamHandler(services: Services) {
   const cfg = services.config.stream;
   return async (req: Request, res: Response) => {
     let ctx: RequestContext;
-    let slot: string | undefined;
+    let release: (() => void) | undefined;
     try {
       // No `response`: a stream must not hold a credential concurrency slot for its whole life.
       ctx = await createContext(services, {
@@ -101,13 +145,7 @@ export function eventStreamHandler(services: Services) {
         const end = await eventLogEnd(services.db.reader, ctx.scope.propertyGroupId);
         after = [end.txid, end.seq];
       }
-      slot = `${ctx.credential.kind}:${ctx.credential.id}`;
-      const count = open.get(slot) ?? 0;
-      if (count >= cfg.maxPerCredential) {
-        slot = undefined;
-        throw rateLimited(`at most ${cfg.maxPerCredential} open event streams per credential; close one first`);
-      }
-      open.set(slot, count + 1);
+      release = holdStreamSlot(ctx, cfg.maxPerCredential);
       await run(req, res, ctx, filter, binding, after);
     } catch (err) {
       if (!res.headersSent) sendError(req, res, err);
@@ -116,21 +154,16 @@ export function eventStreamHandler(services: Services) {
         res.end();
       }
     } finally {
-      if (slot) {
-        const left = (open.get(slot) ?? 1) - 1;
-        if (left > 0) open.set(slot, left);
-        else open.delete(slot);
-      }
+      release?.();
     }
   };
 
   async function run(req: Request, res: Response, ctx: RequestContext, filter: EventFilter, binding: CursorBinding, start: CursorKey) {
-    let after = start;
     let closed = false;
-    let wake: (() => void) | undefined;
+    const stop = new AbortController();
     const onClose = () => {
       closed = true;
-      wake?.();
+      stop.abort();
     };
     req.on("close", onClose);
     res.on("close", onClose);
@@ -151,21 +184,13 @@ export function eventStreamHandler(services: Services) {
     };
     try {
       await write(`retry: ${RETRY_HINT_MS}\n: stream of GET /v1/events; the id of each event is a timeline cursor\n\n`);
-      while (!closed) {
-        const rows = await ctx.data.events.timeline(filter, after, BATCH);
+      for await (const rows of followTimeline(ctx, filter, start, cfg.pollMs, stop.signal)) {
         for (const row of rows) {
           if (closed) return;
-          after = eventKeyOf(row);
-          const id = encodeCursor(after, binding, ctx.cursorSecret);
+          const id = encodeCursor(eventKeyOf(row), binding, ctx.cursorSecret);
           await write(`id: ${id}\nevent: ${eventType({ entity_type: row.entityType, operation: row.operation })}\ndata: ${JSON.stringify(restEventRow(row))}\n\n`);
         }
-        if (rows.length === BATCH) continue;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, cfg.pollMs).unref();
-        });
-        wake = undefined;
-        if (!closed && Date.now() - lastWrite >= cfg.heartbeatMs) await write(": heartbeat\n\n");
+        if (!closed && rows.length === 0 && Date.now() - lastWrite >= cfg.heartbeatMs) await write(": heartbeat\n\n");
       }
     } finally {
       streams.delete(res);

@@ -155,6 +155,16 @@ describe("embedded PGlite: the stream and webhooks", () => {
     expect(stream.status).toBe(200);
     const reader = stream.body!.getReader();
     let text = "";
+    // The same event through the GraphQL subscription (/graphql/stream, graphql-sse).
+    const subscription = await fetch(`${base}/graphql/stream`, {
+      method: "POST",
+      headers: { ...auth, Accept: "text/event-stream", "Content-Type": "application/json" },
+      body: JSON.stringify({ query: 'subscription { events(filter: { entityType: guest_profile }) { cursor node { seq delta } } }' }),
+      signal: controller.signal,
+    });
+    expect(subscription.status).toBe(200);
+    const subscriptionReader = subscription.body!.getReader();
+    let subscribed = "";
     // One event in each group: the demo key's stream and endpoint see only their group's.
     for (const g of [manifest.groups.A, manifest.groups.B]) {
       const child = spawn(NODE, [GCS, "events", "append", "--group", g.id, "--json"], { cwd: ROOT, env: embeddedEnv(), stdio: ["pipe", "pipe", "pipe"] });
@@ -166,6 +176,7 @@ describe("embedded PGlite: the stream and webhooks", () => {
     }
     const deadline = Date.now() + 30_000;
     while (!text.includes("data: ") && Date.now() < deadline) text += new TextDecoder().decode((await reader.read()).value);
+    while (!subscribed.includes("event: next") && Date.now() < deadline) subscribed += new TextDecoder().decode((await subscriptionReader.read()).value);
     while (bodies.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500));
     controller.abort();
@@ -176,5 +187,7 @@ describe("embedded PGlite: the stream and webhooks", () => {
     expect(bodies).toHaveLength(1);
     const payload = new Webhook(endpoint.data.secret).verify(bodies[0].body, bodies[0].headers) as { data: { seq: string } };
     expect(payload.data.seq).toBe(events[0].seq);
+    const items = subscribed.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    expect(items).toEqual([{ data: { events: { cursor: expect.any(String), node: { seq: events[0].seq, delta: { vip_code: "VIP7" } } } } }]);
   }, 90_000);
 });

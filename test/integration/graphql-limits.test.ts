@@ -248,9 +248,9 @@ describe("depth and cost, as validation rules", () => {
     }
   });
 
-  it("refuses subscriptions: the schema has none", () => {
-    expect(errorsOf("subscription { viewer { kind } }")).toEqual([
-      expect.objectContaining({ message: "subscriptions are not supported; use query", code: "unsupported_operation" }),
+  it("refuses subscriptions on /graphql: they are served at /graphql/stream", () => {
+    expect(errorsOf("subscription { events { cursor } }")).toEqual([
+      expect.objectContaining({ message: "subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query", code: "unsupported_operation" }),
     ]);
   });
 
@@ -364,10 +364,10 @@ describe("over HTTP", () => {
   });
 
   it("answers subscriptions with a clear 400, not an internal error", async () => {
-    const res = await gql(t.api, "subscription { viewer { kind } }");
+    const res = await gql(t.api, "subscription { events { cursor } }");
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([
-      expect.objectContaining({ message: "subscriptions are not supported; use query", extensions: expect.objectContaining({ code: "unsupported_operation" }) }),
+      expect.objectContaining({ message: "subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query", extensions: expect.objectContaining({ code: "unsupported_operation" }) }),
     ]);
   });
 

@@ -15,7 +15,7 @@
       const res = await fetch("/dashboard/documents.json");
       documents = Object.values(await res.json());
     }
-    const doc = documents.find((d) => new RegExp(`^\\s*query ${name}\\b`, "m").test(d));
+    const doc = documents.find((d) => new RegExp(`^\\s*(query|subscription) ${name}\\b`, "m").test(d));
     if (!doc) throw new Error(`no trusted document ${name}`);
     return doc;
   }
@@ -187,10 +187,85 @@
     document.body.dataset.person = p.masterProfileId || p.guestProfileIds[0];
   }
 
+  // Live events: one subscription (graphql-sse, distinct connections mode) while the page shows.
+  // On a broken stream it subscribes again after the last cursor it saw: no gap, no duplicate.
+  const LIVE_ROWS = 200;
+  let live = null;
+  function startLive() {
+    if (live || !sessionStorage.getItem(KEY)) return;
+    const state = { cursor: null, stopped: false, dispose: () => {} };
+    live = state;
+    const client = graphqlSse.createClient({
+      url: "/graphql/stream",
+      headers: () => ({ authorization: `Bearer ${sessionStorage.getItem(KEY)}` }),
+      retryAttempts: 0,
+    });
+    const subscribe = async () => {
+      if (state.stopped) return;
+      const query = await documentNamed("DashboardLiveEvents");
+      $("live-state").textContent = "connecting…";
+      state.dispose = client.subscribe(
+        { query, variables: { after: state.cursor } },
+        {
+          next: (result) => {
+            if (result.errors && result.errors.length) return fail(new Error(`${result.errors[0].extensions && result.errors[0].extensions.code}: ${result.errors[0].message}`));
+            const item = result.data.events;
+            state.cursor = item.cursor;
+            const e = item.node;
+            const tbody = $("live-events").querySelector("tbody");
+            const tr = document.createElement("tr");
+            tr.dataset.seq = e.seq;
+            tr.dataset.property = e.propertyId || "";
+            for (const cell of [e.seq, e.recordedAt, `${e.entityType} ${e.entityId}`, e.operation, e.propertyId || "–"]) {
+              const td = document.createElement("td");
+              td.textContent = cell;
+              tr.appendChild(td);
+            }
+            tbody.insertBefore(tr, tbody.firstChild);
+            while (tbody.children.length > LIVE_ROWS) tbody.removeChild(tbody.lastChild);
+          },
+          error: (err) => {
+            delete document.body.dataset.live;
+            // A refusal (401, 403, a bad document) is said; a dropped stream or a full cap is retried.
+            const res = err && err.response;
+            if (res && res.status >= 400 && res.status < 500 && res.status !== 429) {
+              $("live-state").textContent = "refused";
+              res.json().then((b) => fail(new Error(`${b.errors[0].extensions.code}: ${b.errors[0].message}`)), () => fail(err));
+              return;
+            }
+            $("live-state").textContent = "reconnecting…";
+            setTimeout(subscribe, 2000);
+          },
+          complete: () => {
+            if (!state.stopped) setTimeout(subscribe, 2000);
+          },
+        },
+        {
+          connected: () => {
+            $("live-state").textContent = "live";
+            document.body.dataset.live = "connected";
+          },
+        },
+      );
+    };
+    subscribe().catch(fail);
+  }
+  function stopLive() {
+    if (!live) return;
+    live.stopped = true;
+    live.dispose();
+    live = null;
+    delete document.body.dataset.live;
+  }
+
   function show() {
     const guest = location.hash === "#guest";
+    const liveShown = location.hash === "#live";
     $("guest360").hidden = !guest;
-    $("overview").hidden = guest || !document.body.dataset.ready;
+    $("live").hidden = !liveShown;
+    $("overview").hidden = guest || liveShown || !document.body.dataset.ready;
+    if (liveShown) startLive();
+    else stopLive();
   }
   window.addEventListener("hashchange", show);
   $("guest-search").addEventListener("submit", (e) => {

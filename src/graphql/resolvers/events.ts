@@ -5,6 +5,7 @@ import { eventKeyOf, type EventFilter } from "../../data/events";
 import { invalidRequest } from "../../errors";
 import { pageSize } from "../../pagination/keyset";
 import { boundPage, type PageArgs } from "./lists";
+import { subscribeEvents, type EventStreamItem } from "../stream";
 
 function checkFilter(f: EventFilter) {
   if (f.guestProfileId != null && f.masterProfileId != null) {
@@ -37,6 +38,13 @@ export const eventResolvers = {
       const mode = args.mode === "latest" || args.mode === "rollup" ? "latest" : "timeline";
       const page = mode === "latest" ? await latest(args, ctx) : await timeline(args, ctx);
       return { ...page, mode };
+    },
+  },
+  // Served at /graphql/stream only (graphql/stream.ts).
+  Subscription: {
+    events: {
+      subscribe: (_: unknown, args: { filter?: EventFilter | null; after?: string | null }, ctx: RequestContext) => subscribeEvents(args, ctx),
+      resolve: (item: EventStreamItem) => item,
     },
   },
 };
