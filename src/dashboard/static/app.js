@@ -36,14 +36,11 @@
   }
 
   const day = (d) => d.toISOString().slice(0, 10);
-  /**
-   * This calendar year, by arrival date: a whole year and whole months are what the rollups keep
-   * (docs/aggregates.md), so the overview reads stored answers at any size.
-   */
+  /** The last twelve whole months and the current one, by arrival date. */
   function period() {
     const now = new Date();
-    const from = new Date(Date.UTC(now.getUTCFullYear(), 0, 1));
-    const to = new Date(Date.UTC(now.getUTCFullYear(), 11, 31));
+    const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 12, 1));
+    const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 0));
     return { from: day(from), to: day(to), reviewsFrom: new Date(Date.UTC(now.getUTCFullYear() - 2, now.getUTCMonth(), 1)).toISOString() };
   }
 
