@@ -21,6 +21,8 @@ export type StayDimension = "property" | "day" | "week" | "month" | "channel" | 
 export type StayGrouping = StayDimension | "year";
 export type GuestDimension = "property" | "country" | "loyalty_tier" | "vip";
 export type ConsentDimension = "property" | "month";
+/** The consent dimensions, and the contact type: the rollups keep each type apart (not a GraphQL dimension). */
+export type ConsentGrouping = ConsentDimension | "contact_type";
 export type ReviewDimension = "property" | "month" | "source";
 
 export interface StayMetricsFilter {
@@ -48,6 +50,30 @@ function keyed(keys: Key[]) {
   };
 }
 
+/**
+ * Several groupings in one statement (GROUP BY GROUPING SETS), for the rollups: the rows of every
+ * set, each with `grouping` (PostgreSQL's GROUPING() bits over every key named) so that `setOf`
+ * tells which keys a row is grouped by.
+ */
+function groupingSets<D extends string>(keysOf: Record<D, Key>, sets: D[][]) {
+  const all = [...new Set(sets.flat())];
+  const exprs = all.map((d) => keysOf[d].expr);
+  return {
+    select: all.length
+      ? sql`${join(all.map((d) => sql`${keysOf[d].expr} AS ${raw(`"${keysOf[d].field}"`)}`), ", ")}, GROUPING(${join(exprs, ", ")}) AS "grouping", `
+      : sql`0 AS "grouping", `,
+    groupBy: sql` GROUP BY GROUPING SETS (${join(sets.map((set) => (set.length ? sql`(${join(set.map((d) => keysOf[d].expr), ", ")})` : raw("()"))), ", ")})`,
+    /** A row's buckets as one grouping would give them: its set's dimensions, the other keys removed. */
+    split(rows: Record<string, unknown>[]): { dims: D[]; bucket: Record<string, unknown> }[] {
+      return rows.map(({ grouping, ...bucket }) => {
+        const dims = all.filter((_, i) => !((grouping as number) & (1 << (all.length - 1 - i))));
+        for (const d of all) if (!dims.includes(d)) delete bucket[keysOf[d].field];
+        return { dims, bucket };
+      });
+    },
+  };
+}
+
 const localMonth = (instant: string, timezone: string) => raw(`to_char(date_trunc('month', ${instant} AT TIME ZONE ${timezone}), 'YYYY-MM-DD')`);
 
 const STAY_KEYS: Record<StayGrouping, Key> = {
@@ -67,7 +93,8 @@ const GUEST_KEYS: Record<GuestDimension, Key> = {
   vip: { field: "vip", expr: sql`(g.vip_code IS NOT NULL)` },
 };
 
-const CONSENT_KEYS: Record<ConsentDimension, Key> = {
+const CONSENT_KEYS: Record<ConsentGrouping, Key> = {
+  contact_type: { field: "contactType", expr: sql`d.contact_type::text` },
   property: { field: "propertyId", expr: sql`d.property_id::text` },
   month: { field: "period", expr: localMonth("d.observed_at", "d.timezone") },
 };
@@ -168,7 +195,16 @@ export function liveMetrics(r: Readers) {
 
     /** Guest profiles per bucket, with the ones reachable by e-mail and SMS when `purposes` is given. */
     async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
-      const k = keyed(groupBy.map((d) => GUEST_KEYS[d]));
+      return this.guestsIn(keyed(groupBy.map((d) => GUEST_KEYS[d])), groupBy.includes("loyalty_tier"), purposes);
+    },
+
+    /** Every grouping of `sets` in one statement (the rollups' rebuild). */
+    async guestsBySets(sets: GuestDimension[][], purposes: { email: string; sms: string } | null) {
+      const g = groupingSets(GUEST_KEYS, sets);
+      return g.split(await this.guestsIn({ select: g.select, groupBy: g.groupBy, orderBy: empty }, sets.some((s) => s.includes("loyalty_tier")), purposes));
+    },
+
+    async guestsIn(k: { select: Sql; groupBy: Sql; orderBy: Sql }, withTier: boolean, purposes: { email: string; sms: string } | null) {
       const granted: ConsentValue[] = ["granted"];
       // Consent is decided across the whole group, also for a request narrowed to one property (spec 1.5).
       const group = { ...r.scope, propertyId: null };
@@ -179,7 +215,7 @@ export function liveMetrics(r: Readers) {
               count(*) FILTER (WHERE ${effectiveConsentSql(group, "phone", sql`g.phone`, purposes.sms, granted)})::int AS "reachableBySms"`
             : sql`NULL AS "reachableByEmail", NULL AS "reachableBySms"`}
         FROM guest_profiles g
-        ${groupBy.includes("loyalty_tier")
+        ${withTier
           ? sql`LEFT JOIN LATERAL (SELECT lm.tier FROM loyalty_members lm
               WHERE ${scoped("LoyaltyMember", "lm")} AND lm.guest_profile_id = g.id AND lm.status = 'active'
               ORDER BY lm.lifetime_points DESC, lm.id LIMIT 1) lt ON true`
@@ -190,7 +226,16 @@ export function liveMetrics(r: Readers) {
 
     /** Contact points of the guest profiles in scope per bucket, by effective consent for `purpose`. */
     async consent(purpose: string, contactType: "email" | "phone" | null, groupBy: ConsentDimension[]) {
-      const k = keyed(groupBy.map((d) => CONSENT_KEYS[d]));
+      return this.consentIn(purpose, contactType, keyed(groupBy.map((d) => CONSENT_KEYS[d])));
+    },
+
+    /** Every grouping of `sets` (contact type among them) in one statement (the rollups' rebuild). */
+    async consentBySets(purpose: string, sets: ConsentGrouping[][]) {
+      const g = groupingSets(CONSENT_KEYS, sets);
+      return g.split(await this.consentIn(purpose, null, { select: g.select, groupBy: g.groupBy, orderBy: empty }));
+    },
+
+    async consentIn(purpose: string, contactType: "email" | "phone" | null, k: { select: Sql; groupBy: Sql; orderBy: Sql }) {
       const point = sql`(d.contact_type::text || ':' || d.contact_value)`;
       return r.sql.query<Record<string, unknown>>((scoped) => sql`WITH cp AS (
           SELECT DISTINCT g.property_id, c.contact_type, c.contact_value

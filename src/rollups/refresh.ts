@@ -77,14 +77,21 @@ async function compute(client: PoolClient, groupId: string, metric: Metric, vari
       }
       break;
     case "guests":
-      for (const dims of GUEST_SHAPES) {
-        if (!variants.length) store(dimsKey(dims), "", await live.guests(dims, null), false);
-        for (const purpose of variants) store(dimsKey(dims), purpose, await live.guests(dims, { email: purpose, sms: purpose }), false);
+      // Every shape in one statement per purpose: the effective consent is decided once per guest.
+      for (const purpose of variants.length ? variants : [null]) {
+        for (const { dims, bucket } of await live.guestsBySets(GUEST_SHAPES, purpose === null ? null : { email: purpose, sms: purpose })) {
+          out.push({ shape: dimsKey(dims), variant: purpose ?? "", period: null, bucket });
+        }
       }
       break;
     case "consent":
       for (const purpose of variants) {
-        for (const { contactType, dims } of CONSENT_SHAPES) store(consentShapeKey(contactType, dims), purpose, await live.consent(purpose, contactType, dims), false);
+        // Each contact type is a grouping by contact_type (one set for both types: a set named twice returns its rows twice).
+        const sets = [...new Map(CONSENT_SHAPES.map(({ contactType, dims }) => (contactType ? ["contact_type" as const, ...dims] : dims)).map((set) => [set.join(","), set])).values()];
+        for (const { dims, bucket } of await live.consentBySets(purpose, sets)) {
+          const { contactType, ...rest } = bucket;
+          out.push({ shape: consentShapeKey((contactType as string | undefined) ?? null, dims.filter((d) => d !== "contact_type")), variant: purpose, period: null, bucket: rest });
+        }
       }
       break;
     case "reviews":
