@@ -857,7 +857,7 @@ export interface paths {
          * List webhook endpoints
          * @description The group's endpoints, keyset-paged by id.
          *
-         *     Requires the scope `read:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `read:webhooks`. Session roles owner and admin hold it.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -865,7 +865,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description Events the endpoint selects are POSTed to `url` from now on, in log order, signed with the returned `secret` (Standard Webhooks 1.0). The URL must not resolve to a loopback, private, link-local or metadata address (unless `GCS_WEBHOOKS_ALLOW_PRIVATE=true`); production accepts https only. A credential narrowed to one property creates endpoints of that property.
          *
-         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -885,7 +885,7 @@ export interface paths {
          * Get a webhook endpoint
          * @description One endpoint, with its state and, while failing, the next retry.
          *
-         *     Requires the scope `read:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `read:webhooks`. Session roles owner and admin hold it.
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
@@ -894,7 +894,7 @@ export interface paths {
          * Delete a webhook endpoint
          * @description Stops delivery at once and forgets the endpoint and its delivery attempts.
          *
-         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -915,7 +915,7 @@ export interface paths {
          * Rotate the signing secret
          * @description A new secret signs from now on; for 24 hours the old one's signature is sent beside it in `webhook-signature` (two space-separated signatures), so receivers can switch without losing a message.
          *
-         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -937,7 +937,7 @@ export interface paths {
          * Send a test ping
          * @description POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries).
          *
-         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -957,7 +957,7 @@ export interface paths {
          * List delivery attempts
          * @description The endpoint's attempts, newest first: status, response code, duration and next retry.
          *
-         *     Requires the scope `read:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `read:webhooks`. Session roles owner and admin hold it.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -979,7 +979,7 @@ export interface paths {
          * Stream the event log (Server-Sent Events)
          * @description The timeline of `GET /v1/events` as `text/event-stream`: the same filters, rows, order and scope. Each event is `id: <cursor>`, `event: <entity_type>.<created|updated|deleted>`, `data: <the /v1/events row>`. The `id` is the timeline cursor after that event (a `next_cursor` for the same filters), so reconnecting with `Last-Event-ID` resumes with no gap and no duplicate, on any instance; `cursor` does the same for a first connection (continue after a page). Without either, the stream starts at the end of the log. A `retry` hint of 2 s comes first, a `: heartbeat` comment every 15 s when idle; at most 10 open streams per credential and instance (`429 rate_limited`). New events are found by polling the timeline every 500 ms (GCS_STREAM_POLL_MS), which works on PostgreSQL, PgBouncer and the embedded database alike.
          *
-         *     Requires the scope `read:events` (session roles owner and admin hold it).
+         *     Requires the scope `read:events`.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -1003,7 +1003,7 @@ export interface paths {
          * Replay events
          * @description Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. Replayed events carry their original `webhook-id`. A position ahead of the endpoint is ignored (nothing is skipped).
          *
-         *     Requires the scope `write:webhooks` (session roles owner and admin hold it).
+         *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
         post: operations["replayWebhookEndpoint"];
         delete?: never;
@@ -6529,12 +6529,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Page size, default 100, at most 500.
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
                  * @example 50
                  */
                 limit?: number;
                 /**
-                 * @description The previous page's next_cursor.
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
                  * @example WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA
                  */
                 cursor?: string;
@@ -6699,8 +6699,11 @@ export interface operations {
                 "application/json": {
                     /** @description The receiver's URL: https (http outside production). */
                     url: string;
+                    /** @description Entity types sent (spec 2.6: guest_profile, reservation, transaction, action, loyalty_program, membership, review, channel, space), or `*` for all. */
                     topics: ("*" | "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space")[];
+                    /** @description Only events of these properties; empty or absent: every property and events without one. */
                     property_ids?: string[];
+                    /** @description A note for people, at most 500 characters. */
                     description?: string;
                 };
             };
@@ -7146,6 +7149,8 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7236,6 +7241,8 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7246,12 +7253,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Page size, default 100, at most 500.
+                 * @description Page size, default 100. Values above 500 are clamped to 500; below 1 is `invalid_request`.
                  * @example 50
                  */
                 limit?: number;
                 /**
-                 * @description The previous page's next_cursor.
+                 * @description The next cursor of the previous page; omit on the first page. An altered or foreign cursor is `invalid_cursor`.
                  * @example WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA
                  */
                 cursor?: string;
@@ -7503,8 +7510,12 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description A next_cursor of GET /v1/events (or Query.events) without filters: events after it are sent again. */
                     cursor?: string;
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description Events recorded from this instant on are sent again.
+                     */
                     since?: string;
                 };
             };

@@ -12,6 +12,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
 import { currentRecord, startRecord, serverTiming, type RequestRecord } from "./observability/request";
 import { observeDatabase, recordRequest } from "./observability/metrics";
+import { webhookGaugeRows } from "./data/webhooks";
 import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
 import { mountGraphqlIde } from "./graphql/ide";
@@ -22,7 +23,6 @@ import { prepareOperations } from "./rest/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { stringifyResult } from "./graphql/raw-json";
 import { createRestRouter } from "./rest/router";
-import { createWebhookRouter } from "./webhooks/router";
 import { closeStreams, eventStreamHandler } from "./rest/event-stream";
 import { GRAPHQL_STREAM_PATH, graphqlStream } from "./graphql/stream";
 import { mountOpenApi } from "./openapi";
@@ -78,7 +78,8 @@ export async function createApp(services: Services): Promise<App> {
   // only through proxies the operator named (GCS_TRUST_PROXY); otherwise the socket's peer.
   app.set("trust proxy", services.config.trustProxy);
   const faults = new DatabaseFaults(services.logger, services.config.statementTimeoutMs);
-  const unobserve = observeDatabase(services.db, services.logger); // pool and delivery gauges of /metrics
+  // Pool, delivery and webhook gauges of /metrics.
+  const unobserve = observeDatabase(services.db, services.logger, (limit) => webhookGaugeRows(services.db.primary, limit));
   let draining = false;
 
   // The access line's fields are fixed and hold no secret: it skips the redaction every other line
@@ -230,7 +231,6 @@ export async function createApp(services: Services): Promise<App> {
 
   app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
-  app.use(createWebhookRouter(services)); // /v1/webhook-endpoints (src/webhooks)
   app.get("/v1/events/stream", eventStreamHandler(services)); // Server-Sent Events (src/rest/event-stream.ts)
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
   // only REST and GraphQL never loads them.

@@ -8,6 +8,7 @@ import { resolveScope, type Scope } from "./auth/scope";
 import { createData, type Data } from "./data";
 import { createLoaders, type Loaders } from "./loaders";
 import type { Services } from "./services";
+import { webhookEnv, type WebhookEnv } from "./webhooks/endpoints";
 
 export interface RequestContext {
   credential: Credential;
@@ -16,6 +17,8 @@ export interface RequestContext {
   data: Data;
   loaders: Loaders;
   cursorSecret: string;
+  /** What the webhook-endpoint fields need of the service: URL policy, resolver, sealing key. */
+  readonly webhooks: WebhookEnv;
 }
 
 export interface RequestCredentials {
@@ -48,7 +51,7 @@ export async function createContext(services: Services, req: RequestCredentials)
   services.authFailures?.succeeded(token);
   if (req.response) await services.credentialGate?.enter(`${credential.kind}:${credential.id}`, req.response, req.slots);
   const scope = await resolveScope(credential, req.propertyHeader, prisma);
-  return new Context(credential, scope, createData(services.db, scope), services.cursorSecret);
+  return new Context(credential, scope, createData(services.db, scope), services.cursorSecret, services);
 }
 
 /**
@@ -64,7 +67,11 @@ class Context implements RequestContext {
     readonly scope: Scope,
     readonly data: Data,
     readonly cursorSecret: string,
+    private readonly services: Services,
   ) {}
+  get webhooks(): WebhookEnv {
+    return webhookEnv(this.services);
+  }
   /** Made on first use: the hot paths load nothing. */
   get loaders(): Loaders {
     return (this.made ??= createLoaders(this.data));

@@ -72,8 +72,8 @@ export function buildProgram(version: string): Command {
 
   program
     .command("deliver")
-    .description("run only the destination delivery worker")
-    .option("--once", "one pass over the due deliveries, then exit")
+    .description("run only the destination delivery and webhook workers")
+    .option("--once", "one pass over the due deliveries and webhook endpoints, then exit")
     .addHelpText("after", example("gcs deliver --once"))
     .action((opts: { once?: boolean }) => load.deliver().deliver(opts));
 

@@ -6,11 +6,12 @@
 // (every older transaction has finished) are returned. A transaction still in flight, or one that
 // has not written yet, always gets a larger transaction id than any returned row, so it sorts after
 // any cursor a reader holds: late commits appear later in the walk, never behind it.
+import type { Scope } from "../auth/scope";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
 import type { Readers } from "./readers";
 import { anyOf, columns, equals, join, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
-import { guestConditions } from "./where";
+import { guestConditions, guestIdsOfMaster } from "./where";
 
 export interface EventFilter {
   entityType?: string | null;
@@ -71,6 +72,22 @@ function afterKey(key: CursorKey | null): Sql | undefined {
 // the watermark and the rows come from one snapshot.
 const FINISHED = sql`${c("txid")} < (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`;
 
+/** events().matcher's test, outside `events` so that it keeps only what it tests (not the request's readers). */
+function rowMatcher(scope: Scope, f: EventFilter, guestsOfMaster: string[] | undefined): (e: EventRow) => boolean {
+  if (f.entityId != null && !isUuid(f.entityId)) return () => false;
+  const lower = (v: string | null | undefined) => (v == null ? undefined : v.toLowerCase());
+  const { propertyGroupId, propertyId } = scope;
+  const [entityType, entityId, guestId] = [f.entityType ?? undefined, lower(f.entityId), lower(f.guestProfileId)];
+  const ofMaster = guestsOfMaster && new Set(guestsOfMaster.map((id) => id.toLowerCase()));
+  return (e) =>
+    e.propertyGroupId === propertyGroupId &&
+    (propertyId === null || e.propertyId === propertyId) &&
+    (entityType === undefined || e.entityType === entityType) &&
+    (entityId === undefined || e.entityId === entityId) &&
+    (guestId === undefined || e.guestProfileId === guestId) &&
+    (ofMaster === undefined || (e.guestProfileId !== null && ofMaster.has(e.guestProfileId)));
+}
+
 export function events(r: Readers) {
   /** The filter's conditions on the events table `col` names, or undefined when it matches nothing. */
   async function conditions(f: EventFilter, col = c): Promise<Sql[] | undefined> {
@@ -96,6 +113,17 @@ export function events(r: Readers) {
         orderBy: sql`${c("txid")}, ${c("seq")}`,
         limit: take,
       });
+    },
+
+    /**
+     * The filter and the caller's scope as a test of one row of its group's timeline: true exactly
+     * for the rows `timeline` with this filter returns (`conditions` and the tenant rule of Event,
+     * data/tenant.ts). For one group-wide read fanned out to many filters (rest/event-hub.ts). A
+     * master_profile_id is resolved to its guests now: ask again to see later clustering.
+     */
+    async matcher(f: EventFilter): Promise<(e: EventRow) => boolean> {
+      const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
+      return rowMatcher(r.scope, f, ofMaster?.in);
     },
 
     /**

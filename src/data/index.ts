@@ -17,8 +17,9 @@ import { createReaders, type Readers } from "./readers";
 import { search } from "./search";
 import { stays } from "./stays";
 import { tables } from "./tables";
+import { webhooks } from "./webhooks";
 
-const MODULES = { guests, masterProfiles, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics };
+const MODULES = { guests, masterProfiles, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics, webhooks };
 type Modules = typeof MODULES;
 
 export type Data = { readonly [K in keyof Modules]: ReturnType<Modules[K]> };
@@ -44,6 +45,7 @@ class RequestData {
   get destinations() { return this.module("destinations"); }
   get search() { return this.module("search"); }
   get metrics() { return this.module("metrics"); }
+  get webhooks() { return this.module("webhooks"); }
 }
 
 export function createData(db: Database, scope: Scope): Data {

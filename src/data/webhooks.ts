@@ -5,6 +5,8 @@
 // unscoped client, leased like destination_bindings in data/delivery.ts: each function one short
 // statement, no transaction or row lock held while a receiver answers).
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
+import { propertyInGroup } from "./credentials";
+import type { Readers } from "./readers";
 
 /** Who asks: the group, and the one property a narrowed credential sees (it sees only endpoints of that property). */
 export interface WebhookOwner {
@@ -66,7 +68,7 @@ export async function createEndpoint(db: PrismaClient, o: WebhookOwner, e: NewEn
     INSERT INTO webhook_endpoints (id, property_group_id, url, topics, property_ids, description, secret_ciphertext, cursor_txid, cursor_seq)
     SELECT ${e.id}::uuid, ${o.propertyGroupId}::uuid, ${e.url}, ${e.topics}::text[], ${e.propertyIds}::uuid[], ${e.description},
       ${e.secretCiphertext}, h.txid, h.seq
-    FROM (${logEnd(o.propertyGroupId)}) h
+    FROM (${logEnd(o.propertyGroupId, o.propertyId)}) h
     RETURNING ${ENDPOINT_COLUMNS}`;
   return row;
 }
@@ -74,12 +76,16 @@ export async function createEndpoint(db: PrismaClient, o: WebhookOwner, e: NewEn
 /**
  * The group's last timeline position a reader can see now: (the newest finished txid, its max seq),
  * or (0, 0). A position past every finished row and before every unfinished one: events.ts orders by
- * (txid, seq) and shows only txid < xmin.
+ * (txid, seq) and shows only txid < xmin. With `propertyId` (a narrowed caller's endpoint, which
+ * selects only that property's events) the position among that property's events: every event the
+ * endpoint selects and a reader sees now is at or before it, so it is as good a start, and the
+ * statement reads no other property's rows.
  */
-function logEnd(groupId: string) {
+function logEnd(groupId: string, propertyId: string | null = null) {
+  const own = propertyId ? Prisma.sql`AND property_id = ${propertyId}::uuid` : Prisma.empty;
   return Prisma.sql`SELECT COALESCE(max(txid), 0) AS txid, COALESCE(max(seq), 0) AS seq FROM events
-    WHERE property_group_id = ${groupId}::uuid AND txid = (SELECT max(txid) FROM events
-      WHERE property_group_id = ${groupId}::uuid AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`;
+    WHERE property_group_id = ${groupId}::uuid ${own} AND txid = (SELECT max(txid) FROM events
+      WHERE property_group_id = ${groupId}::uuid ${own} AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`;
 }
 
 /** How many endpoints the group has (the per-group cap). */
@@ -137,7 +143,8 @@ export async function replayEndpoint(
 ): Promise<WebhookEndpointRow | undefined> {
   const target = "since" in to
     ? Prisma.sql`SELECT COALESCE(min(txid), 9223372036854775807) - 1 AS txid, 9223372036854775807::bigint AS seq FROM events
-        WHERE property_group_id = ${o.propertyGroupId}::uuid AND recorded_at >= ${to.since}`
+        WHERE property_group_id = ${o.propertyGroupId}::uuid ${o.propertyId ? Prisma.sql`AND property_id = ${o.propertyId}::uuid` : Prisma.empty}
+          AND recorded_at >= ${to.since}`
     : Prisma.sql`SELECT ${to.txid}::bigint AS txid, ${to.seq}::bigint AS seq`;
   const [row] = await db.$queryRaw<WebhookEndpointRow[]>`
     WITH t AS (${target})
@@ -198,7 +205,7 @@ export async function recordDelivery(db: PrismaClient, d: NewDelivery): Promise<
     SELECT ${d.endpointId}::uuid, ${d.propertyGroupId}::uuid, ${d.messageId}, ${d.eventType}, ${d.eventSeq}, ${d.attempt},
       ${d.status}, ${d.responseCode}, ${d.durationMs}, ${d.error}, ${d.nextRetryAt}
     -- An endpoint deleted while its call was in flight: the attempt is not recorded (nor an error).
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${d.endpointId}::uuid)`;
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ${d.endpointId}::uuid AND property_group_id = ${d.propertyGroupId}::uuid)`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,8 +369,50 @@ export function resealWebhookBatch(
   });
 }
 
+/** Events counted per endpoint at most: a scrape stays cheap whatever the backlog. */
+export const PENDING_COUNT_CAP = 10_000;
+
+/**
+ * One row per endpoint for /metrics (observability/metrics.ts): its state, consecutive failures and
+ * the finished events it selects after its cursor (at most PENDING_COUNT_CAP). One statement.
+ */
+export function webhookGaugeRows(db: PrismaClient, limit: number): Promise<{ id: string; state: string; failures: number; pending: number }[]> {
+  return db.$queryRaw`
+    SELECT w.id::text AS id, w.state::text AS state, w.failure_count AS failures,
+      (SELECT count(*)::int FROM (SELECT 1 FROM events ev WHERE ${selects("w")} AND ${FINISHED}
+        AND ev.txid >= w.cursor_txid AND (ev.txid > w.cursor_txid OR ev.seq > w.cursor_seq) LIMIT ${PENDING_COUNT_CAP}) p) AS pending
+    FROM webhook_endpoints w ORDER BY w.id LIMIT ${limit}`;
+}
+
 /** Deletes up to `limit` delivery attempts recorded before `before` (retention); returns how many. */
 export function pruneDeliveries(db: PrismaClient, before: Date, limit: number): Promise<number> {
   return db.$executeRaw`DELETE FROM webhook_deliveries WHERE id IN (
     SELECT id FROM webhook_deliveries WHERE created_at < ${before} LIMIT ${limit})`;
+}
+
+/**
+ * The request's handle (data/index.ts): the routes' functions above, bound to the caller's scope
+ * (the scoped clients' tenant extension covers model calls only; `owned` is the tenant rule of these
+ * raw statements). Reads go where the request reads (the replica when one serves), like every other
+ * read; a mutation reads the endpoint it changes from the primary (`fresh`), as pause/resume do.
+ */
+export function webhooks(r: Readers) {
+  const db = () => r.primary;
+  const o: WebhookOwner = { propertyGroupId: r.scope.propertyGroupId, propertyId: r.scope.propertyId };
+  return {
+    owner: o,
+    count: () => countEndpoints(db(), o.propertyGroupId),
+    get: (id: string, fresh = false) => getEndpoint(fresh ? db() : r.prisma, o, id),
+    list: (afterId: string | null, take: number) => listEndpoints(r.prisma, o, afterId, take),
+    create: (e: NewEndpoint) => createEndpoint(db(), o, e),
+    delete: (id: string) => deleteEndpoint(db(), o, id),
+    rotate: (id: string, sealed: string, previousUntil: Date) => rotateEndpointSecret(db(), o, id, sealed, previousUntil),
+    secrets: (id: string) => endpointSecrets(db(), o, id),
+    replay: (id: string, to: { txid: bigint; seq: bigint } | { since: Date }) => replayEndpoint(db(), o, id, to),
+    deliveries: (endpointId: string, after: { createdAt: Date; id: string } | null, take: number) => listDeliveries(r.prisma, o, endpointId, after, take),
+    /** One statement, after the receiver answered (the test ping holds nothing open while it waits). */
+    recordDelivery: (d: NewDelivery) => recordDelivery(db(), d),
+    /** Whether a property is the group's (property_ids of a new endpoint). */
+    isGroupProperty: async (propertyId: string) => (await propertyInGroup(r.group, propertyId, o.propertyGroupId)) !== null,
+  };
 }

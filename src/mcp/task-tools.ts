@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { invalidRequest } from "../errors";
 import { metricTools } from "./metric-tools";
+import { webhookTools } from "./webhook-tools";
 
 export interface TaskTool {
   name: string;
@@ -285,4 +286,4 @@ const checkContactPermission: TaskTool = {
   toResult: (data) => snakeKeys(data.contactPermission) as Record<string, unknown>,
 };
 
-export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, ...metricTools];
+export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, ...metricTools, ...webhookTools];

@@ -77,11 +77,23 @@ export function recordOperation(operation: string, type: string, outcome: Outcom
 
 // Read at scrape time from whichever database the running app uses (one per process; tests that
 // build several apps get the latest).
-let observed: { db: Database; logger: Logger } | undefined;
+let observed: { db: Database; logger: Logger; webhooks?: WebhookGaugeReader } | undefined;
 
-/** Pool and delivery gauges read from `db` until the returned function is called. */
-export function observeDatabase(db: Database, logger: Logger): () => void {
-  const entry = { db, logger };
+/** One row per webhook endpoint, read at scrape time (data/webhooks.ts webhookGaugeRows). */
+export interface WebhookGaugeRow {
+  id: string;
+  state: string;
+  failures: number;
+  pending: number;
+}
+export type WebhookGaugeReader = (limit: number) => Promise<WebhookGaugeRow[]>;
+
+/**
+ * Pool and delivery gauges read from `db` until the returned function is called; webhook gauges
+ * from `webhooks`, a reader the caller passes (so this module needs no data module for them).
+ */
+export function observeDatabase(db: Database, logger: Logger, webhooks?: WebhookGaugeReader): () => void {
+  const entry = { db, logger, webhooks };
   observed = entry;
   return () => {
     if (observed === entry) observed = undefined;
@@ -207,11 +219,61 @@ const deliveryFailures = new Gauge({
   },
 });
 
+const webhookEndpoints = new Gauge({
+  name: "gcs_webhook_endpoints",
+  help: "Webhook endpoints by state: active (healthy), failing (active, retrying an event), disabled (after a 410 or the whole retry schedule).",
+  labelNames: ["state"] as const,
+  registers: [registry],
+  async collect() {
+    const rows = await webhookRows();
+    this.reset();
+    if (!observed?.webhooks) return;
+    const counts = { active: 0, failing: 0, disabled: 0 };
+    for (const r of rows) counts[r.state === "disabled" ? "disabled" : r.failures > 0 ? "failing" : "active"]++;
+    for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+  },
+});
+
+const webhookPending = new Gauge({
+  name: "gcs_webhook_pending_events",
+  help: "Events a webhook endpoint selects that it has not been sent yet (counted up to 10,000), disabled endpoints included.",
+  labelNames: ["endpoint_id"] as const,
+  registers: [registry],
+  async collect() {
+    const rows = await webhookRows();
+    this.reset();
+    for (const r of rows) this.set({ endpoint_id: r.id }, r.pending);
+  },
+});
+
+const webhookFailures = new Gauge({
+  name: "gcs_webhook_consecutive_failures",
+  help: "Failed attempts of the event a webhook endpoint is held on (0: healthy); the endpoint's last_error says why.",
+  labelNames: ["endpoint_id"] as const,
+  registers: [registry],
+  async collect() {
+    const rows = await webhookRows();
+    this.reset();
+    for (const r of rows) this.set({ endpoint_id: r.id }, r.failures);
+  },
+});
+
+let webhookScrape: Promise<WebhookGaugeRow[]> | undefined;
+const webhookFailing = { failing: false };
+
+/** One query per scrape for the webhook gauges, like deliveryRows. */
+function webhookRows(): Promise<WebhookGaugeRow[]> {
+  const entry = observed;
+  if (!entry?.webhooks) return Promise.resolve([]);
+  const read = entry.webhooks;
+  webhookScrape ??= bounded("webhook", () => read(MAX_BINDINGS), entry.logger, webhookFailing).finally(() => setImmediate(() => (webhookScrape = undefined)));
+  return webhookScrape;
+}
+
 /** Bounded, so a scrape stays cheap with any number of bindings; an operator with more has other tools. */
 const MAX_BINDINGS = 1000;
 const DELIVERY_QUERY_TIMEOUT_MS = 2000;
 let deliveryScrape: Promise<DeliveryRow[]> | undefined;
-let deliveryFailing = false;
 
 /** One query per scrape for all delivery gauges (prom-client collects them concurrently). */
 function deliveryRows(): Promise<DeliveryRow[]> {
@@ -220,21 +282,28 @@ function deliveryRows(): Promise<DeliveryRow[]> {
   return deliveryScrape;
 }
 
-async function queryDelivery({ db, logger }: { db: Database; logger: Logger }): Promise<DeliveryRow[]> {
-  const query = deliveryGaugeRows(db.primary, MAX_BINDINGS);
+const deliveryFailing = { failing: false };
+
+function queryDelivery({ db, logger }: { db: Database; logger: Logger }): Promise<DeliveryRow[]> {
+  return bounded("delivery", () => deliveryGaugeRows(db.primary, MAX_BINDINGS), logger, deliveryFailing);
+}
+
+/** A scrape's query, given up after DELIVERY_QUERY_TIMEOUT_MS: the scrape goes on without its gauges. */
+async function bounded<T>(what: string, read: () => Promise<T[]>, logger: Logger, state: { failing: boolean }): Promise<T[]> {
+  const query = read();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer in ${DELIVERY_QUERY_TIMEOUT_MS} ms`)), DELIVERY_QUERY_TIMEOUT_MS);
   });
   try {
     const rows = await Promise.race([query, timeout]);
-    if (deliveryFailing) logger.info("delivery metrics readable again");
-    deliveryFailing = false;
+    if (state.failing) logger.info(`${what} metrics readable again`);
+    state.failing = false;
     return rows;
   } catch (err) {
     // The scrape goes on without these gauges; one warning per outage.
-    if (!deliveryFailing) logger.warn({ err: (err as Error).message }, "delivery metrics not readable; left out of /metrics");
-    deliveryFailing = true;
+    if (!state.failing) logger.warn({ err: (err as Error).message }, `${what} metrics not readable; left out of /metrics`);
+    state.failing = true;
     return [];
   } finally {
     clearTimeout(timer);

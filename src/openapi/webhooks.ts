@@ -1,5 +1,6 @@
-// /v1/webhook-endpoints (src/webhooks/router.ts) and the `webhooks` section: what a receiver gets.
-import { WEBHOOK_TOPICS } from "../webhooks/router";
+// /v1/webhook-endpoints (the route table; rules in src/webhooks/endpoints.ts) and the `webhooks` section: what a receiver gets.
+import { WEBHOOK_TOPICS } from "../webhooks/input";
+import { PARAMETERS } from "./descriptions";
 import { COMMON_HEADERS, RATE_LIMIT_HEADERS, errorRef, forbiddenResponse } from "./errors";
 import type { OperationObject } from "./generate";
 
@@ -68,11 +69,11 @@ const page = (item: Json) => ({
 });
 const data = (schema: Json) => ({ type: "object", required: ["data"], properties: { data: schema }, additionalProperties: false });
 
-function op(operationId: string, summary: string, description: string, scope: string, ok: Record<string, Json>, opts: { body?: Json; query?: boolean; id?: boolean } = {}): OperationObject {
+function op(method: "get" | "post" | "delete", operationId: string, summary: string, description: string, scope: string, ok: Record<string, Json>, opts: { body?: Json; query?: boolean; id?: boolean } = {}): OperationObject {
   return {
     operationId,
     summary,
-    description: `${description}\n\nRequires the scope \`${scope}\` (session roles owner and admin hold it).`,
+    description: `${description}\n\nRequires the scope \`${scope}\`.${scope.endsWith(":webhooks") ? " Session roles owner and admin hold it." : ""}`,
     tags: ["Webhooks"],
     "x-required-scope": scope,
     security: [{ bearerAuth: [] }],
@@ -80,8 +81,9 @@ function op(operationId: string, summary: string, description: string, scope: st
       ...(opts.id ? [{ name: "id", in: "path", required: true, description: "The endpoint's id.", schema: { type: "string", format: "uuid" }, example: ID }] : []),
       ...(opts.query
         ? [
-            { name: "limit", in: "query", required: false, description: "Page size, default 100, at most 500.", schema: { type: "integer", minimum: 1 }, example: 50 },
-            { name: "cursor", in: "query", required: false, description: "The previous page's next_cursor.", schema: { type: "string" }, example: "WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA" },
+            // The prose of every keyset list (descriptions.ts), as the GraphQL arguments say it.
+            { name: "limit", in: "query", required: false, description: PARAMETERS.limit.description, schema: { type: "integer", ...PARAMETERS.limit.schema!({}) }, example: 50 },
+            { name: "cursor", in: "query", required: false, description: PARAMETERS.cursor.description, schema: { type: "string" }, example: "WyI3ZDFlNmMyYSJd.3q2-7wAAAAAAAAAAAAAAAA" },
           ]
         : []),
       { $ref: "#/components/parameters/PropertyId" },
@@ -94,7 +96,8 @@ function op(operationId: string, summary: string, description: string, scope: st
       "401": errorRef(401),
       "403": forbiddenResponse(scope, false),
       ...(opts.id ? { "404": errorRef(404) } : {}),
-      ...(opts.body ? { "413": errorRef(413), "415": errorRef(415) } : {}),
+      // Any POST may carry a body the JSON parser refuses.
+      ...(method === "post" ? { "413": errorRef(413), "415": errorRef(415) } : {}),
       "429": errorRef(429),
       "500": errorRef(500),
       "503": errorRef(503),
@@ -108,7 +111,7 @@ const json = (description: string, schema: Json, example: unknown) => ({ descrip
 export function webhookOperations(): Record<string, Record<string, OperationObject>> {
   return {
     "/v1/webhook-endpoints": {
-      post: op("createWebhookEndpoint", "Create a webhook endpoint",
+      post: op("post", "createWebhookEndpoint", "Create a webhook endpoint",
         "Events the endpoint selects are POSTed to `url` from now on, in log order, signed with the returned `secret` (Standard Webhooks 1.0). The URL must not resolve to a loopback, private, link-local or metadata address (unless `GCS_WEBHOOKS_ALLOW_PRIVATE=true`); production accepts https only. A credential narrowed to one property creates endpoints of that property.",
         "write:webhooks",
         { "201": json("Created; `secret` is shown only now.", data(WITH_SECRET), { data: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE } }) },
@@ -119,31 +122,31 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
               required: ["url", "topics"],
               properties: {
                 url: { type: "string", description: "The receiver's URL: https (http outside production)." },
-                topics: { type: "array", minItems: 1, items: { type: "string", enum: ["*", ...WEBHOOK_TOPICS] } },
-                property_ids: { type: "array", items: { type: "string", format: "uuid" } },
-                description: { type: "string", maxLength: 500 },
+                topics: { type: "array", minItems: 1, items: { type: "string", enum: ["*", ...WEBHOOK_TOPICS] }, description: "Entity types sent (spec 2.6: guest_profile, reservation, transaction, action, loyalty_program, membership, review, channel, space), or `*` for all." },
+                property_ids: { type: "array", items: { type: "string", format: "uuid" }, description: "Only events of these properties; empty or absent: every property and events without one." },
+                description: { type: "string", maxLength: 500, description: "A note for people, at most 500 characters." },
               },
               additionalProperties: false,
             },
             example: { url: "https://crm.example.com/hooks/guest-context", topics: ["reservation", "guest_profile"], description: "CRM sync" },
           },
         }),
-      get: op("listWebhookEndpoints", "List webhook endpoints", "The group's endpoints, keyset-paged by id.", "read:webhooks",
+      get: op("get", "listWebhookEndpoints", "List webhook endpoints", "The group's endpoints, keyset-paged by id.", "read:webhooks",
         { "200": json("A page of endpoints.", page(ENDPOINT), { data: [ENDPOINT_EXAMPLE], next_cursor: null, has_more: false }) }, { query: true }),
     },
     "/v1/webhook-endpoints/{id}": {
-      get: op("getWebhookEndpoint", "Get a webhook endpoint", "One endpoint, with its state and, while failing, the next retry.", "read:webhooks",
+      get: op("get", "getWebhookEndpoint", "Get a webhook endpoint", "One endpoint, with its state and, while failing, the next retry.", "read:webhooks",
         { "200": json("The endpoint.", data(ENDPOINT), { data: ENDPOINT_EXAMPLE }) }, { id: true }),
-      delete: op("deleteWebhookEndpoint", "Delete a webhook endpoint", "Stops delivery at once and forgets the endpoint and its delivery attempts.", "write:webhooks",
+      delete: op("delete", "deleteWebhookEndpoint", "Delete a webhook endpoint", "Stops delivery at once and forgets the endpoint and its delivery attempts.", "write:webhooks",
         { "204": { description: "Deleted." } }, { id: true }),
     },
     "/v1/webhook-endpoints/{id}/rotate-secret": {
-      post: op("rotateWebhookEndpointSecret", "Rotate the signing secret",
+      post: op("post", "rotateWebhookEndpointSecret", "Rotate the signing secret",
         "A new secret signs from now on; for 24 hours the old one's signature is sent beside it in `webhook-signature` (two space-separated signatures), so receivers can switch without losing a message.",
         "write:webhooks", { "200": json("The endpoint and its new secret, shown only now.", data(WITH_SECRET), { data: { ...ENDPOINT_EXAMPLE, previous_secret_expires_at: "2026-11-28T09:30:00.000Z", secret: SECRET_EXAMPLE } }) }, { id: true }),
     },
     "/v1/webhook-endpoints/{id}/test": {
-      post: op("testWebhookEndpoint", "Send a test ping",
+      post: op("post", "testWebhookEndpoint", "Send a test ping",
         "POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries).", "write:webhooks",
         {
           "200": json("What the receiver answered.", data({
@@ -155,13 +158,13 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
         }, { id: true }),
     },
     "/v1/webhook-endpoints/{id}/deliveries": {
-      get: op("listWebhookDeliveries", "List delivery attempts", "The endpoint's attempts, newest first: status, response code, duration and next retry.", "read:webhooks",
+      get: op("get", "listWebhookDeliveries", "List delivery attempts", "The endpoint's attempts, newest first: status, response code, duration and next retry.", "read:webhooks",
         { "200": json("A page of attempts.", page(DELIVERY), { data: [{ id: ID, message_id: "evt_1042", event_type: "reservation.updated", event_seq: "1042", attempt: 1, status: "succeeded", response_code: 200, duration_ms: 38, error: null, next_retry_at: null, created_at: NOW }], next_cursor: null, has_more: false }) },
         { id: true, query: true }),
     },
     "/v1/events/stream": {
       get: {
-        ...op("streamEvents", "Stream the event log (Server-Sent Events)",
+        ...op("get", "streamEvents", "Stream the event log (Server-Sent Events)",
           "The timeline of `GET /v1/events` as `text/event-stream`: the same filters, rows, order and scope. Each event is `id: <cursor>`, `event: <entity_type>.<created|updated|deleted>`, `data: <the /v1/events row>`. The `id` is the timeline cursor after that event (a `next_cursor` for the same filters), so reconnecting with `Last-Event-ID` resumes with no gap and no duplicate, on any instance; `cursor` does the same for a first connection (continue after a page). Without either, the stream starts at the end of the log. A `retry` hint of 2 s comes first, a `: heartbeat` comment every 15 s when idle; at most 10 open streams per credential and instance (`429 rate_limited`). New events are found by polling the timeline every 500 ms (GCS_STREAM_POLL_MS), which works on PostgreSQL, PgBouncer and the embedded database alike.",
           "read:events", {}, { query: false }),
         parameters: [
@@ -196,14 +199,22 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
       } as OperationObject,
     },
     "/v1/webhook-endpoints/{id}/replay": {
-      post: op("replayWebhookEndpoint", "Replay events",
+      post: op("post", "replayWebhookEndpoint", "Replay events",
         "Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. Replayed events carry their original `webhook-id`. A position ahead of the endpoint is ignored (nothing is skipped).",
         "write:webhooks",
         { "200": json("The endpoint.", data(ENDPOINT), { data: ENDPOINT_EXAMPLE }) },
         {
           id: true,
           body: {
-            schema: { type: "object", properties: { cursor: { type: "string" }, since: { type: "string", format: "date-time" } }, additionalProperties: false },
+            schema: {
+              type: "object",
+              required: [],
+              properties: {
+                cursor: { type: "string", description: "A next_cursor of GET /v1/events (or Query.events) without filters: events after it are sent again." },
+                since: { type: "string", format: "date-time", description: "Events recorded from this instant on are sent again." },
+              },
+              additionalProperties: false,
+            },
             example: { since: "2026-11-26T00:00:00Z" },
           },
         }),

@@ -6,28 +6,30 @@
 // reconnecting with Last-Event-ID (or passing `cursor`) resumes after the last event it saw, on any
 // instance, with no gap and no duplicate; and it can switch between paging and streaming freely.
 //
-// Delivery is a short poll of the timeline (GCS_STREAM_POLL_MS, 500 ms): it works the same on
-// PostgreSQL, behind PgBouncer in transaction mode (where LISTEN cannot be used) and on the
-// embedded PGlite, and on a read replica (the timeline's watermark makes a replica's answer safe).
-// A stream holds no database connection between polls and no credential concurrency slot; the
-// number of open streams per credential is capped per instance (GCS_STREAM_MAX_PER_CREDENTIAL).
+// New events are found by polling the timeline (GCS_STREAM_POLL_MS, 500 ms), once per group and
+// instance for all of the group's open streams (rest/event-hub.ts), not by LISTEN: it works the same
+// on PostgreSQL, behind PgBouncer in transaction mode, on the embedded PGlite, and on a read replica
+// (the timeline's watermark makes a replica's answer safe). A stream holds no database connection
+// between polls and no credential concurrency slot; the number of open streams per credential is
+// capped per instance (GCS_STREAM_MAX_PER_CREDENTIAL).
 import type { Request, Response } from "express";
 import { createContext, type RequestContext } from "../context";
 import type { EventFilter, EventRow } from "../data/events";
 import { eventKeyOf } from "../data/events";
-import { eventLogEnd } from "../data/webhooks";
-import { echo, invalidRequest, missingScope, rateLimited } from "../errors";
-import { decodeCursor, encodeCursor, type CursorBinding, type CursorKey } from "../pagination/cursor";
+import { EventHub, type Sink } from "./event-hub";
+import { echo, invalidCursor, invalidRequest, missingScope, rateLimited } from "../errors";
+import { canonicalJson, decodeCursor, encodeCursor, type CursorBinding, type CursorKey } from "../pagination/cursor";
 import type { Services } from "../services";
 import { isUuid } from "../validate";
-import { WEBHOOK_TOPICS } from "../webhooks/router";
+import { WEBHOOK_TOPICS } from "../webhooks/input";
 import { eventType } from "../webhooks/sign";
 import { sendError } from "./respond";
 
 const SCOPE = "read:events";
+/** Rows per poll of followTimeline (the GraphQL subscription's reader). */
+const BATCH = 200;
 /** The reconnection delay clients are told (ms). */
 export const RETRY_HINT_MS = 2_000;
-const BATCH = 200;
 
 const open = new Map<string, number>();
 const streams = new Set<Response>();
@@ -70,7 +72,7 @@ function parseFilter(query: Record<string, unknown>): { filter: EventFilter; cur
   for (const [param, field] of [["guest_profile_id", "guestProfileId"], ["master_profile_id", "masterProfileId"]] as const) {
     if (q[param] === undefined) continue;
     if (!isUuid(q[param])) throw invalidRequest(`${param} must be a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f`);
-    filter[field] = q[param];
+    filter[field] = q[param].toLowerCase(); // as GET /v1/events reads it (rest/params.ts uuid): the same cursor binding
   }
   if (filter.guestProfileId && filter.masterProfileId) throw invalidRequest("send guest_profile_id or master_profile_id, not both");
   return { filter, cursor: q.cursor };
@@ -80,8 +82,8 @@ function parseFilter(query: Record<string, unknown>): { filter: EventFilter; cur
  * Holds one of the credential's open streams on this instance, REST and GraphQL (graphql/stream.ts)
  * counted together; `rate_limited` past the cap. Returns the release (safe to call twice).
  */
-export function holdStreamSlot(ctx: RequestContext, max: number): () => void {
-  const slot = `${ctx.credential.kind}:${ctx.credential.id}`;
+export function holdStreamSlot(holder: Pick<RequestContext, "credential">, max: number): () => void {
+  const slot = `${holder.credential.kind}:${holder.credential.id}`;
   const count = open.get(slot) ?? 0;
   if (count >= max) throw rateLimited(`at most ${max} open event streams per credential; close one first`);
   open.set(slot, count + 1);
@@ -122,31 +124,20 @@ export async function* followTimeline(ctx: RequestContext, filter: EventFilter, 
 
 export function eventStreamHandler(services: Services) {
   const cfg = services.config.stream;
+  const hub = new EventHub(services.db, cfg.pollMs, services.logger);
   return async (req: Request, res: Response) => {
-    let ctx: RequestContext;
     let release: (() => void) | undefined;
     try {
-      // No `response`: a stream must not hold a credential concurrency slot for its whole life.
-      ctx = await createContext(services, {
-        authorization: req.get("authorization"),
-        propertyHeader: req.get("x-property-id"),
-        surface: "rest",
-        address: req.ip,
-        requiredScope: SCOPE,
-      });
-      res.locals.credential = ctx.credential;
-      if (!ctx.credential.scopes.has(SCOPE)) throw missingScope(SCOPE);
-      const { filter, cursor } = parseFilter(req.query as Record<string, unknown>);
-      const binding: CursorBinding = { family: "events", propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } };
-      const resumeFrom = req.get("last-event-id") || cursor;
-      let after: CursorKey;
-      if (resumeFrom) after = decodeCursor(resumeFrom, binding, ctx.cursorSecret);
-      else {
-        const end = await eventLogEnd(services.db.reader, ctx.scope.propertyGroupId);
-        after = [end.txid, end.seq];
+      const { scope, filter, binding, secret, start, credential } = await openRequest(req, res);
+      release = holdStreamSlot({ credential }, cfg.maxPerCredential);
+      const sink = new SseSink(res, binding, secret, cfg.heartbeatMs);
+      streams.add(res);
+      try {
+        await hub.follow(scope, filter, start, sink);
+      } finally {
+        streams.delete(res);
+        if (!res.writableEnded) res.end();
       }
-      release = holdStreamSlot(ctx, cfg.maxPerCredential);
-      await run(req, res, ctx, filter, binding, after);
     } catch (err) {
       if (!res.headersSent) sendError(req, res, err);
       else {
@@ -158,44 +149,111 @@ export function eventStreamHandler(services: Services) {
     }
   };
 
-  async function run(req: Request, res: Response, ctx: RequestContext, filter: EventFilter, binding: CursorBinding, start: CursorKey) {
-    let closed = false;
-    const stop = new AbortController();
-    const onClose = () => {
-      closed = true;
-      stop.abort();
-    };
-    req.on("close", onClose);
-    res.on("close", onClose);
-    streams.add(res);
-    res.writeHead(200, {
+  /**
+   * Authenticates and reads the request; returns only what the stream keeps, so the request's
+   * context (its data handle, loaders) is not held for the stream's whole life.
+   */
+  async function openRequest(req: Request, res: Response) {
+    // No `response`: a stream must not hold a credential concurrency slot for its whole life.
+    const ctx = await createContext(services, {
+      authorization: req.get("authorization"),
+      propertyHeader: req.get("x-property-id"),
+      surface: "rest",
+      address: req.ip,
+      requiredScope: SCOPE,
+    });
+    res.locals.credential = ctx.credential;
+    if (!ctx.credential.scopes.has(SCOPE)) throw missingScope(SCOPE);
+    const { filter, cursor } = parseFilter(req.query as Record<string, unknown>);
+    const binding: CursorBinding = { family: "events", propertyGroupId: ctx.scope.propertyGroupId, query: { filter, propertyId: ctx.scope.propertyId } };
+    const resumeFrom = req.get("last-event-id") || cursor;
+    // Without a cursor the stream starts at the log's end (EventHub.follow).
+    const start = resumeFrom ? decodeCursor(resumeFrom, binding, ctx.cursorSecret) : undefined;
+    // A timeline position is (txid, seq); a signed key of another shape cannot come from us.
+    if (start && (start.length !== 2 || !start.every((k) => /^\d{1,19}$/.test(String(k))))) throw invalidCursor();
+    return { scope: ctx.scope, filter, binding, secret: ctx.cursorSecret, start, credential: ctx.credential };
+  }
+}
+
+/** A row's SSE event text, made once per cursor binding and shared by every stream it goes to. */
+const rowFrames = new WeakMap<EventRow, Map<string, string>>();
+
+/**
+ * One open stream's writer. A class, so that a thousand open streams share its methods; it keeps
+ * the response, what signs its ids, the text not yet written and when it last wrote (heartbeats).
+ */
+class SseSink implements Sink {
+  closed = false;
+  readonly gone: Promise<void>;
+  private lastWrite = Date.now();
+  private readonly pending: string[] = [];
+  /** Streams with equal bindings share their rows' frames (rowFrames). */
+  private readonly bindingKey: string;
+
+  constructor(
+    private readonly res: Response,
+    private readonly binding: CursorBinding,
+    private readonly secret: string,
+    private readonly heartbeatMs: number,
+  ) {
+    this.bindingKey = `${binding.propertyGroupId}\n${canonicalJson(binding.query)}`;
+    this.gone = new Promise((resolve) =>
+      res.once("close", () => {
+        this.closed = true;
+        resolve();
+      }),
+    );
+  }
+
+  open(): void {
+    this.res.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache, no-transform",
       "X-Accel-Buffering": "no",
     });
-    res.flushHeaders();
-    let lastWrite = Date.now();
-    const write = async (text: string) => {
-      lastWrite = Date.now();
-      if (!res.write(text)) await new Promise<void>((resolve) => {
-        res.once("drain", resolve);
-        res.once("close", resolve);
-      });
-    };
-    try {
-      await write(`retry: ${RETRY_HINT_MS}\n: stream of GET /v1/events; the id of each event is a timeline cursor\n\n`);
-      for await (const rows of followTimeline(ctx, filter, start, cfg.pollMs, stop.signal)) {
-        for (const row of rows) {
-          if (closed) return;
-          const id = encodeCursor(eventKeyOf(row), binding, ctx.cursorSecret);
-          await write(`id: ${id}\nevent: ${eventType({ entity_type: row.entityType, operation: row.operation })}\ndata: ${JSON.stringify(restEventRow(row))}\n\n`);
-        }
-        if (!closed && rows.length === 0 && Date.now() - lastWrite >= cfg.heartbeatMs) await write(": heartbeat\n\n");
-      }
-    } finally {
-      streams.delete(res);
-      req.off("close", onClose);
-      if (!res.writableEnded) res.end();
+    this.pending.push(`retry: ${RETRY_HINT_MS}\n: stream of GET /v1/events; the id of each event is a timeline cursor\n\n`);
+    this.flush();
+  }
+
+  send(row: EventRow): void {
+    let frames = rowFrames.get(row);
+    if (!frames) rowFrames.set(row, (frames = new Map()));
+    let frame = frames.get(this.bindingKey);
+    if (frame === undefined) {
+      const id = encodeCursor(eventKeyOf(row), this.binding, this.secret);
+      const type = eventType({ entity_type: row.entityType, operation: row.operation });
+      frames.set(this.bindingKey, (frame = `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(restEventRow(row))}\n\n`));
     }
+    this.pending.push(frame);
+  }
+
+  flush(): boolean {
+    // Ended by closeStreams (the server drains): its 'close' is on the way.
+    if (this.closed || this.res.writableEnded) return true;
+    if (this.pending.length === 0) {
+      if (Date.now() - this.lastWrite < this.heartbeatMs) return true;
+      this.pending.push(": heartbeat\n\n");
+    }
+    this.lastWrite = Date.now();
+    // The shared frames as they are (no per-stream copy), in one system call.
+    let ok = true;
+    this.res.cork();
+    for (const frame of this.pending) ok = this.res.write(frame);
+    this.res.uncork();
+    this.pending.length = 0;
+    return ok;
+  }
+
+  drained(): Promise<void> {
+    if (this.closed || !this.res.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off("drain", done);
+        this.res.off("close", done);
+        resolve();
+      };
+      this.res.once("drain", done);
+      this.res.once("close", done);
+    });
   }
 }

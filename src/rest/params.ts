@@ -4,7 +4,7 @@
 import { buildASTSchema, isEnumType, parse } from "graphql";
 import { isUuid, parseDate, parseInstant } from "../validate";
 import { loadTypeDefs } from "../graphql/schema-source";
-import { echo, invalidRequest } from "../errors";
+import { echo, invalidRequest, notFound } from "../errors";
 import { isStorableText, unstorableDetail, unstorablePath } from "../graphql/text";
 
 export interface ParamSpec {
@@ -42,6 +42,16 @@ export const uuid = (variable: string): ParamSpec => ({
   schema: () => ({ type: "string", format: "uuid" }),
   parse: (raw, name) => {
     if (!isUuid(raw)) throw invalidRequest(`${name} must be a uuid, e.g. ${name}=3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f; got ${echo(raw)}`);
+    return raw.toLowerCase();
+  },
+});
+
+/** A path id where a non-uuid means "no such record" (404), as an unknown id does: webhook endpoints. */
+export const uuidOrNotFound = (variable: string, noun: string): ParamSpec => ({
+  variable,
+  schema: () => ({ type: "string", format: "uuid" }),
+  parse: (raw) => {
+    if (!isUuid(raw)) throw notFound(noun, echo(raw));
     return raw.toLowerCase();
   },
 });
@@ -148,6 +158,33 @@ export const bodyParam = (spec: ParamSpec, required = false): BodySpec => ({
     // Not JSON.stringify: an array nested 5,000 deep would overflow the stack in it (a 500).
     if (typeof value === "object") throw invalidRequest(`${name} must be a string, number or boolean, not an object or array`);
     return spec.parse(String(value), name);
+  },
+});
+
+/** A string body member; `detail` is the 400's text when it is not one (and, without `tooLong`, when it is too long). */
+export const text = (variable: string, detail: string, opts: { required?: boolean; maxLength: number; tooLong?: string }): BodySpec => ({
+  variable,
+  required: opts.required,
+  schema: () => ({ type: "string", maxLength: opts.maxLength }),
+  parse: (value, name) => {
+    if (typeof value !== "string") throw invalidRequest(detail);
+    if (value.length > opts.maxLength) throw invalidRequest(opts.tooLong ?? detail);
+    if (!isStorableText(value)) throw invalidRequest(unstorableDetail(name));
+    return value;
+  },
+});
+
+/** An array of strings (of uuids with `uuids`), at most 100; `detail` is the 400's text otherwise. */
+export const stringList = (variable: string, detail: string, opts: { required?: boolean; uuids?: boolean } = {}): BodySpec => ({
+  variable,
+  required: opts.required,
+  schema: () => ({ type: "array", maxItems: 100, items: opts.uuids ? { type: "string", format: "uuid" } : { type: "string" } }),
+  parse: (value, name) => {
+    if (!Array.isArray(value) || value.length > 100 || !value.every((v) => typeof v === "string" && (!opts.uuids || isUuid(v)))) {
+      throw invalidRequest(detail);
+    }
+    if (!value.every((v) => isStorableText(v))) throw invalidRequest(unstorableDetail(name));
+    return value;
   },
 });
 

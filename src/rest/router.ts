@@ -3,6 +3,7 @@
 import { Router, type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { createContext } from "../context";
+import { missingScope } from "../errors";
 import type { Services } from "../services";
 import { runRoute, type PreparedOperations } from "./execute";
 import { sendError, sendJson, setDeprecationHeaders } from "./respond";
@@ -23,14 +24,22 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           response: res,
         });
         res.locals.credential = context.credential;
+        // The scope before the input: a caller without it learns nothing about what the route accepts.
+        if (!context.credential.scopes.has(route.scope)) throw missingScope(route.scope);
         const body = await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body });
         setDeprecationHeaders(res, route, req.query);
+        if (route.status === 204) {
+          res.status(204).end();
+          return;
+        }
+        if (route.status) res.status(route.status);
         sendJson(res, body);
       } catch (err) {
         sendError(req, res, err);
       }
     };
     if (route.method === "GET") router.get(route.path, handle);
+    else if (route.method === "DELETE") router.delete(route.path, handle);
     else router.post(route.path, handle);
   }
   for (const [path, methods] of methodsByPath(routes)) {

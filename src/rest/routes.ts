@@ -1,9 +1,10 @@
 // The whole /v1 surface as data: each route names its scope, its GraphQL operation, how request
 // parameters become variables, and how the result becomes the response body.
-import { bodyParam, bool, date, enumOf, instant, int, jsonValue, str, uuid, type BodySpec, type ParamSpec } from "./params";
+import { MAX_DESCRIPTION, MAX_PROPERTY_IDS, MAX_URL } from "../webhooks/input";
+import { bodyParam, bool, date, enumOf, instant, int, jsonValue, str, stringList, text, uuid, uuidOrNotFound, type BodySpec, type ParamSpec } from "./params";
 
 export interface RouteSpec {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   /** Express path, e.g. /v1/guests/:id */
   path: string;
   /** First required scope: echoed in 403s raised before the operation runs. */
@@ -18,6 +19,8 @@ export interface RouteSpec {
    * "unwrap": the single root field's value is the body (pages, aggregate objects).
    */
   envelope: "body" | "unwrap";
+  /** The success status when not 200: 201 (created) or 204 (no body). */
+  status?: 201 | 204;
   /** Members dropped from the body when null (total_count appears only when asked for). */
   omitNull?: string[];
   /** Query values on their way out: answered with `Deprecation` and `Sunset` headers (respond.ts). */
@@ -201,7 +204,42 @@ export const routes: RouteSpec[] = [
     pathParams: { id: uuid("tableId"), provider: str("provider") }, envelope: "body" },
   { method: "GET", path: "/v1/tables/:id/members", scope: "read:tables", operation: "ListTableMembers", envelope: "unwrap",
     omitNull: ["total_count"], pathParams: byId("tableId"), query: offset },
+  ...webhookRoutes(),
 ];
+
+/**
+ * /v1/webhook-endpoints (issue 29). Their OpenAPI operations are written out in
+ * src/openapi/webhooks.ts (the secret, 201 and 204, the payloads). An id that is not a uuid is
+ * `not_found`, as an unknown endpoint is.
+ */
+function webhookRoutes(): RouteSpec[] {
+  const endpoint = (variable = "id") => ({ id: uuidOrNotFound(variable, "webhook endpoint") });
+  const one = (method: RouteSpec["method"], path: string, operation: string, more: Partial<RouteSpec> = {}): RouteSpec => ({
+    method, path, scope: method === "GET" ? "read:webhooks" : "write:webhooks", operation, pathParams: endpoint(), envelope: "body", ...more,
+  });
+  return [
+    { method: "GET", path: "/v1/webhook-endpoints", scope: "read:webhooks", operation: "ListWebhookEndpoints", envelope: "unwrap", query: keyset },
+    { method: "POST", path: "/v1/webhook-endpoints", scope: "write:webhooks", operation: "CreateWebhookEndpoint", envelope: "body", status: 201,
+      body: {
+        url: text("url", 'url is required: an https URL, e.g. "https://example.com/webhooks"', { required: true, maxLength: MAX_URL, tooLong: `url must be at most ${MAX_URL} characters` }),
+        topics: stringList("topics", 'topics is required: a non-empty array of entity types or ["*"]', { required: true }),
+        property_ids: stringList("propertyIds", `property_ids must be an array of at most ${MAX_PROPERTY_IDS} property uuids`, { uuids: true }),
+        description: text("description", `description must be a string of at most ${MAX_DESCRIPTION} characters`, { maxLength: MAX_DESCRIPTION }),
+      } },
+    one("GET", "/v1/webhook-endpoints/:id", "GetWebhookEndpoint"),
+    one("POST", "/v1/webhook-endpoints/:id/rotate-secret", "RotateWebhookEndpointSecret"),
+    one("POST", "/v1/webhook-endpoints/:id/test", "TestWebhookEndpoint"),
+    one("GET", "/v1/webhook-endpoints/:id/deliveries", "ListWebhookDeliveries", { pathParams: endpoint("endpointId"), query: keyset, envelope: "unwrap" }),
+    one("POST", "/v1/webhook-endpoints/:id/replay", "ReplayWebhookEndpoint", {
+      body: {
+        cursor: text("cursor", "cursor must be a string: a next_cursor of GET /v1/events without filters", { maxLength: 2048 }),
+        since: bodyParam(instant("since")),
+      },
+    }),
+    // Last: a walk of the table in order (tests, tools) acts on an endpoint before deleting it.
+    one("DELETE", "/v1/webhook-endpoints/:id", "DeleteWebhookEndpoint", { status: 204 }),
+  ];
+}
 
 function reviewFilters(): Record<string, ParamSpec> {
   return {

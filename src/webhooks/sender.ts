@@ -255,7 +255,7 @@ export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions,
 
 /** A ping, sent now from the request (POST …/test): not retried, recorded as a delivery. */
 export async function sendPing(
-  prisma: PrismaClient,
+  record: (d: store.NewDelivery) => Promise<void>,
   endpoint: { id: string; propertyGroupId: string; url: string },
   secrets: string[],
   message: Message,
@@ -268,7 +268,7 @@ export async function sendPing(
     timeoutMs: opts.timeoutMs,
   });
   const ok = r.status !== undefined && r.status >= 200 && r.status < 300;
-  await store.recordDelivery(prisma, {
+  await record({
     endpointId: endpoint.id,
     propertyGroupId: endpoint.propertyGroupId,
     messageId: message.id,

@@ -6,9 +6,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import { Webhook } from "standardwebhooks";
+import type { AddressInfo } from "node:net";
 import { flushDue } from "../../src/delivery/engine";
 import { deliverySecretKey } from "../../src/delivery/run";
-import { loadKeyring, open } from "../../src/delivery/secret-box";
+import { loadKeyring, open, seal } from "../../src/delivery/secret-box";
 import { startStandIn } from "../../src/delivery/standin";
 import { startTestApp, type TestApp } from "../helpers/app";
 
@@ -221,6 +224,52 @@ describe("gcs keys", () => {
     const A = t.manifest.groups.A;
     await expect(gcs(["keys", "create", "--group", A.id, "--name", "x", "--scopes", "read:guests", "--property", t.manifest.groups.B.properties[0]])).rejects.toMatchObject({ code: 1 });
     await expect(gcs(["keys", "create", "--group", A.id, "--name", "x", "--scopes", "read:everything"])).rejects.toMatchObject({ code: 2 });
+  });
+});
+
+describe("gcs deliver --once", () => {
+  it("also runs one webhook sending pass: a due endpoint receives the new event, signed, and the pass is reported", async () => {
+    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c));
+      req.on("end", () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    const group = t.manifest.groups.A.id;
+    const id = randomUUID();
+    try {
+      // An endpoint at the log's end, on loopback, its secret sealed as the service seals it.
+      const secret = `whsec_${randomBytes(24).toString("base64")}`;
+      const sealed = seal(secret, id, await deliverySecretKey(t.services.config, t.db.primary));
+      await t.db.primary.$executeRawUnsafe(
+        `INSERT INTO webhook_endpoints (id, property_group_id, url, topics, property_ids, secret_ciphertext, cursor_txid, cursor_seq)
+         SELECT $1::uuid, $2::uuid, $3, '{*}', '{}', $4, COALESCE(max(txid), 0), COALESCE(max(seq), 0) FROM events WHERE property_group_id = $2::uuid`,
+        id, group, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, sealed,
+      );
+      const [{ seq }] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, operation, delta, occurred_at)
+         VALUES ($1::uuid, 'reservation', $2::uuid, 'update', '{"status":"checked_in"}', now()) RETURNING seq::text AS seq`,
+        group, randomUUID(),
+      );
+      const { stdout } = await run(NODE, [GCS, "deliver", "--once"], {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: "silent", GCS_WEBHOOKS_ALLOW_PRIVATE: "true" },
+        timeout: 120_000,
+      });
+      const reports = stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(reports.filter((r) => r.webhook)).toEqual([{ webhook: true, endpointId: id, outcome: "delivered", sent: 1 }]);
+      expect(received.map((r) => r.headers["webhook-id"])).toEqual([`evt_${seq}`]);
+      // Verified as a receiver would, with the Standard Webhooks library.
+      const payload = new Webhook(secret).verify(received[0].body, received[0].headers as Record<string, string>);
+      expect(payload).toMatchObject({ type: "reservation.updated", data: { seq } });
+    } finally {
+      await t.db.primary.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE id = $1::uuid`, id);
+      await new Promise((r) => receiver.close(r));
+    }
   });
 });
 

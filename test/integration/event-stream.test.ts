@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { Client } from "pg";
 import { createApp, type App } from "../../src/app";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { openStream as sseOpen, seqOf, type SseEvent } from "../helpers/sse";
 
 let t: TestApp;
 let app: App;
@@ -29,56 +30,7 @@ afterAll(async () => {
   await t.close();
 });
 
-interface SseEvent {
-  id?: string;
-  event?: string;
-  data?: string;
-}
-
-/** An open stream: parsed events as they arrive, comments and the retry hint. */
-interface Stream {
-  status: number;
-  headers: IncomingMessage["headers"];
-  events: SseEvent[];
-  comments: string[];
-  retry?: number;
-  body: string;
-  close(): void;
-}
-
-function openStream(token: string, opts: { query?: string; lastEventId?: string } = {}): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(`${base}/v1/events/stream${opts.query ? `?${opts.query}` : ""}`, {
-      headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream", ...(opts.lastEventId ? { "Last-Event-ID": opts.lastEventId } : {}) },
-    });
-    req.on("error", reject);
-    req.on("response", (res) => {
-      const s: Stream = { status: res.statusCode!, headers: res.headers, events: [], comments: [], body: "", close: () => req.destroy() };
-      let buffer = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => {
-        s.body += chunk;
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const e: SseEvent = {};
-          for (const line of block.split("\n")) {
-            if (line.startsWith(":")) s.comments.push(line.slice(1).trim());
-            else if (line.startsWith("retry: ")) s.retry = Number(line.slice(7));
-            else if (line.startsWith("id: ")) e.id = line.slice(4);
-            else if (line.startsWith("event: ")) e.event = line.slice(7);
-            else if (line.startsWith("data: ")) e.data = line.slice(6);
-          }
-          if (e.data !== undefined) s.events.push(e);
-        }
-      });
-      res.on("error", () => undefined);
-      resolve(s);
-    });
-  });
-}
+const openStream = (token: string, opts: { query?: string; lastEventId?: string } = {}) => sseOpen(base, token, opts);
 
 async function until(check: () => boolean, ms = 15_000) {
   const deadline = Date.now() + ms;
@@ -87,8 +39,6 @@ async function until(check: () => boolean, ms = 15_000) {
     await new Promise((r) => setTimeout(r, 25));
   }
 }
-
-const seqOf = (e: SseEvent) => (JSON.parse(e.data!) as { seq: string }).seq;
 
 describe("GET /v1/events/stream", () => {
   it("resumes with Last-Event-ID while writers append, with no gap and no duplicate", async () => {
@@ -191,6 +141,109 @@ describe("GET /v1/events/stream", () => {
     await until(() => foreign.body.includes("}"));
     expect(JSON.parse(foreign.body).error).toBe("invalid_cursor");
   });
+
+  it("streams of one group with different filters (one reader for all) each get exactly the rows GET /v1/events gives", async () => {
+    const guest = A().guest_with_events;
+    const master = A().master_with_two_guests;
+    const entity = "0f0e0d0c-0b0a-4908-8706-050403020100";
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    const sibling = (await c.query(`SELECT id::text FROM guest_profiles WHERE master_profile_id = $1 AND id <> $2 LIMIT 1`, [master, guest])).rows[0].id as string;
+    const views = [
+      { token: A().credentials.api_key, query: "entity_type=reservation" },
+      { token: A().credentials.api_key, query: `master_profile_id=${master}` },
+      { token: A().credentials.session_token, query: `guest_profile_id=${guest.toUpperCase()}` },
+      { token: A().credentials.session_token, query: `entity_id=${entity}` },
+    ];
+    const streams = await Promise.all(views.map((v) => openStream(v.token, { query: v.query })));
+    await until(() => streams.every((st) => st.retry !== undefined));
+    const add = (db: Client, type: string, entityId: string, guestId: string | null) =>
+      db.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         VALUES ($1, $2::"EntityType", $3, $4, 'update', '{}', now())`,
+        [A().id, type, entityId, guestId],
+      );
+    const late = new Client({ connectionString: t.databaseUrl });
+    await late.connect();
+    await late.query("BEGIN");
+    await add(late, "reservation", entity, guest); // takes its seq first, commits last
+    for (let i = 0; i < 12; i++) {
+      await add(c, "guest_profile", guest, guest);
+      await add(c, "guest_profile", sibling, sibling);
+      await add(c, "reservation", i % 2 ? entity : "1f0e0d0c-0b0a-4908-8706-050403020100", i % 3 ? guest : null);
+      if (i === 6) await late.query("COMMIT");
+    }
+    await late.end();
+    await c.end();
+
+    for (const [i, st] of streams.entries()) {
+      // What GET /v1/events gives from the stream's first id on, with the same filter and credential.
+      await until(() => st.events.length > 0);
+      const rows: string[] = [];
+      let cursor: string | null = st.events[0].id!;
+      while (cursor) {
+        const page: { status: number; body: { data: { seq: string }[]; next_cursor: string | null } } = await t.api
+          .get(`/v1/events?${views[i].query}&limit=100&cursor=${encodeURIComponent(cursor)}`)
+          .set({ Authorization: `Bearer ${views[i].token}` });
+        expect([views[i].query, page.status, page.body]).toEqual([views[i].query, 200, expect.anything()]);
+        rows.push(...page.body.data.map((r) => r.seq));
+        cursor = page.body.next_cursor;
+      }
+      await until(() => st.events.length >= rows.length + 1);
+    }
+    await new Promise((r) => setTimeout(r, 300)); // nothing more may follow
+    for (const st of streams) st.close();
+    const counts = streams.map((st) => st.events.length);
+    expect(counts).toEqual([13, 33, 21, 7]); // reservations; guest and sibling; guest; the entity's
+    for (const [i, st] of streams.entries()) {
+      const seqs = st.events.map(seqOf);
+      const page = await t.api.get(`/v1/events?${views[i].query}&limit=100&cursor=${encodeURIComponent(st.events[0].id!)}`).set({ Authorization: `Bearer ${views[i].token}` });
+      expect(seqs.slice(1)).toEqual(page.body.data.map((r: { seq: string }) => r.seq));
+    }
+  });
+
+  it("a client that stops reading leaves the group's reader and catches up when it reads again; the others keep streaming", async () => {
+    const token = A().credentials.api_key;
+    const guest = A().guest_with_events;
+    const fast = await openStream(A().credentials.session_token);
+    // The slow client: paused from its first byte on, so the server's writes back up.
+    const slow = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = http.get(`${base}/v1/events/stream`, { headers: { Authorization: `Bearer ${token}` } });
+      req.on("error", reject);
+      req.on("response", (res) => {
+        res.pause();
+        resolve(res);
+      });
+    });
+    await until(() => fast.retry !== undefined);
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    const append = async (n: number, size: number) =>
+      (await c.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         SELECT $1, 'guest_profile', $2, $2, 'update', jsonb_build_object('blob', repeat('x', $3::int)), now() FROM generate_series(1, $4::int)
+         RETURNING seq::text`,
+        [A().id, guest, size, n],
+      )).rows.map((r: { seq: string }) => r.seq);
+    // About 10 MB, more than a loopback socket buffers, then small events while the client still does not read.
+    const appended = [...(await append(150, 65_536))];
+    await until(() => fast.events.length >= 150);
+    appended.push(...(await append(30, 10)));
+    await until(() => fast.events.length >= 180);
+    await c.end();
+
+    let text = "";
+    slow.setEncoding("utf8");
+    slow.on("data", (chunk: string) => (text += chunk));
+    slow.resume();
+    const seqs = () => [...text.matchAll(/^data: \{"seq":"(\d+)"/gm)].map((m) => m[1]);
+    await until(() => seqs().length >= appended.length, 30_000);
+    await new Promise((r) => setTimeout(r, 300)); // nothing more may follow
+    slow.destroy();
+    fast.close();
+    expect(seqs()).toEqual(appended);
+    expect(fast.events.map(seqOf)).toEqual(appended);
+  }, 60_000);
 
   it("a key pinned to one property streams only that property's events", async () => {
     const pinned = A().credentials.api_key_pinned;

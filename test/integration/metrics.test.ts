@@ -118,6 +118,38 @@ describe("/metrics", () => {
     }
   });
 
+  it("reads the webhook endpoints at scrape time: by state, events pending and consecutive failures per endpoint", async () => {
+    const A = t.manifest.groups.A.id;
+    const insert = async (state: string, failures: number) =>
+      (
+        await t.db.primaryPool.query<{ id: string }>(
+          `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext, state, failure_count, cursor_txid, cursor_seq)
+           SELECT $1::uuid, 'http://127.0.0.1:9/metrics', '{reservation}', '{}', 'v2:x:y', $2::"WebhookEndpointState", $3,
+             COALESCE(max(txid), 0), COALESCE(max(seq), 0) FROM events WHERE property_group_id = $1::uuid
+           RETURNING id::text`,
+          [A, state, failures],
+        )
+      ).rows[0].id;
+    const [healthy, failing, disabled] = [await insert("active", 0), await insert("active", 3), await insert("disabled", 8)];
+    try {
+      // Two events the endpoints select (reservation), one they do not (guest_profile).
+      for (const type of ["reservation", "reservation", "guest_profile"]) {
+        await t.db.primaryPool.query(
+          `INSERT INTO events (property_group_id, entity_type, entity_id, operation, delta, occurred_at) VALUES ($1::uuid, $2::"EntityType", gen_random_uuid(), 'update', '{}', now())`,
+          [A, type],
+        );
+      }
+      const samples = await scrape();
+      expect(value(samples, "gcs_webhook_endpoints", { state: "active" })).toBe(1);
+      expect(value(samples, "gcs_webhook_endpoints", { state: "failing" })).toBe(1);
+      expect(value(samples, "gcs_webhook_endpoints", { state: "disabled" })).toBe(1);
+      for (const id of [healthy, failing, disabled]) expect(value(samples, "gcs_webhook_pending_events", { endpoint_id: id })).toBe(2);
+      expect([healthy, failing, disabled].map((id) => value(samples, "gcs_webhook_consecutive_failures", { endpoint_id: id }))).toEqual([0, 3, 8]);
+    } finally {
+      await t.db.primaryPool.query("DELETE FROM webhook_endpoints WHERE id = ANY($1::uuid[])", [[healthy, failing, disabled]]);
+    }
+  });
+
   it("is not on the API port, whatever the credential", async () => {
     const key = t.manifest.groups.A.credentials.api_key;
     const res = await t.api.get("/metrics").set(bearer(key));

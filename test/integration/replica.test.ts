@@ -23,13 +23,17 @@ import { startStandIn, type StandIn } from "../../src/delivery/standin";
 import { taskTools } from "../../src/mcp/task-tools";
 import { routes, type RouteSpec } from "../../src/rest/routes";
 import { startServer, type RunningServer } from "../../src/server";
+import { createApp } from "../../src/app";
+import type { AddressInfo } from "node:net";
 import { capturingLogger, startAppOn, type TestApp } from "../helpers/app";
 import { validated } from "../helpers/openapi-validate";
 import { queryOne, startReplicaPair, type ReplicaPair } from "../helpers/replica";
+import { openStream, seqOf, type SseEvent } from "../helpers/sse";
 import { StatementLog, type LoggedStatement } from "../helpers/statement-log";
 
 const schema = buildSchema(readFileSync(path.resolve(__dirname, "../../schema.graphql"), "utf8"));
 const MARKERS = "gcs-replica-markers";
+const STREAM_WRITER = "gcs-replica-stream-writer";
 /** The replica health check's own statements (src/db/replica-health.ts), on both servers every interval. */
 const HEALTH_CHECK = /pg_current_wal_insert_lsn|pg_last_wal_replay_lsn/;
 
@@ -60,6 +64,7 @@ describe("reads on the standby, writes on the primary", () => {
   let onStandby: StatementLog;
   const log = capturingLogger();
   const PASSWORD = "replica-password-never-logged";
+  let webhookEndpointId: string;
 
   beforeAll(async () => {
     for (const server of [pair.primary, pair.standby]) {
@@ -78,9 +83,18 @@ describe("reads on the standby, writes on the primary", () => {
       GCS_REPLICA_MAX_LAG_MS: "600000",
       GCS_REPLICA_CHECK_MS: "200",
       GCS_RATE_LIMIT: "0",
+      GCS_STREAM_POLL_MS: "100",
       GCS_GRAPHQL_MAX_DEPTH: "20",
       GCS_GRAPHQL_MAX_COST: "100000000",
     }, log.logger);
+    // A webhook endpoint of group A, for the webhook routes, fields and tools to read.
+    const made = await markers[0].query<{ id: string }>(
+      `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext)
+       VALUES ($1::uuid, 'https://receiver.example/hooks', '{*}', '{}', 'v2:x:y') RETURNING id::text AS id`,
+      [A().id],
+    );
+    webhookEndpointId = made.rows[0].id;
+    await pair.caughtUp();
     await onPrimary.window(); // start-up's statements are no request's
     await onStandby.window();
   }, 60_000);
@@ -176,6 +190,7 @@ describe("reads on the standby, writes on the primary", () => {
       tablePreview: { memberType: "guest_profile", filterDoc: UNBOUND_FILTER },
       stayMetrics: { filter: { arrivalFrom: "2024-01-01", arrivalTo: "2025-12-31" } },
       consentMetrics: { purpose: "email_marketing" },
+      webhookDeliveries: { endpointId: webhookEndpointId },
     };
     for (const field of fields) {
       const variables: Record<string, unknown> = { ...given[field.name] };
@@ -199,6 +214,7 @@ describe("reads on the standby, writes on the primary", () => {
       guest_context: { master_profile_id: person.masterProfileId },
       check_contact_permission: { email: person.email, purpose: "email_marketing" },
       stay_performance: { from: "2024-01-01", to: "2025-12-31" },
+      list_webhook_deliveries: { endpoint_id: webhookEndpointId },
     };
     for (const tool of taskTools) {
       const res = await observe(`MCP ${tool.name}`, () =>
@@ -333,6 +349,86 @@ describe("reads on the standby, writes on the primary", () => {
     expect(seen).toEqual(rows.map((r) => r.seq)); // every event once, in timeline order
     expect(tailReads).toBeGreaterThan(5); // the walk reached the end while the writers were still at it
     expect(t.db.readerPool).toBe(t.db.replica!.pool);
+  }, 60_000);
+
+  it("streams the timeline from the standby and resumes with Last-Event-ID while the primary appends out of commit order: no gap, no duplicate", async () => {
+    const app = await createApp(t.services);
+    const server = app.app.listen(0, "127.0.0.1");
+    await new Promise((r) => server.once("listening", r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const token = A().credentials.api_key;
+    const writers: Client[] = [];
+    for (let i = 0; i < 4; i++) {
+      const c = new Client({ connectionString: pair.primary.adminUrl(), application_name: STREAM_WRITER });
+      await c.connect();
+      writers.push(c);
+    }
+    const append = (c: Client) =>
+      c.query(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         VALUES ($1, 'guest_profile', $2, $2, 'update', '{"replica_stream": true}', now())`,
+        [A().id, A().guest_with_events],
+      );
+    try {
+      await onPrimary.window();
+      let s = await openStream(base, token);
+      expect(s.status).toBe(200);
+      await waitUntil("the retry hint", async () => s.retry !== undefined);
+      // One transaction takes its seq first and commits last; the others interleave meanwhile.
+      let writing = true;
+      const long = (async () => {
+        await writers[0].query("BEGIN");
+        await append(writers[0]);
+        await sleep(1500);
+        await append(writers[0]);
+        await writers[0].query("COMMIT");
+      })();
+      const short = writers.slice(1).map(async (c, i) => {
+        for (let n = 0; n < 25; n++) {
+          await c.query("BEGIN");
+          await append(c);
+          await sleep(40 + ((i * 7 + n * 13) % 5) * 30);
+          await c.query("COMMIT");
+        }
+      });
+      const written = Promise.all([long, ...short]).finally(() => (writing = false));
+
+      // Reconnect with Last-Event-ID after every few events, while the writers are at it.
+      const seen: SseEvent[] = [];
+      let reconnects = 0;
+      while (writing) {
+        await waitUntil("a few events", async () => s.events.length >= 3 || !writing);
+        if (s.events.length === 0) continue;
+        s.close();
+        seen.push(...s.events);
+        s = await openStream(base, token, { lastEventId: seen[seen.length - 1].id });
+        expect(s.status).toBe(200);
+        reconnects++;
+      }
+      await written;
+      await pair.caughtUp();
+      const { rows } = await markers[0].query<{ seq: string }>(
+        `SELECT seq::text AS seq FROM events WHERE property_group_id = $1 AND delta ? 'replica_stream' ORDER BY txid, seq`,
+        [A().id],
+      );
+      await waitUntil("every event on the stream", async () => seen.length + s.events.length >= rows.length);
+      await sleep(300); // nothing more may follow
+      s.close();
+      seen.push(...s.events);
+
+      expect(seen.map(seqOf)).toEqual(rows.map((r) => r.seq)); // every event once, in timeline order
+      expect(rows.length).toBe(2 + 3 * 25);
+      expect(reconnects).toBeGreaterThan(2);
+      expect(t.db.readerPool).toBe(t.db.replica!.pool);
+      // The stream read nothing from the primary: only the writers' statements are there.
+      expect(appStatements(await onPrimary.window()).filter((st) => st.application !== STREAM_WRITER)).toEqual([]);
+    } finally {
+      for (const c of writers) await c.end();
+      app.drain();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await app.stop();
+    }
   }, 60_000);
 });
 

@@ -8,6 +8,7 @@
 // property_group_id compared with the group's uuid, as a literal or a bound parameter
 // (test/helpers/tenant-isolation.ts, with its short allow-list).
 // It depends on behaviour only (HTTP in, SQL out), so it keeps holding whichever layer writes the SQL.
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import {
@@ -24,6 +25,8 @@ import {
   type GraphQLObjectType,
 } from "graphql";
 import { Client } from "pg";
+import { deliverySecretKey } from "../../src/delivery/run";
+import { seal, type Keyring } from "../../src/delivery/secret-box";
 import type { FixtureManifest } from "../../src/fixtures";
 import { UNBOUND_FILTER } from "../../src/fixtures/tables";
 import { taskTools } from "../../src/mcp/task-tools";
@@ -45,6 +48,7 @@ let t: TestApp;
 let markers: Client;
 let log: StatementLog;
 let tenant: TenantTables;
+let keyring: Keyring;
 
 beforeAll(async () => {
   ({ pg, manifest } = await startOwnPostgres());
@@ -62,7 +66,10 @@ beforeAll(async () => {
     GCS_GRAPHQL_MAX_COST: "100000000",
     GCS_GRAPHQL_MAX_SELECTIONS: "1000000",
     GCS_GRAPHQL_MAX_TOKENS: "1000000",
+    // Webhook endpoints on 127.0.0.1 (a test ping finds nothing listening there and says so).
+    GCS_WEBHOOKS_ALLOW_PRIVATE: "true",
   });
+  keyring = await deliverySecretKey(t.services.config, t.db.primary); // seals the webhook endpoints' secrets
   await log.window(); // start-up's statements (migrations, secrets) are no request's
 }, 180_000);
 
@@ -150,6 +157,24 @@ interface Samples {
   /** The caller's property, or one of the group's. */
   property: string;
   provider: string;
+  /** Webhook endpoints the pass may delete (REST, then GraphQL): the sampled one stays for the other calls. */
+  spareEndpoints: string[];
+}
+
+const WEBHOOK_URL = "http://127.0.0.1:9/isolation";
+
+/** A webhook endpoint the pass sees (a narrowed caller sees only its property's), written outside the log. */
+async function webhookEndpointFor(pass: Pass): Promise<string> {
+  const property = pass.caller().propertyId;
+  const id = randomUUID();
+  // Sealed as the service seals (the test ping opens it), under the endpoint's id.
+  const sealed = seal("whsec_isolation", id, keyring);
+  await markers.query(
+    `INSERT INTO webhook_endpoints (id, property_group_id, url, topics, property_ids, secret_ciphertext)
+     VALUES ($1::uuid, $2::uuid, $3, '{*}', $4::uuid[], $5)`,
+    [id, A().id, WEBHOOK_URL, property ? [property] : [], sealed],
+  );
+  return id;
 }
 
 const bearer = (pass: Pass): Record<string, string> => ({
@@ -165,8 +190,10 @@ async function sample(pass: Pass): Promise<Samples> {
   const viewer = await graphql(pass, "sample: viewer", "{ viewer { scopes } }");
   const scopes = new Set<string>(viewer.body.data.viewer.scopes);
 
-  // The table with destination bindings, so pause and resume have a binding to act on.
-  const rows = new Map<string, string>([["/v1/tables", A().tables.bound]]);
+  // The table with destination bindings, so pause and resume have a binding to act on; a webhook
+  // endpoint the pass sees.
+  const endpoint = await webhookEndpointFor(pass);
+  const rows = new Map<string, string>([["/v1/tables", A().tables.bound], ["/v1/webhook-endpoints", endpoint]]);
   const collections = routes.filter((r) => r.method === "GET" && !r.path.includes(":")).map((r) => r.path);
   for (const collection of collections) {
     if (rows.has(collection)) continue;
@@ -175,7 +202,7 @@ async function sample(pass: Pass): Promise<Samples> {
     if (id) rows.set(collection, id);
   }
 
-  const ids = new Map<string, string>([["Table", A().tables.bound]]);
+  const ids = new Map<string, string>([["Table", A().tables.bound], ["WebhookEndpoint", endpoint]]);
   for (const typeName of idArgumentTypes()) {
     if (ids.has(typeName)) continue;
     const list = Object.values(schema.getQueryType()!.getFields()).find((f) => !hasRequiredArgs(f) && listedType(f)?.name === typeName);
@@ -193,17 +220,21 @@ async function sample(pass: Pass): Promise<Samples> {
   );
   if (!guest) throw new Error(`${pass.name} sees no guest with a name, an e-mail and a master profile`);
   const person = { guestId: guest.id, name: `${guest.givenName} ${guest.familyName}`, email: guest.email, masterProfileId: guest.masterProfileId };
-  return { scopes, rows, ids, person, property: pass.caller().propertyId ?? A().properties[0], provider: manifest.destinations[0] };
+  const spareEndpoints = [await webhookEndpointFor(pass), await webhookEndpointFor(pass)];
+  return { scopes, rows, ids, person, property: pass.caller().propertyId ?? A().properties[0], provider: manifest.destinations[0], spareEndpoints };
 }
 
 // ---- REST: every route of the route table --------------------------------------------------------
 
 /** Required body members, by name; a route with another required member fails until it is added here. */
-const BODY_VALUES: Record<string, unknown> = { member_type: "guest_profile", filter_doc: UNBOUND_FILTER };
+const BODY_VALUES: Record<string, unknown> = { member_type: "guest_profile", filter_doc: UNBOUND_FILTER, url: WEBHOOK_URL, topics: ["*"] };
+/** Bodies of routes whose members are all optional but one is due (replay: cursor or since). */
+const ROUTE_BODIES: Record<string, Record<string, unknown>> = { "POST /v1/webhook-endpoints/:id/replay": { since: "2020-01-01T00:00:00Z" } };
 
 function pathFor(route: RouteSpec, s: Samples): string {
   return route.path.replace(/:(\w+)/g, (_, name: string) => {
     if (name === "provider") return s.provider;
+    if (route.method === "DELETE" && route.path === "/v1/webhook-endpoints/:id") return s.spareEndpoints[0];
     const collection = route.path.slice(0, route.path.indexOf(`/:${name}`));
     const id = name === "id" ? s.rows.get(collection) : undefined;
     if (!id) throw new Error(`${route.method} ${route.path}: no value for :${name} (no row of GET ${collection}); teach statement-isolation.test.ts`);
@@ -213,6 +244,7 @@ function pathFor(route: RouteSpec, s: Samples): string {
 
 function bodyFor(route: RouteSpec): Record<string, unknown> | undefined {
   if (!route.body) return undefined;
+  if (ROUTE_BODIES[`${route.method} ${route.path}`]) return ROUTE_BODIES[`${route.method} ${route.path}`];
   const body: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(route.body)) {
     if (!spec.required) continue;
@@ -227,11 +259,11 @@ async function callRoute(pass: Pass, route: RouteSpec, s: Samples): Promise<stri
   const url = pathFor(route, s);
   const body = bodyFor(route);
   const res = await observe(pass, target, () => {
-    const req = route.method === "GET" ? t.api.get(url) : t.api.post(url);
+    const req = route.method === "GET" ? t.api.get(url) : route.method === "DELETE" ? t.api.delete(url) : t.api.post(url);
     req.set(bearer(pass));
     return body ? req.send(body) : req;
   });
-  if (res.status === 200) return answer(pass, target);
+  if (res.status === (route.status ?? 200)) return answer(pass, target);
   if (res.status === 403 && refusalIsDue(res.body.error, route.scope, s)) return undefined;
   return `${pass.name}, ${target}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
 }
@@ -277,6 +309,7 @@ function queryValues(route: RouteSpec, name: string, s: Samples): string[] {
  */
 async function callRouteVariants(pass: Pass, route: RouteSpec, s: Samples): Promise<string[]> {
   if (route.method !== "GET" || !route.query) return [];
+  if (!s.scopes.has(route.scope)) return []; // refused before any filter is read (callRoute checked the refusal)
   const base = pathFor(route, s);
   const queries: Record<string, string>[] = [];
   for (const name of Object.keys(route.query)) {
@@ -348,6 +381,12 @@ const FIELD_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> =
   guestMetrics: () => ({ groupBy: ["property", "loyalty_tier"], emailPurpose: "email_marketing", smsPurpose: "sms_marketing" }),
   consentMetrics: () => ({ purpose: "email_marketing", groupBy: ["property", "month"] }),
   reviewMetrics: () => ({ groupBy: ["property", "month"] }),
+  // Webhook endpoints: a receiver on loopback, the sampled endpoint, a spare one to delete.
+  webhookDeliveries: (s) => ({ endpointId: s.ids.get("WebhookEndpoint") }),
+  createWebhookEndpoint: () => ({ url: WEBHOOK_URL, topics: ["*"] }),
+  testWebhookEndpoint: (s) => ({ id: s.ids.get("WebhookEndpoint") }),
+  replayWebhookEndpoint: () => ({ since: "2020-01-01T00:00:00Z" }),
+  deleteWebhookEndpoint: (s) => ({ id: s.spareEndpoints[1] }),
 };
 
 function argumentsFor(field: GraphQLField<unknown, unknown>, s: Samples): Record<string, unknown> {
@@ -413,6 +452,8 @@ const TOOL_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> = 
   stay_performance: () => ({ from: "2025-06-01", to: "2027-05-31", group_by: ["property", "channel"] }),
   review_trend: () => ({ group_by: ["source"] }),
   guest_reach: () => ({ group_by: ["loyalty_tier"] }),
+  list_webhook_endpoints: () => ({}),
+  list_webhook_deliveries: (s) => ({ endpoint_id: s.ids.get("WebhookEndpoint") }),
 };
 
 async function callTool(pass: Pass, tool: (typeof taskTools)[number], s: Samples): Promise<string | undefined> {
@@ -428,6 +469,8 @@ async function callTool(pass: Pass, tool: (typeof taskTools)[number], s: Samples
   );
   const result = res.body?.result as { isError?: boolean; content: { text: string }[] } | undefined;
   if (res.status === 200 && result && !result.isError) return answer(pass, target);
+  // A tool whose scope the credential lacks is not listed: the SDK answers "not found" in plain text.
+  if (result?.isError && result.content[0].text.includes(`Tool ${tool.name} not found`) && !s.scopes.has(tool.scope)) return undefined;
   const error = result?.isError ? (JSON.parse(result.content[0].text) as { error?: string }).error : undefined;
   if (refusalIsDue(error, tool.scope, s)) return undefined;
   return `${pass.name}, ${target}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;

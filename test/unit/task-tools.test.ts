@@ -11,8 +11,8 @@ import { toE164 } from "../../src/consent/precedence";
 const tool = (name: string) => taskTools.find((t) => t.name === name)!;
 
 describe("task tools", () => {
-  it("are find_guests, guest_context, check_contact_permission and the aggregate tools, read-only and closed-world", () => {
-    expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission", "stay_performance", "review_trend", "guest_reach"]);
+  it("are find_guests, guest_context, check_contact_permission, the aggregate and the webhook tools, read-only and closed-world", () => {
+    expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission", "stay_performance", "review_trend", "guest_reach", "list_webhook_endpoints", "list_webhook_deliveries"]);
     for (const t of taskTools) {
       expect(t.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
       expect(t.description.length).toBeGreaterThan(200);
@@ -41,7 +41,7 @@ describe("task tools", () => {
 
   it("run operations of src/mcp/operations that validate against schema.graphql", () => {
     const dir = path.resolve(__dirname, "../../src/mcp/operations");
-    const document = parse(["tasks.graphql", "metrics.graphql"].map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n"));
+    const document = parse(["tasks.graphql", "metrics.graphql", "webhooks.graphql"].map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n"));
     expect(validate(buildSchema(), document)).toEqual([]);
     const names = document.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : []));
     expect(taskTools.map((t) => t.operation).sort()).toEqual([...names].sort());

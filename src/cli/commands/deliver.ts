@@ -1,8 +1,9 @@
-// `gcs deliver`: the destination delivery worker alone (`gcs serve` runs it beside the API).
+// `gcs deliver`: the destination delivery and webhook workers alone (`gcs serve` runs them beside the API).
 import { openDatabase } from "../../db/database";
 import { flushDue } from "../../delivery/engine";
 import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, runDelivery } from "../../delivery/run";
 import { createLogger } from "../../logger";
+import { sendDue } from "../../webhooks/sender";
 import { cliConfig, printJson, withDatabase } from "../database";
 
 export async function deliver(opts: { once?: boolean }): Promise<void> {
@@ -11,14 +12,18 @@ export async function deliver(opts: { once?: boolean }): Promise<void> {
   const logger = createLogger(config.logLevel);
   if (opts.once) {
     return withDatabase(config, true, async (db) => {
+      const secretKey = await deliverySecretKey(config, db.primary);
       const reports = await flushDue(db.primary, {
-        secretKey: await deliverySecretKey(config, db.primary),
+        secretKey,
         destinations: destinationsFromConfig(config),
         batchSize: config.delivery.batchSize,
         leaseMs: config.delivery.leaseMs,
         logger,
       });
       for (const r of reports) printJson(r);
+      // Then one webhook sending pass (the worker's sendDue): every due endpoint once.
+      const sent = await sendDue(db.primary, { secretKey, policy: config.webhooks, leaseMs: config.delivery.leaseMs, logger });
+      for (const r of sent) printJson({ webhook: true, ...r });
     });
   }
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 4 });

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { appendEvents, groupPropertyIds, onlyGroupId, simulationTargets, type NewEvent } from "../../data/event-append";
 import type { DataClient } from "../../data/client";
 import { isUuid } from "../../validate";
-import { WEBHOOK_TOPICS } from "../../webhooks/router";
+import { WEBHOOK_TOPICS } from "../../webhooks/input";
 import { cliConfig, printJson, withDatabase } from "../database";
 
 const OPERATIONS = ["create", "update", "delete"] as const;

@@ -14,6 +14,7 @@ import { metricResolvers } from "./metrics";
 import { propertyResolvers } from "./properties";
 import { stayResolvers } from "./stays";
 import { tableResolvers } from "./tables";
+import { webhookResolvers } from "./webhooks";
 
 const viewerResolvers = {
   Query: {
@@ -43,4 +44,5 @@ export const resolvers = [
   guestContextResolvers,
   contactPermissionResolvers,
   metricResolvers,
+  webhookResolvers,
 ];

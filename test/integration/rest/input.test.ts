@@ -20,7 +20,7 @@ const INHERITED = ["__proto__", "constructor", "toString", "hasOwnProperty", "va
 const pathOf = (route: RouteSpec) => route.path.replace(/:(\w+)/g, (_m, name: string) => (name === "provider" ? t.manifest.destinations[0] : ANY_ID));
 
 function call(route: RouteSpec, url = pathOf(route)) {
-  const req = route.method === "GET" ? t.api.get(url) : t.api.post(url);
+  const req = route.method === "GET" ? t.api.get(url) : route.method === "DELETE" ? t.api.delete(url) : t.api.post(url);
   return req.set("Authorization", `Bearer ${key()}`);
 }
 

@@ -14,7 +14,7 @@ afterAll(() => t.close());
 /** A request to the route with valid placeholders for its path parameters and body. */
 function call(route: RouteSpec, token: string) {
   const path = route.path.replace(/:(\w+)/g, (_, name) => (name === "provider" ? "mailchimp" : t.manifest.groups.A.tables.bound));
-  const req = route.method === "GET" ? t.api.get(path) : t.api.post(path);
+  const req = route.method === "GET" ? t.api.get(path) : route.method === "DELETE" ? t.api.delete(path) : t.api.post(path);
   req.set("Authorization", `Bearer ${token}`);
   return route.body ? req.send({ member_type: "guest_profile", filter_doc: { field: "email", op: "exists", value: true } }) : req;
 }

@@ -1,0 +1,100 @@
+// Read-only MCP tools over webhook endpoints (issue 29): "are our webhooks healthy?", "why does the
+// CRM endpoint fail?". Each runs one named operation of operations/webhooks.graphql; managing
+// endpoints (create, rotate, replay) stays with /v1 and /graphql, and no tool sees a secret.
+import { z } from "zod";
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_LIMIT } from "../pagination/keyset";
+import { snakeKeys, type TaskTool } from "./task-tools";
+
+const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+/** A page a model can read. */
+const DEFAULT_LIMIT = 20;
+
+const paging = {
+  limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`Rows per page, default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}.`),
+  cursor: z.string().min(1).max(2048).optional().describe("next_cursor of the previous page; omit on the first page."),
+};
+const page = { next_cursor: z.string().nullable().describe("Pass back as cursor while has_more."), has_more: z.boolean() };
+const instant = z.string().describe("ISO 8601 instant, UTC");
+
+const pageVariables = (args: Record<string, unknown>) => ({ limit: args.limit ?? DEFAULT_LIMIT, ...(args.cursor ? { cursor: args.cursor } : {}) });
+const pageResult = (p: unknown, rows: string) => {
+  const { nodes, nextCursor, hasMore } = p as { nodes: unknown[]; nextCursor: string | null; hasMore: boolean };
+  return { [rows]: snakeKeys(nodes), next_cursor: nextCursor, has_more: hasMore };
+};
+
+const listWebhookEndpoints: TaskTool = {
+  name: "list_webhook_endpoints",
+  scope: "read:webhooks",
+  title: "Webhook endpoints and their health",
+  description: [
+    "Lists the group's webhook endpoints (where the event log is POSTed, signed) with their health: state (active or disabled),",
+    "disabled_reason, failure_count (failed attempts of the event the endpoint is held on; 0 when healthy), next_attempt_at while",
+    "failing, and last_error. Use it to answer whether integrations receive changes. For one endpoint's attempts (response codes,",
+    "durations, errors) call list_webhook_deliveries with its id.",
+  ].join(" "),
+  operation: "WebhookEndpointHealth",
+  inputSchema: paging,
+  outputSchema: {
+    endpoints: z.array(
+      z.object({
+        id: z.string(),
+        url: z.string(),
+        topics: z.array(z.string()),
+        property_ids: z.array(z.string()),
+        description: z.string().nullable(),
+        state: z.string(),
+        disabled_reason: z.string().nullable(),
+        disabled_at: instant.nullable(),
+        failure_count: z.number().int(),
+        next_attempt_at: instant.nullable(),
+        last_error: z.string().nullable(),
+        previous_secret_expires_at: instant.nullable(),
+        created_at: instant,
+      }),
+    ),
+    ...page,
+  },
+  annotations: READ_ONLY,
+  toVariables: pageVariables,
+  toResult: (data) => pageResult(data.webhookEndpoints, "endpoints"),
+};
+
+const listWebhookDeliveries: TaskTool = {
+  name: "list_webhook_deliveries",
+  scope: "read:webhooks",
+  title: "A webhook endpoint's recent deliveries",
+  description: [
+    "Lists one webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees: evt_<seq>, the same",
+    "on every retry; ping_… for a test), event_type, attempt number, status (succeeded, failed, refused), the receiver's",
+    "response_code, duration_ms, error and next_retry_at. Get endpoint_id from list_webhook_endpoints.",
+  ].join(" "),
+  operation: "WebhookDeliveryLog",
+  inputSchema: {
+    endpoint_id: z.uuid().describe("The endpoint's id (from list_webhook_endpoints)."),
+    ...paging,
+  },
+  outputSchema: {
+    deliveries: z.array(
+      z.object({
+        id: z.string(),
+        message_id: z.string(),
+        event_type: z.string(),
+        event_seq: z.string().nullable(),
+        attempt: z.number().int(),
+        status: z.string(),
+        response_code: z.number().int().nullable(),
+        duration_ms: z.number().int(),
+        error: z.string().nullable(),
+        next_retry_at: instant.nullable(),
+        created_at: instant,
+      }),
+    ),
+    ...page,
+  },
+  annotations: READ_ONLY,
+  toVariables: (args) => ({ endpointId: args.endpoint_id, ...pageVariables(args) }),
+  toResult: (data) => pageResult(data.webhookDeliveries, "deliveries"),
+};
+
+export const webhookTools: TaskTool[] = [listWebhookEndpoints, listWebhookDeliveries];

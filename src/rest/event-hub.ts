@@ -1,0 +1,218 @@
+// One reader of the event timeline per group and instance, fanned out to that group's open streams
+// (GET /v1/events/stream, issue 29).
+//
+// A stream first catches up on its own: the timeline (data/events.ts) with its filters after its
+// cursor, like GET /v1/events, until it has seen everything up to the feed's position. Then it joins
+// the group's feed, which reads the group's new rows once per poll (one statement for all the
+// group's streams, instead of one per stream) and hands each row to the streams whose filter and
+// scope select it (events.matcher, the same test as the timeline's SQL). Rows arrive in timeline
+// order, each once: the feed's position moves in the same synchronous step that hands rows out, and
+// a stream joins only when it has seen everything up to that position, read from the same server (a
+// replica may lag the primary the feed read). A stream whose client is not reading leaves the feed
+// and catches up on its own once the client drains, so a slow client holds at most one poll's rows
+// beyond its socket's buffer and never slows the others.
+import { createData } from "../data";
+import { eventKeyOf, type EventFilter, type EventRow } from "../data/events";
+import { eventLogEnd } from "../data/webhooks";
+import type { Database } from "../db/database";
+import type { Logger } from "../logger";
+import type { Scope } from "../auth/scope";
+import type { CursorKey } from "../pagination/cursor";
+
+/** A timeline position, (txid, seq) as numbers. */
+type Position = readonly [bigint, bigint];
+const positionOf = (key: CursorKey): Position => [BigInt(key[0]), BigInt(key[1])];
+const keyOf = (p: Position): CursorKey => [p[0].toString(), p[1].toString()];
+const compare = (a: Position, b: Position) => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] === b[1] ? 0 : a[1] < b[1] ? -1 : 1);
+
+/** Rows per statement, when catching up and for the feed. */
+const BATCH = 500;
+
+/** Where a stream's rows go: an open SSE response. */
+export interface Sink {
+  readonly closed: boolean;
+  /** The stream's start is known: send the headers. Called once, before any row. */
+  open(): void;
+  /** Queues one row. */
+  send(row: EventRow): void;
+  /** Writes what is queued (or a heartbeat when idle); false when the client's buffer is full: queue no more before drained(). */
+  flush(): boolean;
+  /** Resolves when the client can take more, or has gone. */
+  drained(): Promise<void>;
+  /** Resolves when the client has gone. */
+  readonly gone: Promise<void>;
+}
+
+interface Member {
+  after: Position;
+  match: (row: EventRow) => boolean;
+  /** A fresh `match`, for filters that must be resolved again (master_profile_id). */
+  refresh?: () => Promise<(row: EventRow) => boolean>;
+  sink: Sink;
+  /** Resolves the stream's wait on the feed: it left (slow client) or the client went. */
+  leave: () => void;
+}
+
+class GroupFeed {
+  /** Everything of the group up to here has been handed to the members. */
+  position: Position = [0n, 0n];
+  /** The server `position` was read from (db.readerPool: the primary, or the replica while it serves). */
+  readFrom: unknown;
+  readonly ready: Promise<void>;
+  readonly members = new Set<Member>();
+  users = 0;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private failing = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly groupId: string,
+    private readonly pollMs: number,
+    private readonly logger: Pick<Logger, "warn" | "info">,
+  ) {
+    const from = db.readerPool;
+    this.ready = eventLogEnd(db.reader, groupId).then((end) => {
+      this.position = [BigInt(end.txid), BigInt(end.seq)];
+      this.readFrom = from;
+      this.schedule();
+    });
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    for (const m of this.members) m.leave();
+    this.members.clear();
+  }
+
+  private schedule() {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.poll(), this.pollMs);
+    this.timer.unref();
+  }
+
+  private async poll() {
+    try {
+      let full = true;
+      while (full && !this.stopped) {
+        const from = this.db.readerPool;
+        const data = createData(this.db, { propertyGroupId: this.groupId, propertyId: null });
+        const rows = await data.events.timeline({}, keyOf(this.position), BATCH);
+        full = rows.length === BATCH;
+        if (rows.length > 0) await this.refresh();
+        this.handOut(rows, from);
+      }
+      if (this.failing) this.logger.info({ propertyGroupId: this.groupId }, "event stream feed reads again");
+      this.failing = false;
+    } catch (err) {
+      // The streams stay open and the next poll tries again (a database outage, a replica switch).
+      if (!this.failing) this.logger.warn({ err, propertyGroupId: this.groupId }, "event stream feed could not read the timeline; retrying");
+      this.failing = true;
+      this.handOut([], undefined); // heartbeats go on
+    } finally {
+      this.schedule();
+    }
+  }
+
+  private async refresh() {
+    await Promise.all([...this.members].map(async (m) => {
+      if (m.refresh) m.match = await m.refresh();
+    }));
+  }
+
+  /** Synchronous: the position moves with the rows handed out, so a stream joins between two polls' rows, never inside. */
+  private handOut(rows: EventRow[], from: unknown) {
+    if (rows.length > 0) this.readFrom = from;
+    for (const row of rows) {
+      const key = positionOf(eventKeyOf(row));
+      for (const m of this.members) {
+        if (compare(key, m.after) <= 0 || !m.match(row)) continue;
+        m.after = key;
+        m.sink.send(row);
+      }
+      this.position = key;
+    }
+    // One write per stream and poll; a client that is not reading leaves the feed.
+    for (const m of this.members) {
+      if (m.sink.flush()) continue;
+      this.members.delete(m);
+      m.leave();
+    }
+  }
+}
+
+export class EventHub {
+  private readonly feeds = new Map<string, GroupFeed>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly pollMs: number,
+    private readonly logger: Pick<Logger, "warn" | "info">,
+  ) {}
+
+  /**
+   * Sends the rows `scope` and `filter` select after `start` (the log's end when undefined) to
+   * `sink`, in timeline order, until the client goes. Rejects when the database cannot be read
+   * while catching up (before sink.open() when it cannot be read at all).
+   */
+  async follow(scope: Scope, filter: EventFilter, start: CursorKey | undefined, sink: Sink): Promise<void> {
+    const groupId = scope.propertyGroupId;
+    let feed = this.feeds.get(groupId);
+    if (!feed) this.feeds.set(groupId, (feed = new GroupFeed(this.db, groupId, this.pollMs, this.logger)));
+    feed.users++;
+    try {
+      await feed.ready;
+      const matcher = () => createData(this.db, scope).events.matcher(filter);
+      const member: Member = {
+        // The feed's position is the log's end, or at most one poll behind it.
+        after: start ? positionOf(start) : feed.position,
+        match: await matcher(),
+        refresh: filter.masterProfileId ? matcher : undefined,
+        sink,
+        leave: () => undefined,
+      };
+      void sink.gone.then(() => member.leave());
+      if (sink.closed) return;
+      sink.open();
+      /** Everything the stream selects up to here has been sent. */
+      let seen = member.after;
+      while (!sink.closed) {
+        const bound = feed.position;
+        const boundFrom = feed.readFrom;
+        if (compare(seen, bound) >= 0) {
+          // Caught up: the feed sends what comes after `bound`, and nothing here awaited since it was read.
+          await new Promise<void>((resolve) => {
+            member.leave = resolve;
+            feed!.members.add(member);
+          });
+          feed.members.delete(member);
+          seen = member.after;
+          if (!sink.closed) await sink.drained();
+          continue;
+        }
+        const from = this.db.readerPool;
+        const rows = await createData(this.db, scope).events.timeline(filter, keyOf(member.after), BATCH);
+        if (sink.closed) return;
+        for (const row of rows) {
+          member.after = positionOf(eventKeyOf(row));
+          sink.send(row);
+        }
+        if (!sink.flush()) await sink.drained();
+        seen = member.after;
+        if (rows.length === BATCH) continue;
+        // A short read saw every row finished when it began, so every row up to `bound` if it read
+        // the server the feed read `bound` from (a replica may lag the primary). Else try again
+        // after a poll, when the feed has read the server reads go to now.
+        if (from === boundFrom) {
+          if (compare(bound, seen) > 0) seen = bound;
+        } else await new Promise((resolve) => setTimeout(resolve, this.pollMs).unref());
+      }
+    } finally {
+      if (--feed.users === 0) {
+        feed.stop();
+        this.feeds.delete(groupId);
+      }
+    }
+  }
+}
