@@ -112,17 +112,25 @@ async function main() {
 
 let benchDatabaseUrl = "";
 /**
- * Waits (up to 5 min) until no statement runs on the bench database: a slow system's statements
- * outlive its run (the client gave up, PostgreSQL did not) and would load the next one.
+ * Waits until no statement runs on the bench database: a slow system's statements outlive its run
+ * (the client gave up, PostgreSQL did not) and would load the next one. After 30 s the ones left
+ * are cancelled, as a server's statement timeout would.
  */
 async function databaseQuiet() {
   const db = new Client({ connectionString: benchDatabaseUrl });
   await db.connect();
   const started = Date.now();
+  const others = "FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()";
   try {
     for (;;) {
-      const { rows } = await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()");
-      if (rows[0].n === 0 || Date.now() - started > 300_000) break;
+      const { rows } = await db.query(`SELECT count(*)::int AS n ${others}`);
+      if (rows[0].n === 0) break;
+      if (Date.now() - started > 30_000) {
+        const { rows: cancelled } = await db.query(`SELECT pg_cancel_backend(pid) ${others}`);
+        log(`cancelled ${cancelled.length} statements still running 30 s after the previous run`);
+        await new Promise((r) => setTimeout(r, 1000));
+        break;
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
   } finally {

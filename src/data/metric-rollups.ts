@@ -90,8 +90,9 @@ export function bucketEnd(grain: Grain, text: string): string {
 /**
  * The oldest unapplied change a stored answer may miss. Past it (the refresher stopped, or cannot
  * keep up), the family is counted live until it is rebuilt: an answer is never staler than this.
+ * Above the slowest rebuild at a million guests per group (about 3 minutes: docs/aggregates.md).
  */
-export const MAX_STALENESS_SECONDS = 60;
+export const MAX_STALENESS_SECONDS = 600;
 
 /** The family's state row when it is built and fresh enough to answer from (else no row). */
 const freshState = (scoped: (model: "MetricRollupState", alias: string) => Sql, metric: Metric) =>

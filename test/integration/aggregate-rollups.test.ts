@@ -206,7 +206,7 @@ describe("served, fresh and shared", () => {
     const y = year() - 1;
     const live = await ask(`${y}-01-01`, `${y}-12-31`);
     await admin.query(`UPDATE metric_rollups SET bucket = jsonb_set(bucket, '{stays}', '777') WHERE property_group_id = $1 AND metric = 'stays' AND shape = 'month:'`, [A().id]);
-    await admin.query(`INSERT INTO metric_rollup_changes (property_group_id, metric, changed_at) VALUES ($1, 'stays', now() - interval '61 seconds')`, [A().id]);
+    await admin.query(`INSERT INTO metric_rollup_changes (property_group_id, metric, changed_at) VALUES ($1, 'stays', now() - interval '601 seconds')`, [A().id]);
     expect(await ask(`${y}-01-01`, `${y}-12-31`)).toEqual(live);
     await refreshRollups(t.db, { groupId: A().id });
     expect(await ask(`${y}-01-01`, `${y}-12-31`)).toEqual(live);
