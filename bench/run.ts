@@ -121,22 +121,27 @@ async function databaseQuiet() {
   await db.connect();
   const started = Date.now();
   const others = "FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database()";
+  let cancelled = 0;
+  let quietSince: number | undefined;
   try {
-    for (;;) {
+    // Quiet for a whole second: a server may still hold queued requests that the next statement
+    // starts (a timed-out client does not cancel them). Past 30 s, cancel what runs, until quiet.
+    while (Date.now() - started < 180_000) {
       const { rows } = await db.query(`SELECT count(*)::int AS n ${others}`);
-      if (rows[0].n === 0) break;
-      if (Date.now() - started > 30_000) {
-        const { rows: cancelled } = await db.query(`SELECT pg_cancel_backend(pid) ${others}`);
-        log(`cancelled ${cancelled.length} statements still running 30 s after the previous run`);
-        await new Promise((r) => setTimeout(r, 1000));
-        break;
+      if (rows[0].n === 0) {
+        quietSince ??= Date.now();
+        if (Date.now() - quietSince >= 1000) break;
+      } else {
+        quietSince = undefined;
+        if (Date.now() - started > 30_000) cancelled += (await db.query(`SELECT pg_cancel_backend(pid) ${others}`)).rowCount ?? 0;
       }
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 100));
     }
   } finally {
     await db.end();
   }
-  if (Date.now() - started > 1000) log(`waited ${((Date.now() - started) / 1000).toFixed(0)} s for the statements of the previous run to finish`);
+  if (cancelled) log(`cancelled ${cancelled} statements of the previous run still running after 30 s`);
+  if (Date.now() - started > 2000) log(`waited ${((Date.now() - started) / 1000).toFixed(0)} s for the statements of the previous run to finish`);
 }
 
 /** Runs `request` for warm-up and DURATION seconds and adds the figures to `runs` under `key`. */
