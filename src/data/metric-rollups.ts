@@ -57,6 +57,9 @@ const DAY_MS = 86_400_000;
 const toDate = (text: string) => new Date(`${text}T00:00:00Z`);
 const toText = (d: Date) => d.toISOString().slice(0, 10);
 
+export const nextDay = (text: string) => toText(new Date(toDate(text).getTime() + DAY_MS));
+export const previousDay = (text: string) => toText(new Date(toDate(text).getTime() - DAY_MS));
+
 export function bucketStart(grain: Grain, text: string): string {
   const d = toDate(text);
   switch (grain) {
@@ -257,14 +260,20 @@ export async function reviewsFromRollups(r: Readers, filter: ReviewMetricsFilter
             (x.grain = 'month' AND x.period >= coalesce(w.he, '-infinity'::date) AND x.period < coalesce(w.ts, 'infinity'::date))
             OR (x.grain = 'day' AND ((x.period >= w.hs AND x.period < w.he) OR (x.period >= w.ts AND x.period < w.te)))
           ELSE x.grain = 'day' AND x.period >= w.hs AND x.period < w.te END),
+      -- The part days at bounds that are not local midnights, as instant ranges (one range when
+      -- both bounds fall in one local day), read through the (group, property, published_at) index.
+      ranges AS (
+        SELECT w.id, w.timezone, v.a, v.b FROM w CROSS JOIN LATERAL (VALUES
+          (CASE WHEN w.hs > w.te OR w.lf::time <> '00:00' THEN ${from}::timestamptz END,
+           CASE WHEN w.hs > w.te THEN ${to}::timestamptz WHEN w.lf::time <> '00:00' THEN w.hs::timestamp AT TIME ZONE w.timezone END),
+          (CASE WHEN w.hs <= w.te AND w.lt::time <> '00:00' THEN w.te::timestamp AT TIME ZONE w.timezone END,
+           CASE WHEN w.hs <= w.te AND w.lt::time <> '00:00' THEN ${to}::timestamptz END)) AS v(a, b)
+        WHERE v.a IS NOT NULL AND v.b IS NOT NULL),
       partial AS (
-        SELECT x.property_id, (x.published_at AT TIME ZONE w.timezone)::date AS period, x.source, 1 AS reviews, x.rating AS rating_sum,
+        SELECT x.property_id, (x.published_at AT TIME ZONE ranges.timezone)::date AS period, x.source, 1 AS reviews, x.rating AS rating_sum,
           (x.rating = 1)::int AS r1, (x.rating = 2)::int AS r2, (x.rating = 3)::int AS r3, (x.rating = 4)::int AS r4, (x.rating = 5)::int AS r5
-        FROM reviews x JOIN w ON w.id = x.property_id
-        WHERE ${scoped("Review", "x")}${source} AND CASE
-          WHEN w.hs > w.te THEN x.published_at >= ${from}::timestamptz AND x.published_at < ${to}::timestamptz
-          ELSE (w.lf::time <> '00:00' AND x.published_at >= ${from}::timestamptz AND x.published_at < (w.hs::timestamp AT TIME ZONE w.timezone))
-            OR (w.lt::time <> '00:00' AND x.published_at >= (w.te::timestamp AT TIME ZONE w.timezone) AND x.published_at < ${to}::timestamptz) END),
+        FROM ranges JOIN reviews x ON x.property_id = ranges.id AND x.published_at >= ranges.a AND x.published_at < ranges.b
+        WHERE ${scoped("Review", "x")}${source}),
       x AS (SELECT * FROM stored UNION ALL SELECT * FROM partial),
       g AS (
         SELECT ${keys.length ? sql`${join(keys, ", ")}, ` : empty}coalesce(sum(${count}), 0)::int AS n, sum(${ratingSum})::text AS "ratingSum",

@@ -12,7 +12,7 @@ import type { ReviewFilter } from "./engagement";
 import type { ConsentValue } from "./filter-document";
 import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
 import type { Readers } from "./readers";
-import { consentFromRollups, guestsFromRollups, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
+import { bucketEnd, bucketStart, consentFromRollups, guestsFromRollups, nextDay, previousDay, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
 import { empty, equals, join, raw, sql, type Sql } from "./sql";
 import { guestConditions } from "./where";
 
@@ -117,6 +117,8 @@ export interface StayBucketRow {
   nights: number;
   distinctGuests: number;
   revenue: { currency: string; revenueMinor: string; roomRevenueMinor: string; roomNights: number; averageDailyRateMinor: string | null }[] | null;
+  /** The bucket's keys as one text (the statement's join key; not an API field). */
+  bucket?: string;
 }
 
 const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
@@ -129,7 +131,26 @@ export function metrics(r: Readers) {
   const live = liveMetrics(r);
   return {
     async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean) {
-      return (await staysFromRollups(r, filter, groupBy, withRevenue)) ?? (await live.stays(filter, groupBy, withRevenue));
+      const stored = await staysFromRollups(r, filter, groupBy, withRevenue);
+      if (stored) return stored;
+      // Grouped by time first, over a range that starts or ends inside a bucket: the whole buckets
+      // from the rollups, the (at most two) part buckets counted live over just their days. Each
+      // bucket counts only its own days, so the parts join in period order.
+      const time = groupBy[0];
+      if (time === "day" || time === "week" || time === "month") {
+        const { arrivalFrom: from, arrivalTo: to } = filter;
+        const wholeFrom = bucketStart(time, from) === from ? from : nextDay(bucketEnd(time, from));
+        const wholeTo = bucketEnd(time, to) === to ? to : previousDay(bucketStart(time, to));
+        if (wholeFrom <= wholeTo) {
+          const middle = await staysFromRollups(r, { ...filter, arrivalFrom: wholeFrom, arrivalTo: wholeTo }, groupBy, withRevenue);
+          if (middle) {
+            const part = async (arrivalFrom: string, arrivalTo: string) =>
+              arrivalFrom <= arrivalTo ? (await live.stays({ ...filter, arrivalFrom, arrivalTo }, groupBy, withRevenue)).map(({ bucket: _key, ...row }) => row) : [];
+            return [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))];
+          }
+        }
+      }
+      return live.stays(filter, groupBy, withRevenue);
     },
     async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
       return (await guestsFromRollups(r, groupBy, purposes)) ?? (await live.guests(groupBy, purposes));
