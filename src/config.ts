@@ -74,6 +74,9 @@ const envSchema = z.object({
   GCS_WEBHOOKS_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
   GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(500),
   GCS_WEBHOOKS_LANES: z.coerce.number().int().min(1).max(1_000).default(64),
+  // 0: this instance does not refresh the dashboard rollups (another instance, or none: then every
+  // aggregate is counted live once the stored answers are older than data/metric-rollups.ts MAX_STALENESS_SECONDS allows).
+  GCS_ROLLUP_REFRESH_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
   // GET /v1/events/stream (src/rest/event-stream.ts): open streams per credential and instance,
   // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
   GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
@@ -214,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       intervalMs: e.GCS_WEBHOOKS_INTERVAL_MS,
       lanes: e.GCS_WEBHOOKS_LANES,
     },
+    rollups: { refreshMs: e.GCS_ROLLUP_REFRESH_MS },
     stream: {
       maxPerCredential: e.GCS_STREAM_MAX_PER_CREDENTIAL,
       pollMs: e.GCS_STREAM_POLL_MS,

@@ -12,6 +12,7 @@ import { metricsApp } from "./observability/metrics";
 import { startTracing } from "./observability/tracing";
 import { createServices, type Services } from "./services";
 import { runDelivery } from "./delivery/run";
+import { startRollupRefresher } from "./rollups/refresh";
 
 export interface RunningServer {
   services: Services;
@@ -58,6 +59,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const services = await createServices(config, db, logger);
   const app = await createApp(services);
   const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
+  const rollups = config.rollups.refreshMs > 0 ? startRollupRefresher(db, logger.child({ component: "rollups" }), config.rollups.refreshMs) : undefined;
   const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token, logger), config.metrics.port, config.metrics.host);
   const metricsPort = metrics && (metrics.address() as { port: number }).port;
   // `protected`: whether /metrics asks for GCS_METRICS_TOKEN (a field named token would be redacted).
@@ -97,6 +99,8 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     }
     if (!workerStopped) logger.warn("shutdown timeout: the delivery calls in flight are abandoned and will be retried");
     await within(app.stop(), 2000);
+    // A rebuild cut short rolls back and keeps its changes for the next instance.
+    await within(rollups?.stop() ?? Promise.resolve(), 2000);
     await within(db.close(), 2000);
     // Scrapes are answered until the end; then the spans still buffered are exported.
     if (metrics) {

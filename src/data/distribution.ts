@@ -172,6 +172,27 @@ export const BLOCKERS: BlockerGroup[] = [
     blockers: ["trigger: master_profiles.master_profiles_stay_in_group → master_profiles_stay_in_group()"],
   },
   {
+    title: "The dashboard rollups: statement triggers, and keys without property_group_id",
+    plan:
+      "The change log and the stored answers are keyed (property_group_id, id) and their sequences become identity columns " +
+      "drawn per node (order within a group is not needed: the refresher consumes all of a group's changes at once). " +
+      "Triggers on distributed tables fire per shard on a worker, so the change rows move into the writers: the one writer " +
+      "of each fed table (fixture loader, event append) appends its group's change row in the same transaction, and the " +
+      "triggers go. A truncation (an operator's act) deletes the rollups in the same transaction instead of by trigger.",
+    blockers: [
+      "sequence key: metric_rollup_changes.id DEFAULT nextval('metric_rollup_changes_id_seq'::regclass)",
+      "sequence key: metric_rollups.id DEFAULT nextval('metric_rollups_id_seq'::regclass)",
+      "unique key: metric_rollup_changes.metric_rollup_changes_pkey (id)",
+      "unique key: metric_rollups.metric_rollups_pkey (id)",
+      ...["consent_observations", "guest_profiles", "loyalty_members", "properties", "reservations", "reviews", "transactions"].flatMap((t) => [
+        `trigger: ${t}.metric_rollups_delete → metric_rollups_changed()`,
+        `trigger: ${t}.metric_rollups_insert → metric_rollups_changed()`,
+        `trigger: ${t}.metric_rollups_truncate → metric_rollups_truncated()`,
+        `trigger: ${t}.metric_rollups_update → metric_rollups_changed()`,
+      ]),
+    ],
+  },
+  {
     title: "The event log's order: the writer's transaction id and a global sequence",
     plan:
       "The timeline (src/data/events.ts) orders by (txid, seq) and reads only below its snapshot's xmin: one node's " +

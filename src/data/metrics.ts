@@ -12,12 +12,17 @@ import type { ReviewFilter } from "./engagement";
 import type { ConsentValue } from "./filter-document";
 import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
 import type { Readers } from "./readers";
+import { bucketEnd, bucketStart, consentFromRollups, guestsFromRollups, nextDay, previousDay, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
 import { empty, equals, join, raw, sql, type Sql } from "./sql";
 import { guestConditions } from "./where";
 
 export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
+/** The stay dimensions, and years: the rollups keep calendar years (not a GraphQL dimension). */
+export type StayGrouping = StayDimension | "year";
 export type GuestDimension = "property" | "country" | "loyalty_tier" | "vip";
 export type ConsentDimension = "property" | "month";
+/** The consent dimensions, and the contact type: the rollups keep each type apart (not a GraphQL dimension). */
+export type ConsentGrouping = ConsentDimension | "contact_type";
 export type ReviewDimension = "property" | "month" | "source";
 
 export interface StayMetricsFilter {
@@ -45,13 +50,38 @@ function keyed(keys: Key[]) {
   };
 }
 
+/**
+ * Several groupings in one statement (GROUP BY GROUPING SETS), for the rollups: the rows of every
+ * set, each with `grouping` (PostgreSQL's GROUPING() bits over every key named) so that `setOf`
+ * tells which keys a row is grouped by.
+ */
+function groupingSets<D extends string>(keysOf: Record<D, Key>, sets: D[][]) {
+  const all = [...new Set(sets.flat())];
+  const exprs = all.map((d) => keysOf[d].expr);
+  return {
+    select: all.length
+      ? sql`${join(all.map((d) => sql`${keysOf[d].expr} AS ${raw(`"${keysOf[d].field}"`)}`), ", ")}, GROUPING(${join(exprs, ", ")}) AS "grouping", `
+      : sql`0 AS "grouping", `,
+    groupBy: sql` GROUP BY GROUPING SETS (${join(sets.map((set) => (set.length ? sql`(${join(set.map((d) => keysOf[d].expr), ", ")})` : raw("()"))), ", ")})`,
+    /** A row's buckets as one grouping would give them: its set's dimensions, the other keys removed. */
+    split(rows: Record<string, unknown>[]): { dims: D[]; bucket: Record<string, unknown> }[] {
+      return rows.map(({ grouping, ...bucket }) => {
+        const dims = all.filter((_, i) => !((grouping as number) & (1 << (all.length - 1 - i))));
+        for (const d of all) if (!dims.includes(d)) delete bucket[keysOf[d].field];
+        return { dims, bucket };
+      });
+    },
+  };
+}
+
 const localMonth = (instant: string, timezone: string) => raw(`to_char(date_trunc('month', ${instant} AT TIME ZONE ${timezone}), 'YYYY-MM-DD')`);
 
-const STAY_KEYS: Record<StayDimension, Key> = {
+const STAY_KEYS: Record<StayGrouping, Key> = {
   property: { field: "propertyId", expr: sql`s.property_id::text` },
   day: { field: "period", expr: sql`to_char(s.arrival_date, 'YYYY-MM-DD')` },
   week: { field: "period", expr: sql`to_char(date_trunc('week', s.arrival_date), 'YYYY-MM-DD')` },
   month: { field: "period", expr: sql`to_char(date_trunc('month', s.arrival_date), 'YYYY-MM-DD')` },
+  year: { field: "period", expr: sql`to_char(date_trunc('year', s.arrival_date), 'YYYY-MM-DD')` },
   channel: { field: "channel", expr: sql`s.booking_channel` },
   guest_country: { field: "guestCountry", expr: sql`s.country_code::text` },
 };
@@ -63,7 +93,8 @@ const GUEST_KEYS: Record<GuestDimension, Key> = {
   vip: { field: "vip", expr: sql`(g.vip_code IS NOT NULL)` },
 };
 
-const CONSENT_KEYS: Record<ConsentDimension, Key> = {
+const CONSENT_KEYS: Record<ConsentGrouping, Key> = {
+  contact_type: { field: "contactType", expr: sql`d.contact_type::text` },
   property: { field: "propertyId", expr: sql`d.property_id::text` },
   month: { field: "period", expr: localMonth("d.observed_at", "d.timezone") },
 };
@@ -86,17 +117,61 @@ export interface StayBucketRow {
   nights: number;
   distinctGuests: number;
   revenue: { currency: string; revenueMinor: string; roomRevenueMinor: string; roomNights: number; averageDailyRateMinor: string | null }[] | null;
+  /** The bucket's keys as one text (the statement's join key; not an API field). */
+  bucket?: string;
 }
 
 const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
 
+/**
+ * The aggregates as dashboards read them: from the rollups (data/metric-rollups.ts) when a stored
+ * shape answers the arguments and the family has been built, else live.
+ */
 export function metrics(r: Readers) {
+  const live = liveMetrics(r);
+  return {
+    async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean) {
+      const stored = await staysFromRollups(r, filter, groupBy, withRevenue);
+      if (stored) return stored;
+      // Grouped by time first, over a range that starts or ends inside a bucket: the whole buckets
+      // from the rollups, the (at most two) part buckets counted live over just their days. Each
+      // bucket counts only its own days, so the parts join in period order.
+      const time = groupBy[0];
+      if (time === "day" || time === "week" || time === "month") {
+        const { arrivalFrom: from, arrivalTo: to } = filter;
+        const wholeFrom = bucketStart(time, from) === from ? from : nextDay(bucketEnd(time, from));
+        const wholeTo = bucketEnd(time, to) === to ? to : previousDay(bucketStart(time, to));
+        if (wholeFrom <= wholeTo) {
+          const middle = await staysFromRollups(r, { ...filter, arrivalFrom: wholeFrom, arrivalTo: wholeTo }, groupBy, withRevenue);
+          if (middle) {
+            const part = async (arrivalFrom: string, arrivalTo: string) =>
+              arrivalFrom <= arrivalTo ? (await live.stays({ ...filter, arrivalFrom, arrivalTo }, groupBy, withRevenue)).map(({ bucket: _key, ...row }) => row) : [];
+            return [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))];
+          }
+        }
+      }
+      return live.stays(filter, groupBy, withRevenue);
+    },
+    async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
+      return (await guestsFromRollups(r, groupBy, purposes)) ?? (await live.guests(groupBy, purposes));
+    },
+    async consent(purpose: string, contactType: "email" | "phone" | null, groupBy: ConsentDimension[]) {
+      return (await consentFromRollups(r, purpose, contactType, groupBy)) ?? (await live.consent(purpose, contactType, groupBy));
+    },
+    async reviews(filter: ReviewMetricsFilter, groupBy: ReviewDimension[]) {
+      return (await reviewsFromRollups(r, filter, groupBy)) ?? (await live.reviews(filter, groupBy));
+    },
+  };
+}
+
+/** The aggregates counted from the rows, one grouped statement each: what the rollups store. */
+export function liveMetrics(r: Readers) {
   return {
     /**
      * Stays arriving in [arrivalFrom, arrivalTo] (kind stay, not cancelled or no-show) per bucket,
      * with revenue per currency from their folio lines when `withRevenue`.
      */
-    async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean): Promise<StayBucketRow[]> {
+    async stays(filter: StayMetricsFilter, groupBy: StayGrouping[], withRevenue: boolean): Promise<StayBucketRow[]> {
       const keys = groupBy.map((d) => STAY_KEYS[d]);
       const k = keyed(keys);
       // Every bucket's key as one text, so the revenue rows join their bucket with an equality
@@ -141,7 +216,16 @@ export function metrics(r: Readers) {
 
     /** Guest profiles per bucket, with the ones reachable by e-mail and SMS when `purposes` is given. */
     async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
-      const k = keyed(groupBy.map((d) => GUEST_KEYS[d]));
+      return this.guestsIn(keyed(groupBy.map((d) => GUEST_KEYS[d])), groupBy.includes("loyalty_tier"), purposes);
+    },
+
+    /** Every grouping of `sets` in one statement (the rollups' rebuild). */
+    async guestsBySets(sets: GuestDimension[][], purposes: { email: string; sms: string } | null) {
+      const g = groupingSets(GUEST_KEYS, sets);
+      return g.split(await this.guestsIn({ select: g.select, groupBy: g.groupBy, orderBy: empty }, sets.some((s) => s.includes("loyalty_tier")), purposes));
+    },
+
+    async guestsIn(k: { select: Sql; groupBy: Sql; orderBy: Sql }, withTier: boolean, purposes: { email: string; sms: string } | null) {
       const granted: ConsentValue[] = ["granted"];
       // Consent is decided across the whole group, also for a request narrowed to one property (spec 1.5).
       const group = { ...r.scope, propertyId: null };
@@ -152,7 +236,7 @@ export function metrics(r: Readers) {
               count(*) FILTER (WHERE ${effectiveConsentSql(group, "phone", sql`g.phone`, purposes.sms, granted)})::int AS "reachableBySms"`
             : sql`NULL AS "reachableByEmail", NULL AS "reachableBySms"`}
         FROM guest_profiles g
-        ${groupBy.includes("loyalty_tier")
+        ${withTier
           ? sql`LEFT JOIN LATERAL (SELECT lm.tier FROM loyalty_members lm
               WHERE ${scoped("LoyaltyMember", "lm")} AND lm.guest_profile_id = g.id AND lm.status = 'active'
               ORDER BY lm.lifetime_points DESC, lm.id LIMIT 1) lt ON true`
@@ -163,7 +247,16 @@ export function metrics(r: Readers) {
 
     /** Contact points of the guest profiles in scope per bucket, by effective consent for `purpose`. */
     async consent(purpose: string, contactType: "email" | "phone" | null, groupBy: ConsentDimension[]) {
-      const k = keyed(groupBy.map((d) => CONSENT_KEYS[d]));
+      return this.consentIn(purpose, contactType, keyed(groupBy.map((d) => CONSENT_KEYS[d])));
+    },
+
+    /** Every grouping of `sets` (contact type among them) in one statement (the rollups' rebuild). */
+    async consentBySets(purpose: string, sets: ConsentGrouping[][]) {
+      const g = groupingSets(CONSENT_KEYS, sets);
+      return g.split(await this.consentIn(purpose, null, { select: g.select, groupBy: g.groupBy, orderBy: empty }));
+    },
+
+    async consentIn(purpose: string, contactType: "email" | "phone" | null, k: { select: Sql; groupBy: Sql; orderBy: Sql }) {
       const point = sql`(d.contact_type::text || ':' || d.contact_value)`;
       return r.sql.query<Record<string, unknown>>((scoped) => sql`WITH cp AS (
           SELECT DISTINCT g.property_id, c.contact_type, c.contact_value

@@ -56,6 +56,10 @@ const TENANT_RULES = {
   DestinationBinding: group,
   WebhookEndpoint: group,
   WebhookDelivery: group,
+  MetricRollup: group,
+  ReviewRollup: byProperty,
+  MetricRollupState: group,
+  MetricRollupChange: group,
 } satisfies Record<string, TenantRule>;
 
 export type TenantModel = keyof typeof TENANT_RULES;

@@ -26,7 +26,7 @@ export interface ServeProcess {
 export async function serve(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(NODE, [path.join(ROOT, "bin/gcs.js"), "serve"], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: "test", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", GCS_DELIVERY_WORKER: "false", ...env },
+    env: { ...process.env, NODE_ENV: "test", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", GCS_DELIVERY_WORKER: "false", GCS_ROLLUP_REFRESH_MS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const log: LogLine[] = [];

@@ -3,6 +3,7 @@ import path from "node:path";
 import { resolveSessionKey } from "../../auth/session";
 import { deliverySecretKey } from "../../delivery/run";
 import { loadFixtures, MIN_GUESTS, streamProgress } from "../../fixtures";
+import { refreshRollups } from "../../rollups/refresh";
 import { atLeast } from "../args";
 import { cliConfig, withDatabase } from "../database";
 
@@ -22,6 +23,10 @@ export async function fixtures(opts: { out: string; seed: number; guests: string
       // PGlite has one connection; on PostgreSQL groups A and B load side by side.
       concurrency: db.embedded ? 1 : 2,
     });
+    // Dashboard rollups built now, so that a server started on this data answers from them at once.
+    const rollupsStarted = Date.now();
+    await refreshRollups(db);
+    console.error(`dashboard rollups built in ${((Date.now() - rollupsStarted) / 1000).toFixed(1)}s`);
     const out = path.resolve(opts.out);
     writeFileSync(out, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
     console.error(`fixtures loaded in ${((Date.now() - started) / 1000).toFixed(1)}s; manifest written to ${out}`);
