@@ -103,6 +103,9 @@ export async function listenTestApp(t: TestApp): Promise<{ app: App; base: strin
     app,
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     async close() {
+      // Open event streams end only when the app drains and their connections close.
+      app.drain();
+      server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await app.stop();
     },

@@ -1,32 +1,24 @@
 // GET /v1/events/stream (issue 29): Server-Sent Events over the event timeline. Resuming with
 // Last-Event-ID while writers append (some committing out of order) gives every event exactly once;
 // the stream shows what GET /v1/events shows; tenants, scope, the cap and the hints hold.
-import http, { type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import http, { type IncomingMessage } from "node:http";
 import { Client } from "pg";
-import { createApp, type App } from "../../src/app";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { openStream as sseOpen, seqOf, type SseEvent } from "../helpers/sse";
 
 let t: TestApp;
-let app: App;
-let server: Server;
+let listening: Awaited<ReturnType<typeof listenTestApp>>;
 let base: string;
 const A = () => t.manifest.groups.A;
 const B = () => t.manifest.groups.B;
 
 beforeAll(async () => {
   t = await startTestApp({ GCS_STREAM_MAX_PER_CREDENTIAL: "2", GCS_STREAM_POLL_MS: "100", GCS_STREAM_HEARTBEAT_MS: "1000", GCS_DELIVERY_WORKER: "false" });
-  app = await createApp(t.services);
-  server = app.app.listen(0, "127.0.0.1");
-  await new Promise((r) => server.once("listening", r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  listening = await listenTestApp(t);
+  base = listening.base;
 });
 afterAll(async () => {
-  app.drain();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-  await app.stop();
+  await listening.close();
   await t.close();
 });
 

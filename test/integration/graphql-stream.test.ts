@@ -2,34 +2,26 @@
 // Resuming from an item's cursor while writers append gives every event exactly once, and the
 // cursors page GET /v1/events; groups, pinned keys, X-Property-Id, scope, authentication, the cap
 // and bad documents hold as on GET /v1/events/stream and /graphql.
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Client } from "pg";
 import { createClient } from "graphql-sse";
 import request from "supertest";
-import { createApp, type App } from "../../src/app";
+import { createApp } from "../../src/app";
 import { DASHBOARD_DOCUMENTS } from "../../src/dashboard";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 
 let t: TestApp;
-let app: App;
-let server: Server;
+let listening: Awaited<ReturnType<typeof listenTestApp>>;
 let base: string;
 const A = () => t.manifest.groups.A;
 const B = () => t.manifest.groups.B;
 
 beforeAll(async () => {
   t = await startTestApp({ GCS_STREAM_MAX_PER_CREDENTIAL: "2", GCS_STREAM_POLL_MS: "100", GCS_DELIVERY_WORKER: "false" });
-  app = await createApp(t.services);
-  server = app.app.listen(0, "127.0.0.1");
-  await new Promise((r) => server.once("listening", r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  listening = await listenTestApp(t);
+  base = listening.base;
 });
 afterAll(async () => {
-  app.drain();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-  await app.stop();
+  await listening.close();
   await t.close();
 });
 
