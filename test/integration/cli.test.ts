@@ -364,7 +364,9 @@ describe("gcs secrets rotate", () => {
     const next = await gcsWith({ GCS_DELIVERY_SECRET_KEY: NEWER_KEY, GCS_DELIVERY_SECRET_KEY_PREVIOUS: `some retired passphrase,${NEW_KEY}` }, ["secrets", "rotate", "--json"]);
     expect(JSON.parse(next.stdout)).toMatchObject({ rotated: sealed.length, current: 0, failed: placeholders.length });
 
-    // The delivery engine, with only the newest key, opens group A's secrets and delivers.
+    // The delivery engine, with only the newest key, opens group A's secrets and delivers. Due now,
+    // whatever backoff an earlier test left (gcs deliver --once above runs without destinations).
+    await db.$executeRawUnsafe("UPDATE destination_bindings SET next_attempt_at = NULL WHERE property_group_id = $1::uuid", t.manifest.groups.A.id);
     const standIn = await startStandIn();
     try {
       const newestRing = await loadKeyring({ current: NEWER_KEY, salt });
