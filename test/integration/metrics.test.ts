@@ -139,7 +139,13 @@ describe("/metrics", () => {
           [A, type],
         );
       }
-      const samples = await scrape();
+      // Pending events are those below the log's visible end (the timeline's watermark), which a
+      // transaction open elsewhere on the server holds back for a moment: scrape until they show.
+      let samples = await scrape();
+      for (let tries = 0; tries < 50 && value(samples, "gcs_webhook_pending_events", { endpoint_id: disabled }) !== 2; tries++) {
+        await new Promise((r) => setTimeout(r, 200));
+        samples = await scrape();
+      }
       expect(value(samples, "gcs_webhook_endpoints", { state: "active" })).toBe(1);
       expect(value(samples, "gcs_webhook_endpoints", { state: "failing" })).toBe(1);
       expect(value(samples, "gcs_webhook_endpoints", { state: "disabled" })).toBe(1);
