@@ -135,6 +135,29 @@ async function sendUntil(check: () => boolean, more: Partial<SendOptions> = {}, 
   }
 }
 
+describe("no transaction or lock while a receiver answers", () => {
+  it("the sender holds no transaction open while a POST waits for the receiver", async () => {
+    const ep = await createEndpoint("/hooks/held");
+    answers.set("/hooks/held", [0]); // received, never answered (until the sender's timeout)
+    await appendEvent(A().id, A().guest_with_events);
+    let sending: Promise<unknown> | undefined;
+    const deadline = Date.now() + 10_000;
+    while (!ofPath("/hooks/held").length && Date.now() < deadline) {
+      sending ??= sendDue(t.db.primary, opts({ timeoutMs: 3_000 }));
+      await new Promise((r) => setTimeout(r, 50));
+      // The timeline shows a commit once older transactions end: try again after an empty pass.
+      if (!ofPath("/hooks/held").length && (await Promise.race([sending.then(() => true), Promise.resolve(false)]))) sending = undefined;
+    }
+    expect(ofPath("/hooks/held").length).toBe(1);
+    const { rows } = await t.db.primaryPool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND (xact_start IS NOT NULL OR state = 'idle in transaction')",
+    );
+    await sending;
+    expect(rows[0].n).toBe(0);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key));
+  });
+});
+
 describe("delivery, verified as a receiver would", () => {
   it("signs Standard Webhooks, sends the GET /v1/events row as data, in log order, with a stable webhook-id", async () => {
     const ep = await createEndpoint("/hooks/order");
