@@ -611,7 +611,7 @@ function postGraphileAggregates(scenarios: Scenario[], groupId: string): Scenari
 const plusDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 /** The first Monday of a year, as YYYY-MM-DD. */
 const firstMonday = (year: number) => plusDays(`${year}-01-01`, (8 - new Date(Date.UTC(year, 0, 1)).getUTCDay()) % 7);
-const nextDay = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+const nextDay = (date: string) => plusDays(date, 1);
 
 /** A reservation's nights as a PostGraphile computed column, so that the plugin can sum them. */
 async function addPostGraphileComputedColumns(databaseUrl: string) {
