@@ -74,6 +74,8 @@ const envSchema = z.object({
   GCS_WEBHOOKS_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
   GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(500),
   GCS_WEBHOOKS_LANES: z.coerce.number().int().min(1).max(1_000).default(64),
+  // POSTs on the wire per endpoint (HTTP/1.1 pipelining); 1 sends event n+1 only after n was answered.
+  GCS_WEBHOOKS_PIPELINE: z.coerce.number().int().min(1).max(64).default(8),
   // 0: this instance does not refresh the dashboard rollups (another instance, or none: then every
   // aggregate is counted live once the stored answers are older than data/metric-rollups.ts MAX_STALENESS_SECONDS allows).
   GCS_ROLLUP_REFRESH_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
@@ -216,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       httpsOnly: e.NODE_ENV === "production",
       intervalMs: e.GCS_WEBHOOKS_INTERVAL_MS,
       lanes: e.GCS_WEBHOOKS_LANES,
+      pipeline: e.GCS_WEBHOOKS_PIPELINE,
     },
     rollups: { refreshMs: e.GCS_ROLLUP_REFRESH_MS },
     stream: {

@@ -90,6 +90,7 @@ export async function runDelivery(config: Config, prisma: PrismaClient, logger: 
     policy: config.webhooks,
     intervalMs: config.webhooks.intervalMs,
     concurrency: config.webhooks.lanes,
+    pipeline: config.webhooks.pipeline,
     leaseMs: config.delivery.leaseMs,
   });
   return {

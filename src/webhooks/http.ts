@@ -1,15 +1,16 @@
 // One webhook POST: to the address ssrf.ts checked (the name is resolved and checked first, then
 // the socket is pinned to that address through `lookup`, so no second DNS answer is ever used),
 // with a total timeout, no redirect followed (a 3xx is a failure), and at most RESPONSE_LIMIT bytes
-// of the answer read: the rest is discarded with the connection.
-import http from "node:http";
-import https from "node:https";
+// of the answer kept (DRAIN_LIMIT read). undici's Client makes the connection: it pipelines.
 import type { LookupFunction } from "node:net";
+import { Client } from "undici";
 import { resolveChecked, WebhookUrlError, type Resolver, type UrlPolicy } from "./ssrf";
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Bytes of a receiver's answer kept (shown in the deliveries list); the rest is not read. */
 export const RESPONSE_LIMIT = 1_024;
+/** Bytes of an answer read (and discarded past RESPONSE_LIMIT) before the connection is cut. */
+export const DRAIN_LIMIT = 64 * 1_024;
 
 export interface PostResult {
   /** The HTTP status, or undefined when no answer came (refused, timeout, connection error). */
@@ -32,12 +33,14 @@ export interface PostOptions {
 }
 
 /**
- * A keep-alive agent whose every connection goes to the one address ssrf.ts checked for the URL's
- * host (resolved once, here): a sender reuses it for one claim's events, so a run of events costs
- * one TCP (and TLS) handshake, and DNS is never asked again while it lives. A refusal is returned,
- * never thrown: no socket was opened.
+ * One keep-alive connection whose socket goes to the one address ssrf.ts checked for the URL's host
+ * (resolved once, here): a sender keeps it for one claim's events, so a run of events costs one TCP
+ * (and TLS) handshake, and DNS is never asked again while it lives. With `pipelining` above 1, up to
+ * that many POSTs are written on it before their answers arrive (HTTP/1.1 pipelining), so they reach
+ * the receiver in the order they were sent and its answers come back in that order. A refusal is
+ * returned, never thrown: no socket was opened.
  */
-export async function pinnedAgent(rawUrl: string, opts: PostOptions): Promise<{ agent: http.Agent } | { refused: string }> {
+export async function pinnedClient(rawUrl: string, opts: PostOptions, pipelining = 1): Promise<{ client: Client } | { refused: string }> {
   let url: URL;
   let target: { address: string; family: 4 | 6 };
   try {
@@ -54,66 +57,61 @@ export async function pinnedAgent(rawUrl: string, opts: PostOptions): Promise<{ 
     if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
   };
-  const Agent = url.protocol === "https:" ? https.Agent : http.Agent;
-  return { agent: new Agent({ keepAlive: true, maxSockets: 1, lookup } as http.AgentOptions) };
+  // undici passes `connect` options on to net.connect / tls.connect (so TLS still checks the name).
+  return { client: new Client(url.origin, { pipelining, connect: { lookup } as Client.Options["connect"] }) };
 }
 
-export async function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, opts: PostOptions & { agent?: http.Agent }): Promise<PostResult> {
+export async function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, opts: PostOptions & { client?: Client }): Promise<PostResult> {
   const started = Date.now();
   const elapsed = () => Date.now() - started;
   const url = new URL(rawUrl);
-  let agent = opts.agent;
-  let ownAgent = false;
-  if (!agent) {
-    const pinned = await pinnedAgent(rawUrl, opts);
+  let client = opts.client;
+  const own = !client;
+  if (!client) {
+    const pinned = await pinnedClient(rawUrl, opts);
     if ("refused" in pinned) return { durationMs: elapsed(), error: pinned.refused, refused: true };
-    agent = pinned.agent;
-    ownAgent = true;
+    client = pinned.client;
   }
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const client = url.protocol === "https:" ? https : http;
-  return new Promise<PostResult>((resolve) => {
-    let settled = false;
-    const done = (r: Omit<PostResult, "durationMs">) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (ownAgent) agent!.destroy();
-      resolve({ ...r, durationMs: elapsed() });
-    };
-    const req = client.request(
-      url,
-      {
-        method: "POST",
-        agent,
-        headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body), "user-agent": "guest-context-webhooks/1" },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let kept = 0;
-        const finish = (cut: boolean) => {
-          const retryAfter = retryAfterMs(res.headers["retry-after"]);
-          done({ status: res.statusCode, body: Buffer.concat(chunks).toString("utf8"), ...(retryAfter ? { retryAfterMs: retryAfter } : {}) });
-          // An answer read to its end leaves the kept-alive connection reusable; a longer one is cut.
-          if (cut) res.destroy();
-        };
-        res.on("data", (chunk: Buffer) => {
-          if (kept < RESPONSE_LIMIT) chunks.push(chunk.subarray(0, RESPONSE_LIMIT - kept));
-          kept += chunk.length;
-          if (kept > RESPONSE_LIMIT) finish(true);
-        });
-        res.on("end", () => finish(false));
-        res.on("error", () => finish(true));
-      },
-    );
-    const timer = setTimeout(() => {
-      req.destroy();
-      done({ error: `no answer within ${timeoutMs} ms` });
-    }, timeoutMs);
-    req.on("error", (err: NodeJS.ErrnoException) => done({ error: `connection failed: ${err.code ?? err.message}`.slice(0, 200) }));
-    req.end(body);
-  });
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  try {
+    const res = await client.request({
+      method: "POST",
+      path: url.pathname + url.search,
+      headers: { ...headers, "content-type": "application/json", "user-agent": "guest-context-webhooks/1" },
+      body,
+      signal: timeout.signal,
+      // Every event is idempotent for its receiver (webhook-id), and an answer is not long in
+      // coming: both let undici pipeline the POSTs on the connection.
+      idempotent: true,
+      blocking: false,
+    });
+    const chunks: Buffer[] = [];
+    let read = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      if (read < RESPONSE_LIMIT) chunks.push(chunk.subarray(0, RESPONSE_LIMIT - read));
+      read += chunk.length;
+      // Read to its end, an answer leaves the connection (and the POSTs pipelined behind it) usable;
+      // one longer than DRAIN_LIMIT is cut, with the connection.
+      if (read > DRAIN_LIMIT) {
+        res.body.destroy();
+        break;
+      }
+    }
+    const retryAfter = retryAfterMs(headerText(res.headers["retry-after"]));
+    return { status: res.statusCode, body: Buffer.concat(chunks).toString("utf8"), durationMs: elapsed(), ...(retryAfter ? { retryAfterMs: retryAfter } : {}) };
+  } catch (err) {
+    if (timeout.signal.aborted) return { error: `no answer within ${timeoutMs} ms`, durationMs: elapsed() };
+    const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+    return { error: `connection failed: ${e.cause?.code ?? e.code ?? e.message}`.slice(0, 200), durationMs: elapsed() };
+  } finally {
+    clearTimeout(timer);
+    if (own) await client.destroy().catch(() => undefined);
+  }
 }
+
+const headerText = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 function retryAfterMs(value: string | undefined): number | undefined {
   if (!value) return undefined;

@@ -4,7 +4,7 @@
 // Built like table delivery (src/delivery/engine.ts): no transaction or row lock is held while a
 // receiver answers. Endpoints are leased in one short statement (claimDueEndpoints, SKIP LOCKED for
 // that statement only), each to its own lane (up to `concurrency` per instance). A lane reads the
-// endpoint's next events in one statement and POSTs them in order. Progress is recorded in batches:
+// endpoint's next events in one statement and POSTs them in order, up to `pipeline` at a time. Progress is recorded in batches:
 // a checkpoint (checkpointEndpoint, one statement) records the attempts answered since the last one
 // (one multi-row insert), moves the cursor, renews the lease and hears a disable or delete. It runs
 // with the read of the next batch (checkpointAndRead: one statement per batch), before a POST when
@@ -17,8 +17,11 @@
 // same webhook-id (at least once): what was in flight, and what was answered since the last
 // checkpoint (at most CHECKPOINT_MS of sending, or `batchSize` events).
 //
-// Order: per endpoint, events go out in timeline order (data/events.ts), and event n+1 is not sent
-// before event n was answered 2xx: a failing event holds the endpoint's later events back.
+// Order: per endpoint, events go out in timeline order (data/events.ts) on one connection, up to
+// `pipeline` on the wire (HTTP/1.1 pipelining: they arrive in that order). The cursor moves past
+// event n only once n was answered 2xx: a failing event holds the endpoint's later events back, and
+// those already sent behind it are sent again after it (the same webhook-id). Pipeline 1: event n+1
+// is sent only after n was answered.
 import { randomUUID } from "node:crypto";
 import type { DataClient as PrismaClient } from "../data/client";
 import * as store from "../data/webhooks";
@@ -28,8 +31,8 @@ import { startPoller } from "../delivery/poller";
 import { jitteredBackoffMs, type BackoffCurve } from "../delivery/backoff";
 import { open, type Keyring } from "../delivery/secret-box";
 import type { Logger } from "../logger";
-import { pinnedAgent, postWebhook, type PostResult } from "./http";
-import type { Agent } from "node:http";
+import type { Client } from "undici";
+import { pinnedClient, postWebhook, type PostResult } from "./http";
 import { eventMessage, signedHeaders, signer, type Message } from "./sign";
 import { systemResolver, type Resolver, type UrlPolicy } from "./ssrf";
 
@@ -52,6 +55,11 @@ export const DEFAULT_WEBHOOK_LEASE_MS = 60_000;
 export const CHECKPOINT_MS = 250;
 /** Endpoints one instance sends to at the same time, by default (GCS_WEBHOOKS_LANES). */
 export const DEFAULT_LANES = 64;
+/**
+ * POSTs one endpoint may have on the wire, by default (GCS_WEBHOOKS_PIPELINE). One at a time, an
+ * endpoint's rate is one event per round trip, and a busy process's round trip is milliseconds.
+ */
+export const DEFAULT_PIPELINE = 8;
 /** Delivery attempts are kept this long (GET …/deliveries), then pruned by the worker. */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
@@ -69,6 +77,8 @@ export interface SendOptions {
   maxEvents?: number;
   /** Endpoints sent to at the same time (one lane each); default DEFAULT_LANES. */
   concurrency?: number;
+  /** POSTs on the wire per endpoint at most (HTTP/1.1 pipelining on its one connection); default DEFAULT_PIPELINE. */
+  pipeline?: number;
   /** Tests: the longest a lane sends without a checkpoint; default CHECKPOINT_MS. */
   checkpointMs?: number;
   /**
@@ -149,6 +159,7 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   const leaseMs = opts.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS;
   const batchSize = opts.batchSize ?? 100;
   const checkpointMs = opts.checkpointMs ?? CHECKPOINT_MS;
+  const pipeline = Math.max(1, opts.pipeline ?? DEFAULT_PIPELINE);
   const report: SendReport = { endpointId: e.id, outcome: "delivered", sent: 0 };
   // Answered 2xx since the last checkpoint: recorded, and the cursor moved past them, by the next.
   let answered: store.SucceededAttempt[] = [];
@@ -163,8 +174,32 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     lastCheckpoint = Date.now();
     return held;
   };
-  // One pinned keep-alive connection per claim (http.ts pinnedAgent); a refusal is remembered.
-  let agent: Agent | { refused: string } | undefined;
+  // The POSTs on the wire, oldest first (at most `pipeline`).
+  const inFlight: InFlight[] = [];
+  // Settles the oldest: answered 2xx, the cursor moves past it; otherwise it is the failure to record.
+  const settleOldest = async (): Promise<Failed | undefined> => {
+    const sent = inFlight.shift()!;
+    const result = await sent.result;
+    if (!answeredOk(result)) return { ...sent, result };
+    answered.push(succeeded(e, sent, result));
+    confirmed = { txid: sent.ev.txid, seq: BigInt(sent.ev.seq) };
+    e.cursorTxid = sent.ev.txid;
+    e.cursorSeq = BigInt(sent.ev.seq);
+    e.failureCount = 0;
+    e.failingSince = null;
+    report.sent++;
+    return undefined;
+  };
+  // After a failure (or when stopping), the later calls still on the wire: those answered 2xx are
+  // recorded (they happened), but the cursor stays before the failure, so they are sent again.
+  const abandonInFlight = async () => {
+    for (const sent of inFlight.splice(0)) {
+      const result = await sent.result;
+      if (answeredOk(result)) answered.push(succeeded(e, sent, result));
+    }
+  };
+  // One pinned keep-alive connection per claim (http.ts pinnedClient); a refusal is remembered.
+  let connection: Client | { refused: string } | undefined;
   try {
     let sign: ReturnType<typeof signer>;
     try {
@@ -177,6 +212,18 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
       opts.logger?.error({ endpoint: e.id }, "webhook endpoint disabled: its signing secret does not open");
       return { endpointId: e.id, outcome: "disabled", sent: 0, error: reason };
     }
+    const fail = async (failed: Failed): Promise<SendReport> => {
+      await abandonInFlight();
+      // What was answered before is recorded first; then the failure (which ends the lease).
+      leaseEnded = true;
+      if (answered.length > 0 && !(await checkpoint())) {
+        report.outcome = "stopped";
+        return report;
+      }
+      report.outcome = await recordFailure(prisma, e, failed.message, BigInt(failed.ev.seq), failed.result, opts);
+      report.error = failureText(failed.result);
+      return report;
+    };
     const maxEvents = opts.maxEvents ?? 1_000;
     while (report.sent < maxEvents && !opts.signal?.aborted) {
       const readAt = Date.now();
@@ -203,52 +250,45 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
         continue;
       }
       for (const ev of events) {
-        if (opts.signal?.aborted) {
-          report.outcome = "stopped";
-          return report;
-        }
+        if (opts.signal?.aborted) break;
         // The cursor so far, the lease renewed, and a disable or delete heard (see the top of the file).
         if ((answered.length >= batchSize || Date.now() - lastCheckpoint >= checkpointMs) && !(await checkpoint())) {
           leaseEnded = true;
           report.outcome = "stopped";
           return report;
         }
+        // A full pipeline: the oldest call is answered before the next is sent.
+        if (inFlight.length >= pipeline) {
+          const failed = await settleOldest();
+          if (failed) return await fail(failed);
+        }
         const sentAt = new Date();
         const message = eventMessage(ev, sentAt);
-        agent ??= await connectionFor(e, opts);
-        const result = "refused" in agent
-          ? { durationMs: 0, error: agent.refused, refused: true }
-          : await postWebhook(e.url, sign(message, sentAt), message.body, {
+        connection ??= await connectionFor(e, opts, pipeline);
+        const result: Promise<PostResult> = "refused" in connection
+          ? Promise.resolve({ durationMs: 0, error: connection.refused, refused: true })
+          : postWebhook(e.url, sign(message, sentAt), message.body, {
             policy: opts.policy,
             resolve: opts.resolve ?? systemResolver,
             timeoutMs: opts.timeoutMs,
-            agent,
+            client: connection,
           });
-        if (result.status !== undefined && result.status >= 200 && result.status < 300) {
-          answered.push({ messageId: message.id, eventType: message.type, eventSeq: ev.seq, attempt: e.failureCount + 1, responseCode: result.status, durationMs: result.durationMs });
-          confirmed = { txid: ev.txid, seq: BigInt(ev.seq) };
-          e.cursorTxid = ev.txid;
-          e.cursorSeq = BigInt(ev.seq);
-          e.failureCount = 0;
-          e.failingSince = null;
-          report.sent++;
-          continue;
-        }
-        // What was answered before is recorded first; then the failure (which ends the lease).
-        if (answered.length > 0 && !(await checkpoint())) {
-          leaseEnded = true;
-          report.outcome = "stopped";
-          return report;
-        }
-        leaseEnded = true;
-        report.outcome = await recordFailure(prisma, e, message, BigInt(ev.seq), result, opts);
-        report.error = failureText(result);
+        inFlight.push({ ev, message, result });
+      }
+      // The batch's calls answered before the next read (which starts after the cursor).
+      while (inFlight.length > 0) {
+        const failed = await settleOldest();
+        if (failed) return await fail(failed);
+      }
+      if (opts.signal?.aborted) {
+        report.outcome = "stopped";
         return report;
       }
       // Caught up: the next read after idleMs (the worker's), so a lane at the log's end reads at most
       // once an interval, not once per event.
       if (events.length < take && opts.keep) await pause(readAt + (opts.idleMs ?? 0) - Date.now(), opts.signal);
     }
+    if (opts.signal?.aborted) report.outcome = "stopped";
     return report;
   } catch (err) {
     if (databaseFault(err)?.kind === "unavailable") throw err;
@@ -257,15 +297,30 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     report.error = String((err as Error)?.message ?? err).slice(0, 300);
     return report;
   } finally {
-    if (agent && !("refused" in agent)) agent.destroy();
+    // Calls still on the wire (a lost lease, an error) are waited for, so none outlives the claim.
+    await abandonInFlight().catch(() => undefined);
+    if (connection && !("refused" in connection)) await connection.destroy().catch(() => undefined);
     // One statement: what was answered recorded, the cursor moved and the lease given up.
     if (!leaseEnded) await checkpoint(true).catch(() => undefined);
   }
 }
 
-async function connectionFor(e: ClaimedEndpoint, opts: SendOptions): Promise<Agent | { refused: string }> {
-  const pinned = await pinnedAgent(e.url, { policy: opts.policy, resolve: opts.resolve ?? systemResolver });
-  return "refused" in pinned ? pinned : pinned.agent;
+interface InFlight {
+  ev: store.WebhookEvent;
+  message: Message;
+  result: Promise<PostResult>;
+}
+type Failed = Omit<InFlight, "result"> & { result: PostResult };
+
+const answeredOk = (r: PostResult) => r.status !== undefined && r.status >= 200 && r.status < 300;
+
+const succeeded = (e: ClaimedEndpoint, sent: InFlight, r: PostResult): store.SucceededAttempt => ({
+  messageId: sent.message.id, eventType: sent.message.type, eventSeq: sent.ev.seq, attempt: e.failureCount + 1, responseCode: r.status!, durationMs: r.durationMs,
+});
+
+async function connectionFor(e: ClaimedEndpoint, opts: SendOptions, pipeline: number): Promise<Client | { refused: string }> {
+  const pinned = await pinnedClient(e.url, { policy: opts.policy, resolve: opts.resolve ?? systemResolver }, pipeline);
+  return "refused" in pinned ? pinned : pinned.client;
 }
 
 /** A failed attempt: 410 disables, so does failing for GIVE_UP_AFTER_MS; otherwise the next retry. */

@@ -58,12 +58,17 @@ interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   path: string;
+  /** The sender's end of the connection, and when the request had arrived. */
+  remotePort: number;
+  at: number;
 }
 let receiver: Server;
 let port: number;
 const received: Received[] = [];
 /** The status the receiver answers next, by path; 200 otherwise. */
 const answers = new Map<string, number[]>();
+/** How long the receiver waits before answering, by path. */
+const delays = new Map<string, number>();
 
 const names = new Map<string, string[]>();
 const resolver: Resolver = async (host) => {
@@ -85,12 +90,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), path: req.url! });
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), path: req.url!, remotePort: req.socket.remotePort!, at: Date.now() });
       const queue = answers.get(req.url!) ?? [];
       const status = queue.shift() ?? 200;
       if (status === 0) return; // never answers (the timeout test); closed with the server
       if (status === 302) return res.writeHead(302, { location: `http://127.0.0.1:${port}/hooks/elsewhere` }).end();
-      res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "x".repeat(5000));
+      setTimeout(() => res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "x".repeat(5000)), delays.get(req.url!) ?? 0);
     });
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
@@ -276,27 +281,27 @@ describe("retries, 410 and auto-disable", () => {
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
   });
 
-  it("retries a failed event on the jittered schedule with the same webhook-id, holding later events back", async () => {
+  it("retries a failed event on the jittered schedule with the same webhook-id; one at a time (pipeline 1), later events wait", async () => {
     const ep = await createEndpoint("/hooks/retry");
     answers.set("/hooks/retry", [500, 503]);
     const first = await appendEvent(A().id, A().guest_with_events);
     const second = await appendEvent(A().id, A().guest_with_events);
     const t0 = Date.now();
-    await sendUntil(() => ofPath("/hooks/retry").length >= 1, { now: () => new Date(t0), random: () => 0 });
+    await sendUntil(() => ofPath("/hooks/retry").length >= 1, { now: () => new Date(t0), random: () => 0, pipeline: 1 });
     let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
     expect(view.failure_count).toBe(1);
     expect(view.last_error).toBe("HTTP 500");
     // random 0: half of 5 s.
     expect(Date.parse(view.next_attempt_at) - t0).toBe(2_500);
     // Not due yet: nothing is sent.
-    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_000), random: () => 0 }));
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_000), random: () => 0, pipeline: 1 }));
     expect(ofPath("/hooks/retry")).toHaveLength(1);
     // Due: the same event again (503), then 4 · 5 s / 2 = 10 s later.
-    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_500), random: () => 0 }));
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_500), random: () => 0, pipeline: 1 }));
     view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
     expect(view.failure_count).toBe(2);
     expect(Date.parse(view.next_attempt_at) - (t0 + 2_500)).toBe(10_000);
-    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 12_500), random: () => 0 }));
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 12_500), random: () => 0, pipeline: 1 }));
     const ids = ofPath("/hooks/retry").map((r) => r.headers["webhook-id"]);
     expect(ids).toEqual([`evt_${first}`, `evt_${first}`, `evt_${first}`, `evt_${second}`]);
     // Each attempt verifies (a new timestamp and signature, the same id).
@@ -369,6 +374,49 @@ describe("retries, 410 and auto-disable", () => {
   });
 });
 
+describe("pipelining: several POSTs on one connection", () => {
+  it("sends an endpoint's events in log order on one connection, several before the first answer", async () => {
+    const ep = await createEndpoint("/hooks/pipe");
+    delays.set("/hooks/pipe", 300);
+    const seqs: string[] = [];
+    for (let i = 0; i < 6; i++) seqs.push(await appendEvent(A().id, A().guest_with_events));
+    await sendUntil(() => ofPath("/hooks/pipe").length >= 6, { pipeline: 4 });
+    const got = ofPath("/hooks/pipe");
+    expect(got.map((r) => r.headers["webhook-id"])).toEqual(seqs.map((s) => `evt_${s}`));
+    expect(new Set(got.map((r) => r.remotePort)).size).toBe(1);
+    // Four arrived before the first answer (300 ms after the first arrived); the fifth only after it.
+    expect(got[3].at - got[0].at).toBeLessThan(300);
+    expect(got[4].at - got[0].at).toBeGreaterThanOrEqual(290);
+    const [row] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
+    expect(row.seq).toBe(seqs[5]);
+    delays.delete("/hooks/pipe");
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+
+  it("a failed event holds the cursor: the later ones already sent come again after it, with the same webhook-id", async () => {
+    const ep = await createEndpoint("/hooks/pipefail");
+    answers.set("/hooks/pipefail", [200, 500]);
+    const seqs: string[] = [];
+    for (let i = 0; i < 4; i++) seqs.push(await appendEvent(A().id, A().guest_with_events));
+    const t0 = Date.now();
+    await sendUntil(() => ofPath("/hooks/pipefail").length >= 4, { now: () => new Date(t0), random: () => 0 });
+    const ids = seqs.map((s) => `evt_${s}`);
+    expect(ofPath("/hooks/pipefail").map((r) => r.headers["webhook-id"])).toEqual(ids);
+    const cursor = async () => (await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id))[0].seq;
+    expect(await cursor()).toBe(seqs[0]);
+    // The retry sends the failed event, then the two after it again.
+    await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_500), random: () => 0 }));
+    expect(ofPath("/hooks/pipefail").map((r) => r.headers["webhook-id"])).toEqual([...ids, ...ids.slice(1)]);
+    expect(await cursor()).toBe(seqs[3]);
+    const deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data as { message_id: string; status: string }[];
+    // Every attempt that happened is listed: the ones answered 2xx behind the failure too.
+    expect(deliveries.map((d) => `${d.message_id} ${d.status}`).sort()).toEqual(
+      [`${ids[0]} succeeded`, `${ids[1]} failed`, `${ids[1]} succeeded`, `${ids[2]} succeeded`, `${ids[2]} succeeded`, `${ids[3]} succeeded`, `${ids[3]} succeeded`].sort(),
+    );
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+  });
+});
+
 describe("batched checkpoints", () => {
   const until = async (check: () => boolean, ms = 10_000) => {
     const deadline = Date.now() + ms;
@@ -407,9 +455,10 @@ describe("batched checkpoints", () => {
     expect(await recorded(ep.id)).toEqual([]);
     // Its lease runs out; instance B takes over from the recorded cursor.
     await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET lease_until = now() - interval '1 second' WHERE id = $1::uuid`, ep.id);
-    await sendUntil(() => ofPath("/hooks/crash").length >= 9);
+    await sendUntil(() => ofPath("/hooks/crash").length >= 10);
     const ids = seqs.map((s) => `evt_${s}`);
-    expect(ofPath("/hooks/crash").map((r) => r.headers["webhook-id"])).toEqual([...ids.slice(0, 4), ...ids]);
+    // A had all five on the wire (pipelined behind the call that hangs); B sends them again.
+    expect(ofPath("/hooks/crash").map((r) => r.headers["webhook-id"])).toEqual([...ids, ...ids]);
     for (const r of ofPath("/hooks/crash")) new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>);
     // A's call times out; its checkpoint finds the lease lost: A stops. The attempts it made are
     // recorded (they happened), the cursor and the failure state are B's.
