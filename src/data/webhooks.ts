@@ -5,6 +5,10 @@
 // unscoped client, leased like destination_bindings in data/delivery.ts: each function one short
 // statement, no transaction or row lock held while a receiver answers).
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
+import type { QueryResultRow } from "pg";
+import type { Sql } from "../generated/prisma/internal/prismaNamespace";
+import { poolOf } from "../db/database";
+import { runStatement } from "../db/sql-count";
 import { propertyInGroup } from "./credentials";
 import type { Readers } from "./readers";
 
@@ -270,7 +274,8 @@ export async function claimDueEndpoints(db: PrismaClient, exclude: string[], at:
 
 /** An event as GET /v1/events shows it, plus its timeline position. */
 export interface WebhookEvent {
-  txid: bigint;
+  /** int8 as text (the timeline position; the sender turns it back into a bigint). */
+  txid: string;
   seq: string;
   entity_type: string;
   entity_id: string;
@@ -285,12 +290,23 @@ export interface WebhookEvent {
 
 /** The next `take` events the endpoint selects after its cursor, in timeline order. */
 export function eventsAfterCursor(db: PrismaClient, e: ClaimedEndpoint, take: number): Promise<WebhookEvent[]> {
-  return db.$queryRaw<WebhookEvent[]>`${nextEvents(e, { txid: e.cursorTxid, seq: e.cursorSeq }, take)}`;
+  return senderQuery<WebhookEvent>(db, nextEvents(e, { txid: e.cursorTxid, seq: e.cursorSeq }, take));
+}
+
+/**
+ * The sender's hot statements (a read or checkpoint per batch of each busy endpoint) run on the
+ * client's pg pool, without Prisma's per-row cost (int8 columns are selected as text, so both give
+ * the same rows).
+ */
+async function senderQuery<Row extends QueryResultRow>(db: PrismaClient, statement: Sql): Promise<Row[]> {
+  const pool = poolOf(db);
+  if (!pool) return db.$queryRaw<Row[]>(statement);
+  return (await runStatement<Row>(pool, statement.text, statement.values)).rows;
 }
 
 function nextEvents(e: ClaimedEndpoint, after: { txid: bigint; seq: bigint }, take: number) {
   return Prisma.sql`
-    SELECT ev.txid, ev.seq::text AS seq, ev.entity_type::text AS entity_type, ev.entity_id::text AS entity_id,
+    SELECT ev.txid::text AS txid, ev.seq::text AS seq, ev.entity_type::text AS entity_type, ev.entity_id::text AS entity_id,
       ev.guest_profile_id::text AS guest_profile_id, ev.property_id::text AS property_id, ev.integration_id::text AS integration_id,
       ev.operation::text AS operation, ev.delta, ev.occurred_at, ev.recorded_at
     FROM events ev, (SELECT ${e.propertyGroupId}::uuid AS property_group_id, ${e.topics}::text[] AS topics,
@@ -325,7 +341,7 @@ export async function checkpointEndpoint(
   attempts: SucceededAttempt[] = [],
   release = false,
 ): Promise<boolean> {
-  const rows = await db.$queryRaw<{ state: string }[]>`${checkpointed(e, leaseMs, cursor, attempts, release)} SELECT state FROM moved`;
+  const rows = await senderQuery<{ state: string }>(db, Prisma.sql`${checkpointed(e, leaseMs, cursor, attempts, release)} SELECT state FROM moved`);
   return rows[0]?.state === "active";
 }
 
@@ -342,9 +358,9 @@ export async function checkpointAndRead(
   take: number,
 ): Promise<WebhookEvent[] | null> {
   const from = cursor ?? { txid: e.cursorTxid, seq: e.cursorSeq };
-  const rows = await db.$queryRaw<(WebhookEvent & { state: string })[]>`${checkpointed(e, leaseMs, cursor, attempts, false)}
+  const rows = await senderQuery<WebhookEvent & { state: string }>(db, Prisma.sql`${checkpointed(e, leaseMs, cursor, attempts, false)}
     SELECT m.state, n.* FROM moved m LEFT JOIN (${nextEvents(e, from, take)}) n ON m.state = 'active'
-    ORDER BY n.txid, n.seq::bigint`;
+    ORDER BY n.txid::bigint, n.seq::bigint`);
   if (rows[0]?.state !== "active") return null;
   return rows[0].txid === null ? [] : rows;
 }

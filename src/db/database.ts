@@ -162,5 +162,11 @@ export function createPrismaClient(pool: Pool): PrismaClient;
 export function createPrismaClient(connectionString: string, max: number): PrismaClient;
 export function createPrismaClient(poolOrUrl: Pool | string, max?: number): PrismaClient {
   const adapter = typeof poolOrUrl === "string" ? new PrismaPg({ connectionString: poolOrUrl, max }) : new PrismaPg(poolOrUrl);
-  return countQueries(new PrismaClient({ adapter }));
+  const client = countQueries(new PrismaClient({ adapter }));
+  if (typeof poolOrUrl !== "string") pools.set(client, poolOrUrl);
+  return client;
 }
+
+const pools = new WeakMap<PrismaClient, Pool>();
+/** The pool a client made by createPrismaClient(pool) runs on: for statements hot enough to skip Prisma's per-row cost. */
+export const poolOf = (prisma: PrismaClient): Pool | undefined => pools.get(prisma);

@@ -182,8 +182,8 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     const result = await sent.result;
     if (!answeredOk(result)) return { ...sent, result };
     answered.push(succeeded(e, sent, result));
-    confirmed = { txid: sent.ev.txid, seq: BigInt(sent.ev.seq) };
-    e.cursorTxid = sent.ev.txid;
+    confirmed = { txid: BigInt(sent.ev.txid), seq: BigInt(sent.ev.seq) };
+    e.cursorTxid = confirmed.txid;
     e.cursorSeq = BigInt(sent.ev.seq);
     e.failureCount = 0;
     e.failingSince = null;
