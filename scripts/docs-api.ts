@@ -15,14 +15,32 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 const code = (s: string) => `\`${s}\``;
 const oneLine = (s: unknown) => String(s ?? "").replace(/\s+/g, " ").trim();
 
-/** The parameters a route takes, as the route table names them: path, query, body. */
-function parameters(route: RouteSpec): string {
-  const parts = [
-    ...Object.keys(route.pathParams ?? {}).map((p) => `{${p}}`),
-    ...Object.keys(route.query ?? {}),
-    ...Object.keys(route.body ?? {}).map((p) => `body ${p}`),
+/** A schema's type in a few words: `integer`, `uuid`, `one of a, b`. */
+function typeOf(schema: Json = {}): string {
+  const list = ((schema.enum ?? ("const" in schema ? [schema.const] : [])) as unknown[]).filter((v) => v !== null);
+  if (list.length) return `one of ${list.map((v) => code(String(v))).join(", ")}`;
+  const alternatives = (schema.oneOf ?? schema.anyOf) as Json[] | undefined;
+  if (alternatives) return [...new Set(alternatives.map((a) => typeOf(a) + (a.deprecated ? " (deprecated)" : "")))].join(", or ");
+  const type = Array.isArray(schema.type) ? schema.type.filter((t: string) => t !== "null").join(" or ") : schema.type;
+  if (type === "array") return `array of ${typeOf(schema.items)}`;
+  return schema.format ?? type ?? "object";
+}
+
+/**
+ * The parameters a route takes, in the route table's order (path, query, body), each with the type
+ * and the description the OpenAPI document gives it.
+ */
+function parameters(route: RouteSpec, o: Json): string[] {
+  const declared = ((o.parameters ?? []) as Json[]).filter((p) => !p.$ref);
+  const described = (name: string, where: string) => declared.find((p) => p.name === name && p.in === where) ?? {};
+  const body = (o.requestBody?.content?.["application/json"]?.schema ?? {}) as Json;
+  const line = (name: string, where: string, schema: Json, description: unknown) =>
+    `  - ${code(name)} (${where}, ${typeOf(schema)}): ${oneLine(description)}`;
+  return [
+    ...Object.keys(route.pathParams ?? {}).map((n) => line(n, "path", described(n, "path").schema, described(n, "path").description)),
+    ...Object.keys(route.query ?? {}).map((n) => line(n, "query", described(n, "query").schema, described(n, "query").description)),
+    ...Object.keys(route.body ?? {}).map((n) => line(n, "body", body.properties?.[n], body.properties?.[n]?.description)),
   ];
-  return parts.length ? parts.map(code).join(", ") : "none";
 }
 
 /** What the success answer looks like, from the route's envelope and status. */
@@ -63,8 +81,8 @@ export function renderApiDoc(): string {
     const o = op(m, p);
     const description = oneLine(o.description).replace(/ Requires the scope `[^`]+`\.$/, "");
     return [
-      `- **${code(key)}** (${code(route.scope)}, operation ${code(route.operation)}): ${oneLine(o.summary)}. ${description}`,
-      `  Parameters: ${parameters(route)}. Answer: ${answer(route)}.`,
+      `- **${code(key)}** (${code(route.scope)}, operation ${code(route.operation)}): ${oneLine(o.summary)}. ${description} Answer: ${answer(route)}.`,
+      ...parameters(route, o),
     ].join("\n");
   };
 
