@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run size:production`: what a production install weighs, measured, for the README's figures.
+// `npm run size:production`: what a production install weighs, measured, for the figures in docs/operations.md ("Production").
 // Copies what `npm ci` reads (package.json, package-lock.json, the install script and patches/) into a
 // scratch directory, runs `npm ci` there with the given omissions (default: --omit=dev, and again
 // with --omit=dev --omit=optional as the Dockerfile installs), and prints for each the size of

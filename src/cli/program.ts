@@ -35,7 +35,7 @@ const load = {
 
 export const EXIT_CODES = `
 Exit codes: 0 done, 1 the command failed (database, unknown group, wrong secret…), 2 usage error.
-Configuration comes from the environment (DATABASE_URL, PORT, GCS_DATA_DIR…; see README.md).
+Configuration comes from the environment (DATABASE_URL, PORT, GCS_DATA_DIR…; see docs/operations.md).
 Without DATABASE_URL every command uses the embedded database in GCS_DATA_DIR (default .data/pglite):
 while \`gcs serve\` runs there, the other commands go through it.`;
 

@@ -1,6 +1,6 @@
 // Prometheus metrics (prom-client), one registry per process. The request path only bumps counters
 // and histograms in memory; the pool and delivery gauges are read when Prometheus scrapes. Names and
-// label sets are part of the operator's contract (README "Metrics and tracing"): rename nothing.
+// label sets are part of the operator's contract (docs/operations.md, "Metrics and tracing"): rename nothing.
 //
 // Served by metricsApp() on its own listener (GCS_METRICS_PORT, server.ts), never on the API port:
 // the API's credentials are tenants' and mean nothing here, and a port Prometheus reaches need not be

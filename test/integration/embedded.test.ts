@@ -60,11 +60,11 @@ describe("embedded PGlite", () => {
     expect(res.body.data).toHaveLength(2);
   });
 
-  it("has rate limits off, so its responses carry no RateLimit headers (as the README says)", async () => {
+  it("has rate limits off, so its responses carry no RateLimit headers (as docs/operations.md says)", async () => {
     const res = await fetch(`${base}/v1/guests?limit=1`, { headers: { Authorization: `Bearer ${demoKey}` } });
     expect(res.status).toBe(200);
     expect([res.headers.get("ratelimit"), res.headers.get("ratelimit-policy")]).toEqual([null, null]);
-    expect(readFileSync(path.join(ROOT, "README.md"), "utf8")).toContain("they are off in the embedded demo, so its responses carry none");
+    expect(readFileSync(path.join(ROOT, "docs/operations.md"), "utf8")).toContain("they are off in the embedded demo, so its responses carry none");
   });
 
   it("serves properties, integrations and a full limit=2 guest walk", async () => {

@@ -137,7 +137,7 @@ describe("demo dates", () => {
     expect(latest.late).toEqual([]);
   });
 
-  it("make the README's date examples return rows: arrivals from today, guests in house", async () => {
+  it("make the date examples of docs/using-the-api.md return rows: arrivals from today, guests in house", async () => {
     const get = (query: string) =>
       t.api.get(`/v1/reservations?${query}`).set("Authorization", `Bearer ${today.groups.A.credentials.api_key}`);
     const upcoming = await get(`arrival_from=${todayUtc()}&status=confirmed&limit=5`);

@@ -169,7 +169,7 @@ describe("depth and cost, as validation rules", () => {
     expect(costOf("{ tables(limit: 100) { nodes { memberCount } } }")).toBe(1 + 100 * (1 + 1 + 5));
   });
 
-  it("prices the README's worked examples and passes the benchmark's nested query", () => {
+  it("prices the worked examples of docs/operations.md and passes the benchmark's nested query", () => {
     expect(costOf("{ guests(limit: 50) { nodes { id givenName email } nextCursor } }")).toBe(1 + 50 * (1 + 3 + 1));
     expect(costOf("{ reviewSummary { count averageRating bySource { source count } } }")).toBe(1 + 5 * 500 + 2 + 1 + 5 * 2);
     expect(costOf("{ masterProfiles(limit: 20, includeTotal: true) { nodes { id guests { email } } totalCount } }")).toBe(

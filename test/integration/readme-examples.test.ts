@@ -1,11 +1,13 @@
-// The README's examples, run as a reader would run them against the demo's world: the demo data
-// (seed 1, dates anchored to today, as `npm start` loads it) in this test's database. What runs
-// here: every curl line of "Examples" (placeholders filled from the demo's manifest, `$(date -u +%F)`
-// as today), the typed client example verbatim (its own process, through tsx, with `localhost:3000`
-// pointed at a listening test server), the MCP question "What do we know about Olivia Smith?", and
-// the statements about GET /graphql (Apollo's CSRF refusal without a preflight header).
+// The examples of README.md and docs/*.md, run as a reader would run them against the demo's world:
+// the demo data (seed 1, dates anchored to today, as `npm start` loads it) in this test's database.
+// What runs here: every `curl -s` line with `$KEY` in an `sh` block of README.md or docs/*.md
+// (placeholders filled from the demo's manifest, `$(date -u +%F)` as today), the typed client
+// example of docs/using-the-api.md verbatim (its own process, through tsx, with `localhost:3000`
+// pointed at a listening test server), the filter document of docs/filter-document.md, the MCP
+// question of docs/mcp.md "What do we know about Olivia Smith?", and the statements of
+// docs/graphql.md about GET /graphql (Apollo's CSRF refusal without a preflight header).
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { resolveSessionKey } from "../../src/auth/session";
@@ -14,15 +16,39 @@ import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 
 const ROOT = path.resolve(__dirname, "../..");
-const README = readFileSync(path.join(ROOT, "README.md"), "utf8");
+/** README.md and every docs/*.md, by path from the root. */
+const DOCS: Record<string, string> = Object.fromEntries(
+  ["README.md", ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)].map((file) => [
+    file,
+    readFileSync(path.join(ROOT, file), "utf8"),
+  ]),
+);
+function doc(file: string): string {
+  if (!(file in DOCS)) throw new Error(`no ${file}`);
+  return DOCS[file];
+}
 
-/** The first fenced block of `lang` after the heading `heading`. */
-function codeBlock(heading: string, lang: string): string {
-  const at = README.indexOf(`\n${heading}\n`);
-  if (at < 0) throw new Error(`README has no heading ${heading}`);
-  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(README.slice(at));
-  if (!m) throw new Error(`no ${lang} block under ${heading}`);
+/** The first fenced block of `lang` after the heading `heading` of `file`. */
+function codeBlock(file: string, heading: string, lang: string): string {
+  const text = doc(file);
+  const at = text.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`${file} has no heading ${heading}`);
+  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(text.slice(at));
+  if (!m) throw new Error(`no ${lang} block under ${heading} in ${file}`);
   return m[1];
+}
+
+/** Every `curl -s` line that uses `$KEY`, continuations joined, from the `sh` blocks of README.md and docs/*.md. */
+function curlExamples(): { file: string; command: string }[] {
+  return Object.entries(DOCS).flatMap(([file, text]) =>
+    [...text.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) =>
+      m[1]
+        .replace(/\\\n\s*/g, " ")
+        .split("\n")
+        .filter((l) => l.startsWith("curl -s ") && l.includes("$KEY"))
+        .map((command) => ({ file, command })),
+    ),
+  );
 }
 
 let t: TestApp;
@@ -62,16 +88,13 @@ function parseCurl(line: string): { url: string; headers: Record<string, string>
   return { url, headers, body };
 }
 
-describe("README examples", () => {
-  it("every curl line of Examples answers 200 against the demo, and every list it asks for has rows", async () => {
+describe("README and docs examples", () => {
+  it("every curl line of README.md and docs/*.md answers 200 against the demo, and every list it asks for has rows", async () => {
     const A = demo.groups.A;
     const today = new Date().toISOString().slice(0, 10);
-    const block = codeBlock("### Examples", "sh");
-    const commands = block
-      .replace(/\\\n\s*/g, " ")
-      .split("\n")
-      .filter((l) => l.startsWith("curl "));
-    expect(commands.length).toBeGreaterThanOrEqual(20);
+    const examples = curlExamples();
+    expect(examples.filter((e) => e.file === "README.md").length).toBeGreaterThanOrEqual(1);
+    expect(examples.filter((e) => e.file === "docs/using-the-api.md").length).toBeGreaterThanOrEqual(20);
     const fill = (line: string) =>
       line
         .replace("$KEY", A.credentials.api_key)
@@ -83,7 +106,7 @@ describe("README examples", () => {
         .replace("/v1/tables/<uuid>/", `/v1/tables/${A.tables.bound}/`)
         .replace("http://localhost:3000", server.base);
     const outcomes = [];
-    for (const command of commands) {
+    for (const { file, command } of examples) {
       const filled = fill(command);
       expect({ command, placeholder: /<[a-z]+>/.test(filled) }).toEqual({ command, placeholder: false });
       const { url, headers, body } = parseCurl(filled);
@@ -91,14 +114,14 @@ describe("README examples", () => {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const json = (await res.json()) as any;
       const rows = Array.isArray(json.data) ? json.data.length : json.data?.guests ? json.data.guests.nodes.length : undefined;
-      outcomes.push({ command, status: res.status, empty: rows === 0 });
+      outcomes.push({ file, command, status: res.status, empty: rows === 0 });
     }
     expect(outcomes.filter((o) => o.status !== 200 || o.empty)).toEqual([]);
   });
 
   it("the filter document example selects guests in the demo, and its error example is what a bad operator gets", async () => {
-    const at = README.indexOf("### The filter document");
-    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(README.slice(at))![1]);
+    const text = doc("docs/filter-document.md");
+    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(text)![1]);
     const preview = (filterDoc: unknown) =>
       fetch(`${server.base}/v1/tables/preview`, {
         method: "POST",
@@ -108,7 +131,7 @@ describe("README examples", () => {
     const res = await preview(example);
     expect(res.status).toBe(200);
     expect(((await res.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
-    const documented = /Errors name the offending part: `([^`]+)`/.exec(README.slice(at).replace(/\n/g, " "))![1];
+    const documented = /Errors name the offending part: `([^`]+)`/.exec(text.replace(/\n/g, " "))![1];
     const bad = { and: [example.and[0], { field: "country_code", op: "like", value: "GB" }] };
     const refused = await preview(bad);
     expect(refused.status).toBe(400);
@@ -116,7 +139,7 @@ describe("README examples", () => {
     expect(detail.startsWith(documented.replace(/…$/, ""))).toBe(true);
   });
 
-  it("the MCP question in the README: find_guests for Olivia Smith, then guest_context with her master profile, under 6,000 characters", async () => {
+  it("the MCP question in docs/mcp.md: find_guests for Olivia Smith, then guest_context with her master profile, under 6,000 characters", async () => {
     const call = async (name: string, args: Record<string, unknown>) => {
       const res = await fetch(`${server.base}/mcp`, {
         method: "POST",
@@ -128,7 +151,7 @@ describe("README examples", () => {
       expect(result.isError).toBeFalsy();
       return { text: result.content[0].text as string, data: result.structuredContent };
     };
-    expect(README).toContain('`find_guests {"query": "Olivia\nSmith"}` then `guest_context {"master_profile_id": "<id>"}`');
+    expect(doc("docs/mcp.md")).toContain('`find_guests {"query": "Olivia\nSmith"}` then `guest_context {"master_profile_id": "<id>"}`');
     const found = await call("find_guests", { query: "Olivia Smith" });
     const olivia = found.data.candidates[0];
     expect(olivia.name).toBe("Olivia Smith");
@@ -139,8 +162,8 @@ describe("README examples", () => {
     expect(found.text.length + context.text.length).toBeLessThan(6000);
   });
 
-  it("the typed client example runs as written and finds the demo guest it names, with her stays", async () => {
-    const example = codeBlock("### A typed TypeScript client", "ts");
+  it("the typed client example of docs/using-the-api.md runs as written and finds the demo guest it names, with her stays", async () => {
+    const example = codeBlock("docs/using-the-api.md", "## A typed TypeScript client", "ts");
     const email = /email: "([^"]+)"/.exec(example)?.[1];
     expect(email).toBe("olivia.smith.0@example.com");
     // Run from a scratch directory inside the checkout, so `./client` and its dependencies resolve.
@@ -165,8 +188,8 @@ describe("README examples", () => {
     }
   });
 
-  it("a plain GET /graphql is refused by Apollo's CSRF prevention, as the README says; apollo-require-preflight lifts it", async () => {
-    expect(README).toContain("apollo-require-preflight: 1");
+  it("a plain GET /graphql is refused by Apollo's CSRF prevention, as docs/graphql.md says; apollo-require-preflight lifts it", async () => {
+    expect(doc("docs/graphql.md")).toContain("apollo-require-preflight: 1");
     const key = t.manifest.groups.A.credentials.api_key;
     const url = `${server.base}/graphql?query=${encodeURIComponent("{ __typename }")}`;
     const plain = await fetch(url, { headers: { Authorization: `Bearer ${key}`, Accept: "application/json" } });

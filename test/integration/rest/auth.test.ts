@@ -162,7 +162,7 @@ describe("X-Property-Id", () => {
       .set("Accept", "application/json, text/event-stream").send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     expect(mcp.status).toBe(400);
     expect(mcp.body).toEqual({ error: "invalid_request", detail });
-    // A pinned key ignores the header, whatever it holds (README "Credentials and scope").
+    // A pinned key ignores the header, whatever it holds (docs/using-the-api.md, "Credentials and scope").
     expect((await t.api.get("/v1/guests").set(bearer(A().credentials.api_key_pinned.token)).set("X-Property-Id", "")).status).toBe(200);
   });
 });

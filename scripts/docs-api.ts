@@ -1,0 +1,137 @@
+// `npm run docs:api`: writes docs/api.md from the route table (src/rest/routes.ts) and the prose and
+// record shapes of the OpenAPI document built from it. test/unit/docs-api.test.ts fails when the
+// committed file differs from what this writes. `--check` only compares.
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { openApiDocument, routeKey } from "../src/openapi";
+import { INFO_DESCRIPTION } from "../src/openapi/descriptions";
+import { routes, type RouteSpec } from "../src/rest/routes";
+
+const ROOT = path.resolve(__dirname, "..");
+export const API_DOC_PATH = path.join(ROOT, "docs/api.md");
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const code = (s: string) => `\`${s}\``;
+const oneLine = (s: unknown) => String(s ?? "").replace(/\s+/g, " ").trim();
+
+/** A schema's type in a few words: `integer`, `uuid`, `one of a, b`. */
+function typeOf(schema: Json = {}): string {
+  const list = ((schema.enum ?? ("const" in schema ? [schema.const] : [])) as unknown[]).filter((v) => v !== null);
+  if (list.length) return `one of ${list.map((v) => code(String(v))).join(", ")}`;
+  const alternatives = (schema.oneOf ?? schema.anyOf) as Json[] | undefined;
+  if (alternatives) return [...new Set(alternatives.map((a) => typeOf(a) + (a.deprecated ? " (deprecated)" : "")))].join(", or ");
+  const type = Array.isArray(schema.type) ? schema.type.filter((t: string) => t !== "null").join(" or ") : schema.type;
+  if (type === "array") return `array of ${typeOf(schema.items)}`;
+  return schema.format ?? type ?? "object";
+}
+
+/**
+ * The parameters a route takes, in the route table's order (path, query, body), each with the type
+ * and the description the OpenAPI document gives it.
+ */
+function parameters(route: RouteSpec, o: Json): string[] {
+  const declared = ((o.parameters ?? []) as Json[]).filter((p) => !p.$ref);
+  const described = (name: string, where: string) => declared.find((p) => p.name === name && p.in === where) ?? {};
+  const body = (o.requestBody?.content?.["application/json"]?.schema ?? {}) as Json;
+  const line = (name: string, where: string, schema: Json, description: unknown) =>
+    `  - ${code(name)} (${where}, ${typeOf(schema)}): ${oneLine(description)}`;
+  return [
+    ...Object.keys(route.pathParams ?? {}).map((n) => line(n, "path", described(n, "path").schema, described(n, "path").description)),
+    ...Object.keys(route.query ?? {}).map((n) => line(n, "query", described(n, "query").schema, described(n, "query").description)),
+    ...Object.keys(route.body ?? {}).map((n) => line(n, "body", body.properties?.[n], body.properties?.[n]?.description)),
+  ];
+}
+
+/** What the success answer looks like, from the route's envelope and status. */
+function answer(route: RouteSpec): string {
+  if (route.status === 204) return "204, no body";
+  const status = route.status ?? 200;
+  if (route.envelope === "body") return `${status} \`{ data }\``;
+  if (route.query?.cursor) return `${status} keyset page`;
+  if (route.query?.offset) return `${status} offset page`;
+  return `${status} object`;
+}
+
+/** An enum member's values, e.g. ` (\`hotel\`, \`resort\`)`; nothing for other members. */
+function values(schema: Json): string {
+  const list = ((schema.enum ?? schema.items?.enum ?? []) as unknown[]).filter((v) => v !== null);
+  return list.length ? ` (${list.map((v) => code(String(v))).join(", ")})` : "";
+}
+
+export function renderApiDoc(): string {
+  const doc = openApiDocument() as Json;
+  const op = (method: string, p: string): Json => doc.paths[p]?.[method.toLowerCase()] ?? {};
+  const byTag = new Map<string, RouteSpec[]>();
+  for (const route of routes) {
+    const [m, p] = routeKey(route).split(" ");
+    const tag = (op(m, p).tags?.[0] as string) ?? "Other";
+    byTag.set(tag, [...(byTag.get(tag) ?? []), route]);
+  }
+  const tableKeys = new Set(routes.map(routeKey));
+  const others = Object.entries(doc.paths as Record<string, Json>).flatMap(([p, methods]) =>
+    Object.entries(methods as Json)
+      .map(([m, o]) => ({ key: `${m.toUpperCase()} ${p}`, o: o as Json }))
+      .filter(({ key }) => !tableKeys.has(key)),
+  );
+
+  const routeLine = (route: RouteSpec) => {
+    const key = routeKey(route);
+    const [m, p] = key.split(" ");
+    const o = op(m, p);
+    const description = oneLine(o.description).replace(/ Requires the scope `[^`]+`\.$/, "");
+    return [
+      `- **${code(key)}** (${code(route.scope)}, operation ${code(route.operation)}): ${oneLine(o.summary)}. ${description} Answer: ${answer(route)}.`,
+      ...parameters(route, o),
+    ].join("\n");
+  };
+
+  const records = Object.entries(doc.components.schemas as Record<string, Json>)
+    .filter(([, s]) => s.properties)
+    .map(([name, s]) => `- **${name}**: ${Object.entries(s.properties as Record<string, Json>).map(([m, ms]) => code(m) + values(ms)).join(", ")}.`);
+
+  return [
+    "# REST API (`/v1`)",
+    "",
+    "<!-- Generated by `npm run docs:api` from src/rest/routes.ts and the OpenAPI document built from it.",
+    "     Do not edit: change the route table or src/openapi/descriptions.ts and regenerate. -->",
+    "",
+    "Every route of the route table, with its scope, the named GraphQL operation it runs, its",
+    "parameters and its answer. Parameter types, examples and error statuses: `openapi.yaml`, served",
+    "at `GET /docs` (Redoc) and, as Markdown, at `GET /docs/api.md`. Worked requests:",
+    "[using-the-api.md](using-the-api.md).",
+    "",
+    INFO_DESCRIPTION,
+    "",
+    "## Routes",
+    "",
+    ...[...byTag.entries()].flatMap(([tag, rs]) => [`### ${tag}`, "", ...rs.map(routeLine), ""]),
+    "### Service routes",
+    "",
+    "Outside the route table; served beside it.",
+    "",
+    ...others.map(({ key, o }) => `- **${code(key)}**: ${oneLine(o.summary)}. ${oneLine(o.description)}`),
+    "",
+    "## Records",
+    "",
+    "The members of each answer object, as the OpenAPI document lists them (each member is described in `schema.graphql`).",
+    "",
+    ...records,
+    "",
+  ].join("\n");
+}
+
+function main() {
+  const text = renderApiDoc();
+  if (process.argv.includes("--check")) {
+    if (readFileSync(API_DOC_PATH, "utf8") !== text) {
+      console.error("docs/api.md is stale: run npm run docs:api");
+      process.exit(1);
+    }
+    return;
+  }
+  writeFileSync(API_DOC_PATH, text);
+  console.log(`wrote ${path.relative(ROOT, API_DOC_PATH)}`);
+}
+
+if (require.main === module) main();
