@@ -1,6 +1,6 @@
 // Issue 29's push scenarios, sized by the environment: one `gcs serve` with its webhook sender and
-// PostgreSQL 15 on this machine; the receiver, the stream clients and the load generator in this
-// process. All traffic stays on 127.0.0.1. Writes bench/results/<date>-webhooks[-<BENCH_LABEL>].md.
+// PostgreSQL 15 on this machine; the receiver in a process of its own (bench/webhook-receiver.ts);
+// the stream clients and the load generator in this process. All traffic stays on 127.0.0.1. Writes bench/results/<date>-webhooks[-<BENCH_LABEL>].md.
 //
 // 1. Webhooks: BENCH_RATE events/s appended for BENCH_SECONDS, BENCH_ENDPOINTS endpoints on a local
 //    receiver subscribed to a mix of topics and properties. Commit-to-receipt p50/p99, exact counts
@@ -12,8 +12,7 @@
 //
 //   npm run bench:webhooks                         # the issue's sizes: 1,000 events/s for 60 s, 50 endpoints, 1,000 streams
 //   BENCH_RATE=100 BENCH_SECONDS=10 BENCH_ENDPOINTS=10 BENCH_STREAMS=50 BENCH_LABEL=smoke npx tsx bench/webhooks.ts
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import os from "node:os";
@@ -69,13 +68,36 @@ const eventKind = (properties: string[]) => (n: number) => ({
   property: pick(PROPERTY_WEIGHTS.map((w, i): [string, number] => [properties[i], w]), draw(n, 2)),
 });
 
+/** The receiver process (bench/webhook-receiver.ts): its port, and questions over IPC. */
+async function startReceiver() {
+  const child = fork(path.join(__dirname, "webhook-receiver.ts"), [], { execPath: path.join(__dirname, "..", "node_modules/.bin/node"), execArgv: ["--require", "tsx/cjs"] });
+  const next = <T>(key: string) => new Promise<T>((resolve) => {
+    const on = (m: Record<string, unknown>) => {
+      if (!(key in m)) return;
+      child.off("message", on);
+      resolve(m as T);
+    };
+    child.on("message", on);
+  });
+  const { port } = await next<{ port: number }>("port");
+  return {
+    child,
+    port,
+    ask<T>(what: "counts" | "arrivals"): Promise<T> {
+      const answer = next<T>(what);
+      child.send({ ask: what });
+      return answer;
+    },
+  };
+}
+
 async function main() {
   const pg = await startTestPostgres();
   const children: { kill(sig: string): void }[] = [];
   const lines = [
     `# Webhooks and streams${LABEL ? ` (${LABEL})` : ""}, ${new Date().toISOString()}`,
     "",
-    `One \`gcs serve\` (webhook sender polling every 50 ms, streams every 500 ms) and PostgreSQL 15 on this machine (${os.cpus().length} cores, shared with other work), receiver, stream clients and load generator in the bench process. \`npm run bench:webhooks\` (bench/webhooks.ts).`,
+    `One \`gcs serve\` (webhook sender polling every 50 ms, streams every 500 ms) and PostgreSQL 15 on this machine (${os.cpus().length} cores, shared with other work), the receiver in its own process, stream clients and load generator in the bench process. \`npm run bench:webhooks\` (bench/webhooks.ts).`,
     "",
     `| Scenario | Figure |`,
     `|---|---|`,
@@ -90,25 +112,9 @@ async function main() {
     // ---------------------------------------------------------------- 1. webhooks
     if (ENDPOINTS > 0) {
       const committedAt = new Map<string, number>();
-      const arrivals = new Map<string, Set<string>>();
-      const latencies: number[] = [];
-      const receiver = createServer((req, res) => {
-        req.resume();
-        req.on("end", () => {
-          const id = String(req.headers["webhook-id"]);
-          let seen = arrivals.get(req.url!);
-          if (!seen) arrivals.set(req.url!, (seen = new Set()));
-          if (!seen.has(id)) {
-            seen.add(id);
-            const at = committedAt.get(id);
-            if (at !== undefined) latencies.push(Date.now() - at);
-          }
-          res.writeHead(204).end();
-        });
-      });
-      receiver.keepAliveTimeout = 60_000;
-      await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-      const port = (receiver.address() as AddressInfo).port;
+      const receiver = await startReceiver();
+      children.push(receiver.child as unknown as { kill(sig: string): void });
+      const port = receiver.port;
       const server = await serve({
         DATABASE_URL: databaseUrl, GCS_DELIVERY_WORKER: "true", GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_WEBHOOKS_INTERVAL_MS: "50", GCS_RATE_LIMIT: "0",
         // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits.
@@ -156,31 +162,46 @@ async function main() {
       const loadEnded = Date.now();
       log(`appended ${appended.length} events in ${SECONDS} s`);
       const expected = endpoints.map((e) => appended.filter((a) => (e.topics.includes("*") || e.topics.includes(a.type)) && (e.property_ids.length === 0 || e.property_ids.includes(a.property))).length);
-      const got = () => endpoints.map((e) => [...(arrivals.get(e.path) ?? [])].filter((id) => committedAt.has(id)).length);
+      // Arrivals so far per endpoint (a few events from before the load may be among them).
+      const arrived = async () => {
+        const { counts } = await receiver.ask<{ counts: Record<string, number> }>("counts");
+        return endpoints.map((e) => counts[e.path] ?? 0);
+      };
       const cpuAtLoadEnd = cpuMs(server.child.pid!);
-      const deliveredAtLoadEnd = got().reduce((a, b) => a + b, 0);
+      const deliveredAtLoadEnd = (await arrived()).reduce((a, b) => a + b, 0);
       const deadline = Date.now() + DRAIN_SECONDS * 1000;
-      while (Date.now() < deadline && got().some((g, i) => g < expected[i])) await sleep(200);
+      while (Date.now() < deadline && (await arrived()).some((g, i) => g < expected[i])) await sleep(200);
       const drainMs = Date.now() - loadEnded;
       const cpu = cpuMs(server.child.pid!) - cpuBefore;
       // pg_stat_database lags by up to half a second (PGSTAT_MIN_INTERVAL).
       await sleep(1_000);
       const statementCount = (await statements()) - statementsBefore;
       await stats.end();
-      const counts = got();
-      const deliveries = counts.reduce((a, b) => a + b, 0);
-      const wanted = expected.reduce((a, b) => a + b, 0);
       server.child.kill("SIGTERM");
       await server.exited;
-      receiver.closeAllConnections();
-      receiver.close();
+      // Each endpoint's events of the load, by first arrival; commit → receipt for each.
+      const { arrivals, duplicates } = await receiver.ask<{ arrivals: Record<string, [string, number][]>; duplicates: number }>("arrivals");
+      receiver.child.kill("SIGTERM");
+      const latencies: number[] = [];
+      const counts = endpoints.map((e) => {
+        let n = 0;
+        for (const [id, at] of arrivals[e.path] ?? []) {
+          const committed = committedAt.get(id);
+          if (committed === undefined) continue;
+          n++;
+          latencies.push(at - committed);
+        }
+        return n;
+      });
+      const deliveries = counts.reduce((a, b) => a + b, 0);
+      const wanted = expected.reduce((a, b) => a + b, 0);
 
       const exact = counts.every((g, i) => g === expected[i]);
       const short = counts.map((g, i) => expected[i] - g).filter((d) => d !== 0);
       lines.push(
         `| Webhook load | ${RATE} events/s for ${SECONDS} s (${appended.length} events: ${EVENT_MIX_TEXT}), ${ENDPOINTS} endpoints (${ENDPOINT_MIX_TEXT}), ${wanted} deliveries due (${(wanted / appended.length).toFixed(2)} per event, ${(wanted / SECONDS).toFixed(0)}/s) |`,
         `| Commit → receipt | p50 ${pct(latencies, 50)} ms, p99 ${pct(latencies, 99)} ms, max ${pct(latencies, 100)} ms (${latencies.length} deliveries) |`,
-        `| Every endpoint got exactly its events | ${exact ? "yes" : `NO: ${deliveries} of ${wanted} within ${DRAIN_SECONDS} s after the load (${short.length} endpoints short, by ${Math.min(...short)}–${Math.max(...short)})`}; none twice (counted per webhook-id) |`,
+        `| Every endpoint got exactly its events | ${exact ? "yes" : `NO: ${deliveries} of ${wanted} within ${DRAIN_SECONDS} s after the load (${short.length} endpoints short, by ${Math.min(...short)}–${Math.max(...short)})`}; ${duplicates === 0 ? "none twice" : `${duplicates} arrived more than once`} (counted per webhook-id) |`,
         `| Delivery throughput | ${((deliveredAtLoadEnd * 1000) / (SECONDS * 1000)).toFixed(0)} deliveries/s during the load, ${((deliveries * 1000) / (SECONDS * 1000 + drainMs)).toFixed(0)}/s overall (${deliveries} in ${((SECONDS * 1000 + drainMs) / 1000).toFixed(1)} s) |`,
         `| Database transactions | ${statementCount} (${(statementCount / (SECONDS + drainMs / 1000)).toFixed(0)}/s, ${((statementCount - Math.ceil(appended.length / Math.max(1, RATE / 100))) / Math.max(1, deliveries)).toFixed(3)} per delivery besides the load's inserts) |`,
         `| Server CPU per delivery | ${deliveries > 0 ? ((cpu * 1000) / deliveries).toFixed(0) : "n/a"} µs (${cpu} ms for ${deliveries}; ${((cpuAtLoadEnd - cpuBefore) / SECONDS / 10).toFixed(0)}% of a core during the load) |`,
