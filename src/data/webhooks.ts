@@ -293,6 +293,12 @@ export function eventsAfterCursor(db: PrismaClient, e: ClaimedEndpoint, take: nu
   return senderQuery<WebhookEvent>(db, nextEvents(e, { txid: e.cursorTxid, seq: e.cursorSeq }, take));
 }
 
+/** The group's next `take` events after `after`, every topic and property (webhooks/feed.ts). */
+export function groupEventsAfter(db: PrismaClient, propertyGroupId: string, after: readonly [bigint, bigint], take: number): Promise<WebhookEvent[]> {
+  const everything = { propertyGroupId, topics: ["*"], propertyIds: [] as string[] };
+  return senderQuery<WebhookEvent>(db, nextEvents(everything, { txid: after[0], seq: after[1] }, take));
+}
+
 /**
  * The sender's hot statements (a read or checkpoint per batch of each busy endpoint) run on the
  * client's pg pool, without Prisma's per-row cost (int8 columns are selected as text, so both give
@@ -304,7 +310,7 @@ async function senderQuery<Row extends QueryResultRow>(db: PrismaClient, stateme
   return (await runStatement<Row>(pool, statement.text, statement.values)).rows;
 }
 
-function nextEvents(e: ClaimedEndpoint, after: { txid: bigint; seq: bigint }, take: number) {
+function nextEvents(e: Pick<ClaimedEndpoint, "propertyGroupId" | "topics" | "propertyIds">, after: { txid: bigint; seq: bigint }, take: number) {
   return Prisma.sql`
     SELECT ev.txid::text AS txid, ev.seq::text AS seq, ev.entity_type::text AS entity_type, ev.entity_id::text AS entity_id,
       ev.guest_profile_id::text AS guest_profile_id, ev.property_id::text AS property_id, ev.integration_id::text AS integration_id,

@@ -34,6 +34,7 @@ import type { Logger } from "../logger";
 import type { Client } from "undici";
 import { pinnedClient, postWebhook, type PostResult } from "./http";
 import { eventMessage, signedHeaders, signer, type Message } from "./sign";
+import { groupFeeds, type GroupFeed } from "./feed";
 import { systemResolver, type Resolver, type UrlPolicy } from "./ssrf";
 
 type SenderLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
@@ -87,6 +88,8 @@ export interface SendOptions {
    */
   keep?: () => boolean;
   idleMs?: number;
+  /** The worker's: the group's shared read of the log (feed.ts), which a lane takes its events from when it can. */
+  feed?: (e: ClaimedEndpoint) => GroupFeed;
   /** Clock of the schedule (due checks, backoff, give-up); tests move it. Signatures use the wall clock. */
   now?: () => Date;
   random?: () => number;
@@ -231,7 +234,24 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
       // What was answered is recorded with the read of the next batch (one statement), and the
       // lease renewed long before it runs out.
       let events: store.WebhookEvent[] | null;
-      if (answered.length > 0 || readAt - lastCheckpoint >= leaseMs / 4) {
+      const feed = opts.feed?.(e);
+      const fed = feed?.take(e, take);
+      if (feed && fed) {
+        // From the group's shared read: progress is recorded on the clock, not with each read.
+        if ((answered.length > 0 && readAt - lastCheckpoint >= checkpointMs) || readAt - lastCheckpoint >= leaseMs / 4) {
+          if (!(await checkpoint())) {
+            leaseEnded = true;
+            report.outcome = "stopped";
+            return report;
+          }
+        }
+        if (fed.length === 0) {
+          if (!opts.keep?.()) break;
+          await feed.advance(opts.signal);
+          continue;
+        }
+        events = fed;
+      } else if (answered.length > 0 || readAt - lastCheckpoint >= leaseMs / 4) {
         events = await store.checkpointAndRead(prisma, e, leaseMs, confirmed, answered, take);
         answered = [];
         confirmed = undefined;
@@ -286,7 +306,7 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
       }
       // Caught up: the next read after idleMs (the worker's), so a lane at the log's end reads at most
       // once an interval, not once per event.
-      if (events.length < take && opts.keep) await pause(readAt + (opts.idleMs ?? 0) - Date.now(), opts.signal);
+      if (events.length < take && opts.keep && !fed) await pause(readAt + (opts.idleMs ?? 0) - Date.now(), opts.signal);
     }
     if (opts.signal?.aborted) report.outcome = "stopped";
     return report;
@@ -396,6 +416,7 @@ export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions,
     else if (!databaseDown) opts.logger.warn({ reason: fault.reason }, "webhooks paused: database unavailable");
     databaseDown = fault?.kind === "unavailable";
   };
+  const feed = groupFeeds(prisma, intervalMs);
   const poller = startPoller(intervalMs, async (stopping) => {
     try {
       // Retention: a bounded delete every 120th poll (a minute at the default interval).
@@ -405,7 +426,7 @@ export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions,
       const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free);
       databaseDown = false;
       for (const e of claimed) {
-        const lane: Promise<void> = sendEndpoint(prisma, e, { ...send, signal: stopping, keep: () => running.size < lanes, idleMs: intervalMs })
+        const lane: Promise<void> = sendEndpoint(prisma, e, { ...send, signal: stopping, keep: () => running.size < lanes, idleMs: intervalMs, feed })
           .then((r) => {
             if (r.outcome !== "delivered") opts.logger.info({ webhook: r }, `webhook ${r.outcome}`);
           }, faulted)

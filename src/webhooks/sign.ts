@@ -40,9 +40,15 @@ export interface Message {
   body: string;
 }
 
+// An event's `data` as JSON, made once per event: a feed's event goes to every endpoint that selects it.
+const dataJson = new WeakMap<WebhookEvent, string>();
+
 export function eventMessage(e: WebhookEvent, at: Date): Message {
   const type = eventType(e);
-  return { id: messageIdOf(e.seq), type, body: JSON.stringify({ type, timestamp: at.toISOString(), data: eventData(e) }) };
+  let data = dataJson.get(e);
+  if (data === undefined) dataJson.set(e, (data = JSON.stringify(eventData(e))));
+  // The same text as JSON.stringify({ type, timestamp, data }).
+  return { id: messageIdOf(e.seq), type, body: `{"type":${JSON.stringify(type)},"timestamp":"${at.toISOString()}","data":${data}}` };
 }
 
 export function pingMessage(id: string, endpointId: string, at: Date): Message {

@@ -17,6 +17,9 @@ import { postWebhook, RESPONSE_LIMIT } from "../../src/webhooks/http";
 import { loadKeyring, type Keyring } from "../../src/delivery/secret-box";
 import { rotateSecrets } from "../../src/delivery/rotate";
 import { existingServiceSecret } from "../../src/data/delivery";
+import * as store from "../../src/data/webhooks";
+import { eventLogEnd, type ClaimedEndpoint } from "../../src/data/webhooks";
+import { GroupFeed } from "../../src/webhooks/feed";
 
 // ---------------------------------------------------------------------------------------------
 // The loopback guard: every socket connect whose host is not the database's is recorded; one that
@@ -416,6 +419,49 @@ describe("pipelining: several POSTs on one connection", () => {
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
   });
 });
+
+describe("the worker's shared read of a group's log (feed.ts)", () => {
+  it("gives every endpoint, from any cursor inside it, what its own read of the database gives", async () => {
+    const [p1, p2] = A().properties;
+    const kinds: [string | null, string][] = [[p1, "reservation"], [p2, "guest_profile"], [null, "guest_profile"], [p1, "transaction"], [p2, "reservation"]];
+    const before = await eventLogEnd(t.db.primary, A().id);
+    for (let i = 0; i < 25; i++) {
+      const [property, type] = kinds[i % kinds.length];
+      await appendEvent(A().id, A().guest_with_events, property, type);
+    }
+    await appendEvent(B().id, B().guest_with_events); // another group's event: never in A's feed
+    const start: [bigint, bigint] = [BigInt(before.txid), BigInt(before.seq)];
+    const feed = new GroupFeed(t.db.primary, A().id, start, 0);
+    // The timeline shows a commit once older transactions end: read until all 25 are in.
+    for (let i = 0; i < 50 && (await store.groupEventsAfter(t.db.primary, A().id, start, 100)).length < 25; i++) await new Promise((r) => setTimeout(r, 100));
+    const log = await store.groupEventsAfter(t.db.primary, A().id, start, 100);
+    expect(log.length).toBe(25);
+    while (feed.take(endpointAt(start, ["*"], []), 100)!.length < 25) await feed.advance();
+    const filters: [string[], string[]][] = [[["*"], []], [["reservation"], []], [["guest_profile"], [p2]], [["reservation", "transaction"], [p1]], [["*"], [p1]], [["review"], []]];
+    let compared = 0;
+    for (const [topics, propertyIds] of filters) {
+      for (const at of [start, ...log.map((ev): [bigint, bigint] => [BigInt(ev.txid), BigInt(ev.seq)])]) {
+        for (const take of [1, 3, 100]) {
+          const e = endpointAt(at, topics, propertyIds);
+          const fromFeed = feed.take(e, take);
+          const fromDatabase = await store.eventsAfterCursor(t.db.primary, e, take);
+          expect(fromFeed?.map((ev) => ev.seq)).toEqual(fromDatabase.map((ev) => ev.seq));
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(6 * 26 * 3);
+    // A cursor before the feed's start is not the feed's: the lane reads from the database.
+    expect(feed.take(endpointAt([start[0], start[1] - 1n], ["*"], []), 10)).toBeUndefined();
+  });
+});
+
+function endpointAt(at: readonly [bigint, bigint], topics: string[], propertyIds: string[]): ClaimedEndpoint {
+  return {
+    id: randomUUID(), propertyGroupId: A().id, url: "http://receiver.test/", topics, propertyIds, cursorTxid: at[0], cursorSeq: at[1],
+    failureCount: 0, failingSince: null, secretCiphertext: "", previousSecretCiphertext: null, previousSecretUntil: null, leaseToken: randomUUID(),
+  };
+}
 
 describe("batched checkpoints", () => {
   const until = async (check: () => boolean, ms = 10_000) => {
