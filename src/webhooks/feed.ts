@@ -12,8 +12,12 @@ import type { DataClient as PrismaClient } from "../data/client";
 import * as store from "../data/webhooks";
 import type { ClaimedEndpoint, WebhookEvent } from "../data/webhooks";
 
-/** Events a feed keeps; a lane further behind reads from the database. */
-export const MAX_BUFFERED = 20_000;
+/**
+ * Events a feed keeps (a few MB: about 5 s of a busy group's log); a lane further behind reads from
+ * the database. A feed no lane has used for FEED_IDLE_MS is dropped.
+ */
+export const MAX_BUFFERED = 5_000;
+const FEED_IDLE_MS = 60_000;
 /** Events one read of a feed takes at most. */
 const READ_SIZE = 1_000;
 
@@ -33,6 +37,7 @@ export class GroupFeed {
   private end: Position;
   private reading?: Promise<void>;
   private lastRead = 0;
+  lastUsed = Date.now();
 
   constructor(private readonly db: PrismaClient, private readonly propertyGroupId: string, at: Position, private readonly intervalMs: number) {
     this.start = at;
@@ -45,6 +50,7 @@ export class GroupFeed {
    * lane is at the feed's end: `advance` brings more.
    */
   take(e: ClaimedEndpoint, take: number): WebhookEvent[] | undefined {
+    this.lastUsed = Date.now();
     const cursor: Position = [BigInt(e.cursorTxid), BigInt(e.cursorSeq)];
     // Nothing buffered and a lane ahead: the feed moves to it (no lane can be served from nothing).
     if (this.events.length === 0 && compare(cursor, this.end) > 0) this.start = this.end = cursor;
@@ -96,10 +102,15 @@ export class GroupFeed {
   }
 }
 
-/** The worker's feeds, one per group, each made at the first lane's cursor. */
+/** The worker's feeds, one per group, each made at the first lane's cursor; idle ones are dropped. */
 export function groupFeeds(db: PrismaClient, intervalMs: number): (e: ClaimedEndpoint) => GroupFeed {
   const feeds = new Map<string, GroupFeed>();
+  let swept = Date.now();
   return (e) => {
+    if (Date.now() - swept > FEED_IDLE_MS) {
+      swept = Date.now();
+      for (const [group, f] of feeds) if (swept - f.lastUsed > FEED_IDLE_MS) feeds.delete(group);
+    }
     let feed = feeds.get(e.propertyGroupId);
     if (!feed) feeds.set(e.propertyGroupId, (feed = new GroupFeed(db, e.propertyGroupId, [BigInt(e.cursorTxid), BigInt(e.cursorSeq)], intervalMs)));
     return feed;
