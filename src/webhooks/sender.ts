@@ -3,8 +3,9 @@
 //
 // Built like table delivery (src/delivery/engine.ts): no transaction or row lock is held while a
 // receiver answers. Endpoints are leased in one short statement (claimDueEndpoints, SKIP LOCKED for
-// that statement only), each to its own lane (up to `concurrency` per instance). A lane reads the
-// endpoint's next events in one statement and POSTs them in order, up to `pipeline` at a time. Progress is recorded in batches:
+// that statement only), each to its own lane (up to `concurrency` per instance). A lane takes the
+// endpoint's next events from the worker's shared read of the group's log (feed.ts), or reads them in
+// one statement when its cursor is outside it, and POSTs them in order, up to `pipeline` at a time. Progress is recorded in batches:
 // a checkpoint (checkpointEndpoint, one statement) records the attempts answered since the last one
 // (one multi-row insert), moves the cursor, renews the lease and hears a disable or delete. It runs
 // with the read of the next batch (checkpointAndRead: one statement per batch), before a POST when
