@@ -55,6 +55,8 @@ export const DEFAULT_WEBHOOK_LEASE_MS = 60_000;
  * 50 ms was then one statement per 2–3 deliveries (bench/results/2026-11-27-webhooks-after.md).
  */
 export const CHECKPOINT_MS = 250;
+/** Events read per statement, and attempts answered between two checkpoints at most, by default. */
+export const CHECKPOINT_BATCH = 100;
 /** Endpoints one instance sends to at the same time, by default (GCS_WEBHOOKS_LANES). */
 export const DEFAULT_LANES = 64;
 /**
@@ -161,7 +163,7 @@ export function signingSecrets(e: Pick<ClaimedEndpoint, "id" | "secretCiphertext
 
 async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: SendOptions): Promise<SendReport> {
   const leaseMs = opts.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS;
-  const batchSize = opts.batchSize ?? 100;
+  const batchSize = opts.batchSize ?? CHECKPOINT_BATCH;
   const checkpointMs = opts.checkpointMs ?? CHECKPOINT_MS;
   const pipeline = Math.max(1, opts.pipeline ?? DEFAULT_PIPELINE);
   const report: SendReport = { endpointId: e.id, outcome: "delivered", sent: 0 };
