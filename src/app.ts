@@ -19,18 +19,18 @@ import { mountGraphqlIde } from "./graphql/ide";
 import { mountDashboard } from "./dashboard";
 import { buildSchema } from "./graphql/schema";
 import { apiError, boundMessage, errorCodeOf, withHttpStatus } from "./errors";
-import { prepareOperations } from "./rest/execute";
+import { prepareOperations } from "./api/execute";
 import { compiledExecutorGateway } from "./graphql/compiled";
 import { stringifyResult } from "./graphql/raw-json";
 import { createRestRouter } from "./rest/router";
-import { closeStreams, eventStreamHandler } from "./rest/event-stream";
+import { closeStreams, eventStreamHandler } from "./streams/event-stream";
 import { GRAPHQL_STREAM_PATH, graphqlStream } from "./graphql/stream";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
 import { costPlugin, validationRules } from "./graphql/limits";
 import { inputGuardPlugin } from "./graphql/input-guard";
 import { loadTrustedDocuments, trustedDocumentsPlugin } from "./graphql/trusted-documents";
-import { sendError } from "./rest/respond";
+import { sendError } from "./http/respond";
 import { corsFor, securityHeaders } from "./http/headers";
 import { DatabaseFaults, RETRY_AFTER_SECONDS } from "./db/faults";
 import { databaseAnswers } from "./data/client";
@@ -231,12 +231,12 @@ export async function createApp(services: Services): Promise<App> {
 
   app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
-  app.get("/v1/events/stream", eventStreamHandler(services)); // Server-Sent Events (src/rest/event-stream.ts)
+  app.get("/v1/events/stream", eventStreamHandler(services)); // Server-Sent Events (src/streams/event-stream.ts)
   // The MCP SDK and what it pulls in are required on the first /mcp request: an instance that serves
   // only REST and GraphQL never loads them.
   let mcp: ((req: Request, res: Response) => Promise<void>) | undefined;
   app.post("/mcp", jsonBody("256kb"), (req, res) => {
-    // A 401 from here points the client at the authorization metadata (rest/respond.ts).
+    // A 401 from here points the client at the authorization metadata (http/respond.ts).
     res.locals.resourceMetadataUrl = oauth.resourceMetadataUrl;
     // The SDK answers an empty batch with 202 and no body; JSON-RPC 2.0 says it is an invalid request.
     if (Array.isArray(req.body) && req.body.length === 0) {

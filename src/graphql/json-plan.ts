@@ -3,7 +3,7 @@
 // statement that has PostgreSQL write each guest's JSON (data/json-rows.ts), and its response is
 // that text joined (graphql/raw-json.ts); a flat selection (columns only) is read as row objects named
 // by the response keys and serialised as they are, as cheap for PostgreSQL as any page. /v1 runs its
-// fixed operations the same way (rest/execute.ts). No executor walks the values.
+// fixed operations the same way (api/execute.ts). No executor walks the values.
 //
 // Only where the answer is provably what the general executor gives; everything else (any other
 // field or type, directives, aliases that collide, a missing scope, variables that do not coerce)
