@@ -4,7 +4,7 @@
 //   three files of @prisma/client's runtime it loads on PostgreSQL (dist/generated/prisma-runtime):
 //   @prisma/client is a dev dependency, so a production install is without its 75 MB of engines for
 //   every database and without the Prisma CLI and TypeScript it pulls in as optional peers;
-// - the REST and MCP operation documents (src/*/operations, read at run time), and the dashboard's
+// - the REST and MCP operation documents (src/api/operations, read at run time), and the dashboard's
 //   page and files (src/dashboard/static);
 // - Redoc's standalone bundle beside dist/openapi (redoc is a dev dependency; src/openapi serves it);
 // - dist/.built, written last: bin/gcs.js runs dist/ only when it exists and src/ is not newer.
@@ -27,7 +27,7 @@ function build() {
   });
   if (tsc.status !== 0) throw new Error(`tsc failed (exit ${tsc.status ?? tsc.signal})`);
   vendorPrismaRuntime();
-  for (const dir of ["rest/operations", "mcp/operations", "dashboard/static"]) {
+  for (const dir of ["api/operations", "dashboard/static"]) {
     fs.cpSync(path.join(ROOT, "src", dir), path.join(DIST, dir), { recursive: true });
   }
   const bundles = path.dirname(require.resolve("redoc/bundles/redoc.standalone.js"));

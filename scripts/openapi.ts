@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { stringify } from "yaml";
-import { generateOpenApi } from "../src/openapi";
+import { generateOpenApi } from "../src/api/openapi";
 
 const ROOT = path.resolve(__dirname, "..");
 export const YAML_PATH = path.join(ROOT, "openapi.yaml");

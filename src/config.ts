@@ -79,7 +79,7 @@ const envSchema = z.object({
   // 0: this instance does not refresh the dashboard rollups (another instance, or none: then every
   // aggregate is counted live once the stored answers are older than data/metric-rollups.ts MAX_STALENESS_SECONDS allows).
   GCS_ROLLUP_REFRESH_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
-  // GET /v1/events/stream (src/rest/event-stream.ts): open streams per credential and instance,
+  // GET /v1/events/stream (src/streams/event-stream.ts): open streams per credential and instance,
   // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
   GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
   GCS_STREAM_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),

@@ -7,8 +7,11 @@ import { authenticate, bearerToken, type AuthDeps, type Credential, type Surface
 import { resolveScope, type Scope } from "./auth/scope";
 import { createData, type Data } from "./data";
 import { createLoaders, type Loaders } from "./loaders";
-import type { Services } from "./services";
-import { webhookEnv, type WebhookEnv } from "./webhooks/endpoints";
+import type { Database } from "./db/database";
+import type { SessionKeyConfig } from "./auth/session";
+import type { CredentialGate } from "./http/credential-gate";
+import type { AuthFailures } from "./http/auth-failures";
+import { webhookEnv, type WebhookEnv, type WebhookServices } from "./webhooks/endpoints";
 
 export interface RequestContext {
   credential: Credential;
@@ -35,7 +38,16 @@ export interface RequestCredentials {
   address?: string;
 }
 
-export async function createContext(services: Services, req: RequestCredentials): Promise<RequestContext> {
+/** What a context is made from: the process's long-lived handles (services.ts builds them). */
+export interface ContextServices extends WebhookServices {
+  db: Database;
+  cursorSecret: string;
+  sessionKey: () => Promise<SessionKeyConfig>;
+  credentialGate?: CredentialGate;
+  authFailures?: AuthFailures;
+}
+
+export async function createContext(services: ContextServices, req: RequestCredentials): Promise<RequestContext> {
   const prisma = services.db.reader;
   const deps: AuthDeps = { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey };
   let token: string;
@@ -67,7 +79,7 @@ class Context implements RequestContext {
     readonly scope: Scope,
     readonly data: Data,
     readonly cursorSecret: string,
-    private readonly services: Services,
+    private readonly services: ContextServices,
   ) {}
   get webhooks(): WebhookEnv {
     return webhookEnv(this.services);

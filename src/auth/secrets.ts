@@ -9,6 +9,11 @@ export const PARTNER_TOKEN_PREFIX = "gcsp_";
 export const PARTNER_SECRET_PREFIX = "gcsps_";
 export const MCP_TOKEN_PREFIX = "gcsm_";
 export const STATIC_TOKEN_PREFIX = "gcst_";
+/** MCP connector refresh tokens: not accepted as a bearer anywhere (no lookup matches this prefix). */
+export const REFRESH_TOKEN_PREFIX = "gcsmr_";
+/** Lifetimes of the MCP connector flow's tokens (src/oauth), also stated in the docs for agents. */
+export const ACCESS_TOKEN_TTL_S = 3600;
+export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
 
 export function newSecret(prefix: string): string {
   return prefix + randomBytes(32).toString("base64url");

@@ -118,7 +118,7 @@ export function events(r: Readers) {
     /**
      * The filter and the caller's scope as a test of one row of its group's timeline: true exactly
      * for the rows `timeline` with this filter returns (`conditions` and the tenant rule of Event,
-     * data/tenant.ts). For one group-wide read fanned out to many filters (rest/event-hub.ts). A
+     * data/tenant.ts). For one group-wide read fanned out to many filters (streams/event-hub.ts). A
      * master_profile_id is resolved to its guests now: ask again to see later clustering.
      */
     async matcher(f: EventFilter): Promise<(e: EventRow) => boolean> {

@@ -1,13 +1,13 @@
 // The MCP tools as the docs describe them, read from the tables /mcp is built from: the route tools
 // of src/mcp/tools.ts (arguments as the OpenAPI document gives the route's parameters) and the task
-// tools of src/mcp/task-tools.ts (arguments from their input schemas).
-import { openApiDocument, openApiPath } from "../openapi";
+// tools of src/api/tools/task-tools.ts (arguments from their input schemas).
+import { openApiDocument, openApiPath } from "../api/openapi";
 import { z } from "zod";
-import { routes } from "../rest/routes";
-import { ROUTE_TOOLS } from "../mcp/tools";
-import { taskTools } from "../mcp/task-tools";
-import { routeKey } from "../openapi/generate";
-import type { JsonSchema } from "../openapi/selection-schema";
+import { routes } from "../api/routes";
+import { ROUTE_TOOLS } from "../api/tools/route-tools";
+import { taskTools } from "../api/tools/task-tools";
+import { routeKey } from "../api/openapi/generate";
+import type { JsonSchema } from "../api/selection-schema";
 
 export interface ToolArgument {
   name: string;

@@ -3,11 +3,10 @@
 // tools from documentedMcpTools(), scopes and roles from src/auth. Hand-written prose here is only
 // what no table says: what the service is and how to connect.
 import { ROLE_SCOPES, ALL_SCOPES } from "../auth/scopes";
-import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, STATIC_TOKEN_PREFIX } from "../auth/secrets";
-import { openApiDocument } from "../openapi";
-import { API_PAGE, AUTH_PAGE, LLMS_TXT, MARKDOWN_PAGES, MCP_PAGE, type DocPage } from "./catalog";
+import { ACCESS_TOKEN_TTL_S, API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S, STATIC_TOKEN_PREFIX } from "../auth/secrets";
+import { openApiDocument } from "../api/openapi";
+import { API_PAGE, AUTH_PAGE, LLMS_TXT, MARKDOWN_PAGES, MCP_PAGE, type DocPage } from "../api/doc-pages";
 import { documentedMcpTools, type DocumentedTool } from "./mcp-tools";
-import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S } from "../oauth/provider";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -3,7 +3,7 @@
 // statement that has PostgreSQL write each guest's JSON (data/json-rows.ts), and its response is
 // that text joined (graphql/raw-json.ts); a flat selection (columns only) is read as row objects named
 // by the response keys and serialised as they are, as cheap for PostgreSQL as any page. /v1 runs its
-// fixed operations the same way (rest/execute.ts). No executor walks the values.
+// fixed operations the same way (api/execute.ts). No executor walks the values.
 //
 // Only where the answer is provably what the general executor gives; everything else (any other
 // field or type, directives, aliases that collide, a missing scope, variables that do not coerce)
@@ -12,8 +12,9 @@
 //   the column; leaves of scalars whose serialisers pass text, integers and booleans through and
 //   enums whose values are their names (test/integration/json-plan.test.ts holds the enums to the
 //   database's, and every non-null column field to a NOT NULL column);
-// - relations only where this file names what the resolver reads (data/stays.ts says it once);
-// - the page, its checks, its cursor and its errors from the same code as the resolver (resolvers/guests.ts);
+// - relations only where the resolver module declares, on the field, what it reads (jsonRelation);
+// - the page, its checks, its cursor and its errors from the same code as the resolver, which the
+//   resolver module declares on the root field (jsonPage; resolvers/guests.ts);
 // - a scope missing anywhere: the general executor answers, with its errors and partial data.
 import {
   GraphQLObjectType,
@@ -39,36 +40,25 @@ import {
 } from "graphql";
 import { compileVariableParsing, failToParseVariables } from "graphql-jit/dist/variables";
 import type { RequestContext } from "../context";
-import { MAX_KEY_LENGTH, type JsonField, type JsonObject, type JsonRelation, type JsonRow } from "../data/json-rows";
+import { MAX_KEY_LENGTH, type JsonField, type JsonObject, type JsonRow } from "../data/json-rows";
 import type { SqlModel } from "../data/schema";
-import { RESERVATIONS_OF_GUEST, TRANSACTIONS_OF_GUEST } from "../data/stays";
 import type { Page } from "../pagination/keyset";
 import type { CursorKey } from "../pagination/cursor";
-import { guestPageJson, guestPageRows } from "./resolvers/guests";
+import { pageOf, relationOf, type PageReader, type Row } from "./json-page";
 import { RawJson } from "./raw-json";
 import { GUEST, RESERVATION, TRANSACTION } from "./row-types";
 import type { RowType } from "./selection";
 import { requiredScope } from "./schema";
 
-/** The object types the path reads: their table, columns and the relations it knows. */
-const TYPES: Record<string, { model: SqlModel; row: RowType; relations: Record<string, JsonRelation> }> = {
-  Guest: { model: "GuestProfile", row: GUEST, relations: { reservations: RESERVATIONS_OF_GUEST, transactions: TRANSACTIONS_OF_GUEST } },
-  Reservation: { model: "Reservation", row: RESERVATION, relations: {} },
-  Transaction: { model: "Transaction", row: TRANSACTION, relations: {} },
+/** The object types the path reads: their table and columns (relations: a field's jsonRelation). */
+const TYPES: Record<string, { model: SqlModel; row: RowType }> = {
+  Guest: { model: "GuestProfile", row: GUEST },
+  Reservation: { model: "Reservation", row: RESERVATION },
+  Transaction: { model: "Transaction", row: TRANSACTION },
 };
 
-type Row = Record<string, unknown>;
 type PageMember = "nodes" | "nextCursor" | "hasMore" | "__typename";
-type PageReader<R> = (args: Record<string, unknown>, ctx: RequestContext, object: JsonObject) => Promise<Page<R>>;
 
-/**
- * The root fields it reads: keyset pages of a type above. `read` has PostgreSQL write each node's
- * JSON; `readRows` reads a flat selection (columns only) as row objects that Node serialises, which
- * costs PostgreSQL far less than its JSON functions; it needs the cursor's `key` fields selected.
- */
-const PAGES: Record<string, { nodes: string; read: PageReader<JsonRow>; key: readonly string[]; readRows: (keyOf: (row: Row) => CursorKey) => PageReader<Row> }> = {
-  guests: { nodes: "Guest", read: guestPageJson, key: ["createdAt", "id"], readRows: guestPageRows },
-};
 
 /** Scalars the driver reads as the value their serialisers write (Long: pg reads bigint as a string). */
 const ROW_SCALARS = new Set(["String", "ID", "Boolean", "Int", "UUID", "DateTime", "Date"]);
@@ -115,8 +105,8 @@ function planOf(schema: GraphQLSchema, document: DocumentNode, operationName?: s
   const roots = fieldsOf(operation.selectionSet, query, planning);
   if (!roots || roots.length !== 1) return;
   const [root] = roots;
-  const page = Object.hasOwn(PAGES, root.name.value) ? PAGES[root.name.value] : undefined;
   const rootField = query.getFields()[root.name.value];
+  const page = pageOf(rootField);
   // Non-null, so a failed read nulls `data` (as run() answers it).
   if (!page || !rootField || !root.selectionSet || !isNonNullType(rootField.type)) return;
   needScope(rootField, planning);
@@ -201,8 +191,8 @@ function objectOf(type: GraphQLObjectType, set: SelectionSetNode, planning: Plan
     const field = type.getFields()[name];
     if (!field || node.arguments?.length) return;
     needScope(field, planning);
-    if (Object.hasOwn(known.relations, name)) {
-      const relation = known.relations[name];
+    const relation = relationOf(field);
+    if (relation) {
       const childType = getNamedType(field.type);
       if (!node.selectionSet || !isListOf(field.type, childType.name) || !isNonNullType(field.type)) return;
       const object = objectOf(childType as GraphQLObjectType, node.selectionSet, planning);

@@ -2,7 +2,7 @@
 // package in its "distinct connections" mode (one request per subscription, `Accept:
 // text/event-stream`, GET or POST; no WebSocket). For dashboards: `subscription { events { … } }`
 // is the event timeline as it grows, the same rows and cursors as GET /v1/events/stream, read by the
-// same poll (rest/event-stream.ts followTimeline).
+// same poll (streams/event-stream.ts followTimeline).
 //
 // Everything /graphql checks is checked here, before the stream opens, and answered as JSON
 // `{ errors }` with the error's status: the rate limit and failed-authentication budget (app.ts mounts
@@ -36,7 +36,7 @@ import { eventKeyOf, type EventFilter, type EventRow } from "../data/events";
 import { eventLogEnd } from "../data/webhooks";
 import { ERROR_STATUS, apiError, errorCodeOf, internalError, invalidRequest, missingScope, untrustedDocument } from "../errors";
 import { decodeCursor, encodeCursor, type CursorBinding, type CursorKey } from "../pagination/cursor";
-import { followTimeline, holdStreamSlot } from "../rest/event-stream";
+import { followTimeline, holdStreamSlot } from "../streams/event-stream";
 import type { Services } from "../services";
 import { measureOperation, validationRules } from "./limits";
 import { isStorableText, unstorableDetail, unstorablePath } from "./text";
@@ -127,7 +127,7 @@ export function graphqlStream(services: Services, schema: GraphQLSchema): Graphq
       status = 500;
     }
     const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8" };
-    if (status === 401) headers["www-authenticate"] = 'Bearer realm="guest-context"'; // as rest/respond.ts
+    if (status === 401) headers["www-authenticate"] = 'Bearer realm="guest-context"'; // as http/respond.ts
     if (status === 503) headers["retry-after"] = String(RETRY_AFTER_SECONDS);
     return [JSON.stringify({ errors: errors.map((e) => e.toJSON()) }), { status, statusText: "", headers }];
   }

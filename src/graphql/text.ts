@@ -1,7 +1,7 @@
 // Text and JSON the database can hold. PostgreSQL text and jsonb cannot contain U+0000, and a lone UTF-16
 // surrogate ("\ud800", legal in JSON, meaningless in UTF-8) makes Prisma's query engine fail: either
 // reaching a query is a server error. Input is checked here, before any query, so the caller gets a
-// 400 naming what to fix (REST parameters and bodies in rest/params.ts, /graphql variables and
+// 400 naming what to fix (REST parameters and bodies in api/params.ts, /graphql variables and
 // literals in graphql/input-guard.ts, MCP arguments through the REST parsers).
 
 // With the u flag a surrogate pair is one code point, so \p{Cs} matches lone surrogates only.

@@ -11,7 +11,7 @@ import { ipKeyGenerator } from "express-rate-limit";
 import { BEARER } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
 import { rateLimited } from "../errors";
-import { sendError } from "../rest/respond";
+import { sendError } from "./respond";
 
 /** The tokens remembered as good; the oldest is forgotten past this. */
 const KNOWN_TOKENS = 10_000;

@@ -28,7 +28,7 @@ import type { Logger } from "../logger";
 import { BEARER } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
 import { rateLimited } from "../errors";
-import { sendError } from "../rest/respond";
+import { sendError } from "./respond";
 
 export type { CounterTable };
 

@@ -3,23 +3,21 @@
 // tenant scoping and scopes are enforced exactly as on /v1. A tool answers its result as structured
 // content and as JSON text; a failure is a tool result with isError and the REST error body as text.
 // One request's tool calls (a batch) share the credential's slots and one byte budget for their results.
-import path from "node:path";
 import type { Request, Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createContext, type RequestContext } from "../context";
-import { prepareOperations, type PreparedOperations } from "../rest/execute";
-import { sendError } from "../rest/respond";
-import { toHttpError } from "../rest/http-errors";
+import { prepareOperations, TOOL_OPERATIONS_DIR, type PreparedOperations } from "../api/execute";
+import { sendError } from "../http/respond";
+import { toHttpError } from "../http/http-errors";
 import type { Services } from "../services";
 import { MAX_LIMIT } from "../pagination/keyset";
 import { jsonSize } from "../graphql/limits";
-import { taskTools, type TaskTool } from "./task-tools";
-import { buildTools, MCP_DEFAULT_LIMIT, type McpTool } from "./tools";
-
-export const MCP_OPERATIONS_DIR = path.resolve(__dirname, "operations");
+import { taskTools, type TaskTool } from "../api/tools/task-tools";
+import { MCP_DEFAULT_LIMIT } from "../api/tools/route-tools";
+import { buildTools, type McpTool } from "./tools";
 
 /** What a model reads once on connecting: how the tools fit together. */
 function instructions(tasks: readonly TaskTool[]): string {
@@ -102,7 +100,7 @@ function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext
 export function mcpHandler(services: Services, schema: GraphQLSchema, operations: PreparedOperations, tasks: readonly TaskTool[] = taskTools) {
   // Once per app, on the first /mcp request: the task tools' operations are parsed, validated and
   // compiled here. A task tool may also name a REST operation; one name means one operation.
-  const own = prepareOperations(schema, MCP_OPERATIONS_DIR);
+  const own = prepareOperations(schema, TOOL_OPERATIONS_DIR);
   for (const name of own.keys()) if (operations.has(name)) throw new Error(`operation ${name} is defined for both REST and MCP`);
   const tools = buildTools(schema, operations, new Map([...operations, ...own]), tasks);
   const guide = instructions(tasks);

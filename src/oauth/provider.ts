@@ -20,13 +20,9 @@ import {
 import type { DataClient as PrismaClient } from "../data/client";
 import * as store from "../data/oauth";
 import { ALL_SCOPES } from "../auth/scopes";
-import { MCP_TOKEN_PREFIX, hashToken, newSecret } from "../auth/secrets";
+import { ACCESS_TOKEN_TTL_S, MCP_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S, hashToken, newSecret } from "../auth/secrets";
 
-export const ACCESS_TOKEN_TTL_S = 3600;
-export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
 export const CODE_TTL_S = 600;
-/** Refresh tokens: not accepted as a bearer anywhere (no lookup matches this prefix). */
-export const REFRESH_TOKEN_PREFIX = "gcsmr_";
 /** What a connector may be granted: every scope of the service (pause/resume need write:tables). */
 export const CONNECTOR_SCOPES: readonly string[] = ALL_SCOPES;
 

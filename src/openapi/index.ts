@@ -4,24 +4,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import type { Express } from "express";
-import { generateOpenApi, type OpenApiDocument } from "./generate";
-
-export { generateOpenApi, openApiPath, routeKey, type OpenApiDocument } from "./generate";
-
-/** Express routes that the document leaves out on purpose, with the reason. */
-export const UNDOCUMENTED_ROUTES: Record<string, string> = {
-  "POST /mcp": "The MCP server is outside this document (spec 1.7); it is described by its own tools/list.",
-  "GET /docs/redoc.standalone.js": "The renderer script of GET /docs.",
-  "GET /dashboard": "The internal dashboard's page (src/dashboard), off in production unless GCS_DASHBOARD=true.",
-  "GET /dashboard/documents.json": "The dashboard's trusted documents (dashboard/trusted-documents.json).",
-};
-
-let cached: OpenApiDocument | undefined;
-
-/** The document, built once per process (it depends on code only). */
-export function openApiDocument(): OpenApiDocument {
-  return (cached ??= generateOpenApi().document);
-}
+import { openApiDocument } from "../api/openapi";
 
 // redoc is a dev dependency: `npm run build` (scripts/build.js) copies its bundle beside the compiled
 // module; running from source, it is still in node_modules.

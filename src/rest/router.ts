@@ -5,9 +5,9 @@ import type { GraphQLSchema } from "graphql";
 import { createContext } from "../context";
 import { missingScope } from "../errors";
 import type { Services } from "../services";
-import { runRoute, type PreparedOperations } from "./execute";
-import { sendError, sendJson, setDeprecationHeaders } from "./respond";
-import { routes, type RouteSpec } from "./routes";
+import { runRoute, type PreparedOperations } from "../api/execute";
+import { sendError, sendJson } from "../http/respond";
+import { routes, type RouteSpec } from "../api/routes";
 
 export function createRestRouter(services: Services, schema: GraphQLSchema, operations: PreparedOperations): Router {
   const router = Router();
@@ -55,4 +55,15 @@ function methodsByPath(table: RouteSpec[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
   for (const r of table) map.set(r.path, [...(map.get(r.path) ?? []), r.method]);
   return map;
+}
+
+/**
+ * A request that uses a deprecated query value (mode=rollup) is told so in the answer, where client
+ * libraries and gateways look: `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594).
+ */
+function setDeprecationHeaders(res: Response, route: RouteSpec, query: Record<string, unknown>) {
+  const used = route.deprecatedValues?.find((d) => query[d.parameter] === d.value);
+  if (!used) return;
+  res.set("Deprecation", `@${Math.floor(used.deprecatedAt.getTime() / 1000)}`);
+  res.set("Sunset", used.sunsetAt.toUTCString());
 }

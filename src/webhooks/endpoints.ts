@@ -13,7 +13,8 @@ import { seal, type Keyring } from "../delivery/secret-box";
 import { apiError, echo, forbidden, invalidCursor, invalidRequest, notFound } from "../errors";
 import { decodeCursor, encodeCursor } from "../pagination/cursor";
 import { pageSize } from "../pagination/keyset";
-import type { Services } from "../services";
+import type { Config } from "../config";
+import type { Database } from "../db/database";
 import { isUuid } from "../validate";
 import { newPingId, sendPing, signingSecrets } from "./sender";
 import { newSecret, pingMessage, ROTATION_OVERLAP_MS } from "./sign";
@@ -30,10 +31,17 @@ export interface WebhookEnv {
   keyring(): Promise<Keyring>;
 }
 
-const envs = new WeakMap<Services, WebhookEnv>();
+/** What webhookEnv reads of the service (services.ts holds it). */
+export interface WebhookServices {
+  config: Config;
+  db: Pick<Database, "primary">;
+  webhookResolver?: Resolver;
+}
+
+const envs = new WeakMap<WebhookServices, WebhookEnv>();
 
 /** One per service: the key ring is read once (and again after a failed read). */
-export function webhookEnv(services: Services): WebhookEnv {
+export function webhookEnv(services: WebhookServices): WebhookEnv {
   let env = envs.get(services);
   if (!env) {
     let ring: Promise<Keyring> | undefined;

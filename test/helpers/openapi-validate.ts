@@ -12,7 +12,7 @@ import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import type request from "supertest";
 import { parse } from "yaml";
-import { UNDOCUMENTED_ROUTES } from "../../src/openapi";
+import { UNDOCUMENTED_ROUTES } from "../../src/api/openapi";
 
 type Json = Record<string, unknown>;
 

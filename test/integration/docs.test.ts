@@ -2,7 +2,7 @@
 // renders the document with no request leaving the service (no CDN, no fonts), and shows a heading
 // for every route. .ci/run installs chromium when it is missing.
 import type { BrowserContext } from "playwright-core";
-import { generateOpenApi } from "../../src/openapi";
+import { generateOpenApi } from "../../src/api/openapi";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { launchChromium, type Chromium } from "../helpers/chromium";
 

@@ -6,12 +6,12 @@
 import fc from "fast-check";
 import { Kind, print, type GraphQLInputType, type VariableDefinitionNode, type TypeNode, isInputObjectType, isEnumType, type GraphQLSchema } from "graphql";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { routes, type RouteSpec } from "../../src/rest/routes";
-import { ROUTE_TOOLS } from "../../src/mcp/tools";
-import { routeKey } from "../../src/openapi/generate";
+import { routes, type RouteSpec } from "../../src/api/routes";
+import { ROUTE_TOOLS } from "../../src/api/tools/route-tools";
+import { routeKey } from "../../src/api/openapi/generate";
 import { ERROR_STATUS } from "../../src/errors";
 import { buildSchema } from "../../src/graphql/schema";
-import { prepareOperations } from "../../src/rest/execute";
+import { prepareOperations } from "../../src/api/execute";
 import { issueSessionToken } from "../../src/auth/session";
 import { FIELDS } from "../../src/data/filter-document";
 import request from "supertest";

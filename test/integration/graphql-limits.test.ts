@@ -22,7 +22,7 @@ import { createApp, type App } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { loadTypeDefs } from "../../src/graphql/schema-source";
 import { AGGREGATE_COST, jsonSize, measureOperation, validationRules } from "../../src/graphql/limits";
-import { prepareOperations } from "../../src/rest/execute";
+import { prepareOperations } from "../../src/api/execute";
 import { startTestApp, type TestApp } from "../helpers/app";
 import request from "supertest";
 
@@ -233,7 +233,7 @@ describe("depth and cost, as validation rules", () => {
   });
 
   it("passes every REST operation's document (their variable-priced costs are /graphql's to check per request)", () => {
-    const dir = path.resolve(__dirname, "../../src/rest/operations");
+    const dir = path.resolve(__dirname, "../../src/api/operations/routes");
     const prepared = prepareOperations(schema);
     const files = readdirSync(dir).filter((f) => f.endsWith(".graphql"));
     expect(files.length).toBeGreaterThanOrEqual(10);

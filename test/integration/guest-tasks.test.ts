@@ -1,5 +1,5 @@
 // The task-shaped fields behind find_guests, guest_context and check_contact_permission, run through
-// /graphql with the very operations the MCP tools run (src/mcp/operations/tasks.graphql), and the
+// /graphql with the very operations the MCP tools run (src/api/operations/tools/tasks.graphql), and the
 // tools' toVariables/toResult on the results.
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -7,11 +7,11 @@ import { Client } from "pg";
 import fc from "fast-check";
 import { z } from "zod";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { taskTools } from "../../src/mcp/task-tools";
+import { taskTools } from "../../src/api/tools/task-tools";
 import { searchStatement } from "../../src/data/search";
 import { tenantSql } from "../../src/data/tenant";
 
-const TASKS = readFileSync(path.resolve(__dirname, "../../src/mcp/operations/tasks.graphql"), "utf8");
+const TASKS = readFileSync(path.resolve(__dirname, "../../src/api/operations/tools/tasks.graphql"), "utf8");
 
 let t: TestApp;
 let pg: Client;

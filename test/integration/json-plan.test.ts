@@ -11,10 +11,10 @@ import { GUEST, RESERVATION, TRANSACTION } from "../../src/graphql/row-types";
 import { columnOf, SQL_TABLES, type SqlModel } from "../../src/data/schema";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { buildSchema as buildServiceSchema } from "../../src/graphql/schema";
-import { prepareOperations, runRoute, type PreparedOperations } from "../../src/rest/execute";
+import { prepareOperations, runRoute, type PreparedOperations } from "../../src/api/execute";
 import { jsonPlan } from "../../src/graphql/json-plan";
-import { toHttpError } from "../../src/rest/http-errors";
-import { routes } from "../../src/rest/routes";
+import { toHttpError } from "../../src/http/http-errors";
+import { routes } from "../../src/api/routes";
 import { createContext } from "../../src/context";
 
 let t: TestApp;

@@ -2,10 +2,10 @@
 // credential, linked to each other with every link and anchor resolving, naming every route of the
 // OpenAPI document and every tool (and argument) that /mcp really lists, and carrying no secret.
 import { DOC_PAGES } from "../../src/docs";
-import { API_PAGE, LLMS_TXT, MARKDOWN_PAGES, MCP_PAGE, AUTH_PAGE } from "../../src/docs/catalog";
+import { API_PAGE, LLMS_TXT, MARKDOWN_PAGES, MCP_PAGE, AUTH_PAGE } from "../../src/api/doc-pages";
 import { slug } from "../../src/docs/pages";
-import { generateOpenApi, routeKey } from "../../src/openapi";
-import { routes } from "../../src/rest/routes";
+import { generateOpenApi, routeKey } from "../../src/api/openapi";
+import { routes } from "../../src/api/routes";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 // Secrets the service holds, set here so the test knows them.

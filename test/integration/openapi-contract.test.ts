@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { createApp, type App } from "../../src/app";
-import { UNDOCUMENTED_ROUTES, generateOpenApi, openApiPath } from "../../src/openapi";
+import { UNDOCUMENTED_ROUTES, generateOpenApi, openApiPath } from "../../src/api/openapi";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { contract } from "../helpers/openapi-validate";
 

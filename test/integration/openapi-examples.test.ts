@@ -1,8 +1,8 @@
 // The document's examples against the real service: every documented request body is accepted
 // (Redoc, Postman and Bruno send it as is), and mode=rollup answers with the Deprecation and
 // Sunset headers the document describes. Every response is checked against openapi.yaml too.
-import { openApiDocument } from "../../src/openapi";
-import { ROLLUP_DEPRECATION } from "../../src/rest/routes";
+import { openApiDocument } from "../../src/api/openapi";
+import { ROLLUP_DEPRECATION } from "../../src/api/routes";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

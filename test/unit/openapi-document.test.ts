@@ -2,8 +2,8 @@
 // in client/openapi.d.ts), complete, and saying per route what the route table says.
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import { generateOpenApi, openApiPath, routeKey } from "../../src/openapi";
-import { ROLLUP_DEPRECATION, routes } from "../../src/rest/routes";
+import { generateOpenApi, openApiPath, routeKey } from "../../src/api/openapi";
+import { ROLLUP_DEPRECATION, routes } from "../../src/api/routes";
 import { TYPES_PATH, YAML_PATH, renderTypes, renderYaml } from "../../scripts/openapi";
 import { ContractValidator } from "../helpers/openapi-validate";
 

@@ -1,5 +1,5 @@
 import { GraphQLError } from "graphql";
-import { bodyParam, bool, closest, date, instant, int, jsonValue, parseBody, parsePath, parseQuery, str, uuid } from "../../src/rest/params";
+import { bodyParam, bool, closest, date, instant, int, jsonValue, parseBody, parsePath, parseQuery, str, uuid } from "../../src/api/params";
 import { parseDate, parseInstant } from "../../src/validate";
 import { unstorablePath } from "../../src/graphql/text";
 

@@ -3,7 +3,7 @@
 // --ci, so a missing or stale snapshot fails.
 import { parse, print } from "graphql";
 import { buildSchema, loadTypeDefs } from "../../src/graphql/schema";
-import { prepareOperations } from "../../src/rest/execute";
+import { prepareOperations } from "../../src/api/execute";
 
 describe("GraphQL contract", () => {
   it("matches the reviewed schema, directives and descriptions included", () => {

@@ -16,10 +16,10 @@ import {
   type GraphQLInputObjectType,
   type OperationDefinitionNode,
 } from "graphql";
-import { generateOpenApi, openApiPath, routeKey } from "../../src/openapi";
+import { generateOpenApi, openApiPath, routeKey } from "../../src/api/openapi";
 import { loadTypeDefs } from "../../src/graphql/schema-source";
-import { prepareOperations } from "../../src/rest/execute";
-import { routes } from "../../src/rest/routes";
+import { prepareOperations } from "../../src/api/execute";
+import { routes } from "../../src/api/routes";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import { Kind, parse, validate } from "graphql";
 import { z } from "zod";
 import { buildSchema } from "../../src/graphql/schema";
-import { snakeKeys, taskTools } from "../../src/mcp/task-tools";
+import { snakeKeys, taskTools } from "../../src/api/tools/task-tools";
 import { toE164 } from "../../src/consent/precedence";
 
 const tool = (name: string) => taskTools.find((t) => t.name === name)!;
@@ -39,8 +39,8 @@ describe("task tools", () => {
     expect(z.object(tool("guest_context").inputSchema).safeParse({ master_profile_id: "not-a-uuid" }).success).toBe(false);
   });
 
-  it("run operations of src/mcp/operations that validate against schema.graphql", () => {
-    const dir = path.resolve(__dirname, "../../src/mcp/operations");
+  it("run operations of src/api/operations/tools that validate against schema.graphql", () => {
+    const dir = path.resolve(__dirname, "../../src/api/operations/tools");
     const document = parse(["tasks.graphql", "metrics.graphql", "webhooks.graphql"].map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n"));
     expect(validate(buildSchema(), document)).toEqual([]);
     const names = document.definitions.flatMap((d) => (d.kind === Kind.OPERATION_DEFINITION && d.name ? [d.name.value] : []));

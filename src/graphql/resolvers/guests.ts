@@ -6,6 +6,8 @@ import { GUEST, RESERVATION, TRANSACTION } from "../row-types";
 import { selectedShape } from "../selection";
 import type { JsonRow } from "../../data/json-rows";
 import type { CursorKey } from "../../pagination/cursor";
+import { RESERVATIONS_OF_GUEST, TRANSACTIONS_OF_GUEST } from "../../data/stays";
+import { jsonPage, jsonRelation } from "../json-page";
 import { getById, jsonKeysetList, requireIntegrationForSourceId, selectedKeysetList } from "./lists";
 
 /** Query.guests for the JSON read path (graphql/json-plan.ts): the resolver below, rows as JSON text. */
@@ -16,13 +18,17 @@ export const guestPageRows = (keyOf: (row: Record<string, unknown>) => CursorKey
 
 export const guestResolvers = {
   Query: {
-    guests: selectedKeysetList<GuestFilter, { createdAt: string; id: string }>(
-      "guests",
-      GUEST,
-      guestKeyOf,
-      (ctx) => ctx.data.guests.page,
-      requireIntegrationForSourceId,
-    ),
+    guests: {
+      resolve: selectedKeysetList<GuestFilter, { createdAt: string; id: string }>(
+        "guests",
+        GUEST,
+        guestKeyOf,
+        (ctx) => ctx.data.guests.page,
+        requireIntegrationForSourceId,
+      ),
+      // The JSON read path (graphql/json-plan.ts) reads this page with the readers above.
+      extensions: jsonPage({ nodes: "Guest", read: guestPageJson, key: ["createdAt", "id"], readRows: guestPageRows }),
+    },
     guest: getById("guest", (ctx, id, info) => ctx.data.guests.byId(id, selectedShape(info, GUEST))),
   },
 
@@ -32,10 +38,17 @@ export const guestResolvers = {
       ctx.loaders.integration.load(row.integrationId),
     masterProfile: (row: { masterProfileId: string | null }, _: unknown, ctx: RequestContext) =>
       row.masterProfileId ? ctx.loaders.masterProfile.load(row.masterProfileId) : null,
-    reservations: (row: { id: string }, _: unknown, ctx: RequestContext, info: GraphQLResolveInfo) =>
-      ctx.loaders.reservationsByGuest(selectedShape(info, RESERVATION)).load(row.id),
-    transactions: (row: { id: string }, _: unknown, ctx: RequestContext, info: GraphQLResolveInfo) =>
-      ctx.loaders.transactionsByGuest(selectedShape(info, TRANSACTION)).load(row.id),
+    // What the loaders read, in SQL terms, for the JSON read path (data/stays.ts says it once).
+    reservations: {
+      resolve: (row: { id: string }, _: unknown, ctx: RequestContext, info: GraphQLResolveInfo) =>
+        ctx.loaders.reservationsByGuest(selectedShape(info, RESERVATION)).load(row.id),
+      extensions: jsonRelation(RESERVATIONS_OF_GUEST),
+    },
+    transactions: {
+      resolve: (row: { id: string }, _: unknown, ctx: RequestContext, info: GraphQLResolveInfo) =>
+        ctx.loaders.transactionsByGuest(selectedShape(info, TRANSACTION)).load(row.id),
+      extensions: jsonRelation(TRANSACTIONS_OF_GUEST),
+    },
     consents: (row: { id: string }, _: unknown, ctx: RequestContext) => ctx.loaders.consentsByGuest.load(row.id),
     reviews: (row: { id: string }, _: unknown, ctx: RequestContext) => ctx.loaders.reviewsByGuest.load(row.id),
     actions: (row: { id: string }, _: unknown, ctx: RequestContext) => ctx.loaders.actionsByGuest.load(row.id),

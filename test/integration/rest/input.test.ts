@@ -2,7 +2,7 @@
 // accepted) before. Inherited names, NUL and lone surrogates, dates PostgreSQL cannot hold, bodies
 // that are not JSON in UTF-8, session tokens with odd claims, and the /mcp transport's edges.
 import { issueSessionToken } from "../../../src/auth/session";
-import { routes, type RouteSpec } from "../../../src/rest/routes";
+import { routes, type RouteSpec } from "../../../src/api/routes";
 import { capturingLogger, startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;

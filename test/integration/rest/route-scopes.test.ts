@@ -2,7 +2,7 @@
 // 403 forbidden naming it, and one holding it does not (so no route forgets its scope check).
 import { createApiKey } from "../../../src/auth/credentials";
 import { ALL_SCOPES } from "../../../src/auth/scopes";
-import { routes, type RouteSpec } from "../../../src/rest/routes";
+import { routes, type RouteSpec } from "../../../src/api/routes";
 import { startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;

@@ -1,8 +1,8 @@
 // The routes outside /v1 that the document describes: health, readiness, the document itself, its
-// reference page and the documents for agents (src/docs/catalog.ts). They need no credential.
+// reference page and the documents for agents (src/api/doc-pages.ts). They need no credential.
 // (/graphql has schema.graphql as its contract and /mcp is outside the spec's document; see
 // UNDOCUMENTED_ROUTES in index.ts.)
-import { DOC_PAGES } from "../docs/catalog";
+import { DOC_PAGES } from "../doc-pages";
 import { COMMON_HEADERS, errorRef } from "./errors";
 import type { OperationObject } from "./generate";
 

@@ -1,10 +1,10 @@
 // Task-shaped MCP tools: each answers an agent's question in one call by running a named GraphQL
-// operation (src/mcp/operations/*.graphql) with the caller's context, so tenant scoping, consent
+// operation (src/api/operations/tools/*.graphql) with the caller's context, so tenant scoping, consent
 // precedence and errors stay in the resolvers. server.ts registers every tool listed here beside the
 // tools made from the route table.
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import { invalidRequest } from "../errors";
+import { invalidRequest } from "../../errors";
 import { metricTools } from "./metric-tools";
 import { webhookTools } from "./webhook-tools";
 
@@ -15,7 +15,7 @@ export interface TaskTool {
   description: string;
   /** The scope the credential must hold for the tool to be listed (the operation's root field's). */
   scope: string;
-  /** The named operation in src/mcp/operations/*.graphql. */
+  /** The named operation in src/api/operations/tools/*.graphql. */
   operation: string;
   /** Typed arguments, each with a description. */
   inputSchema: z.ZodRawShape;

@@ -1,5 +1,5 @@
 // Builds the OpenAPI 3.1 document from the code, so it cannot drift: paths, parameters and scopes
-// from the route table (src/rest/routes.ts), response schemas from each route's GraphQL operation
+// from the route table (src/api/routes.ts), response schemas from each route's GraphQL operation
 // walked against schema.graphql, error statuses from ERROR_STATUS. Only prose and examples are
 // hand-written: records, their members and filter parameters are described in schema.graphql, the
 // rest in descriptions.ts; examples in examples.ts. Missing prose or examples never break the
@@ -19,14 +19,14 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from "graphql";
-import { loadTypeDefs } from "../graphql/schema-source";
-import { prepareOperations } from "../rest/execute";
-import { asJsonValue, type BodySpec, type ParamSpec } from "../rest/params";
-import { routes, type RouteSpec } from "../rest/routes";
-import { API_VERSION, ENVELOPE_MEMBERS, INFO_DESCRIPTION, PARAMETERS, RECORDS, ROUTES, TAGS, type RouteProse } from "./descriptions";
-import { ENVELOPE_EXAMPLES, ID_EXAMPLES, IDS, RECORD_EXAMPLES } from "./examples";
+import { loadTypeDefs } from "../../graphql/schema-source";
+import { prepareOperations } from "../execute";
+import { asJsonValue, type BodySpec, type ParamSpec } from "../params";
+import { routes, type RouteSpec } from "../routes";
+import { API_VERSION, ENVELOPE_MEMBERS, INFO_DESCRIPTION, PARAMETERS, RECORDS, ROUTES, TAGS, type RouteProse } from "../descriptions";
+import { ENVELOPE_EXAMPLES, ID_EXAMPLES, IDS, RECORD_EXAMPLES } from "../examples";
 import { COMMON_HEADERS, ERROR_SCHEMA, HEADER_COMPONENTS, RATE_LIMIT_HEADERS, errorRef, errorResponseComponents, forbiddenResponse } from "./errors";
-import { Components, componentName, fieldsOf, objectSchema, omitNullMembers, type JsonSchema, type WalkContext } from "./selection-schema";
+import { Components, componentName, fieldsOf, objectSchema, omitNullMembers, type JsonSchema, type WalkContext } from "../selection-schema";
 import { serviceOperations } from "./service-routes";
 import { webhookOperations, webhookPayloads } from "./webhooks";
 

@@ -4,7 +4,6 @@
 import type { Request, Response } from "express";
 import { toHttpError } from "./http-errors";
 import { RETRY_AFTER_SECONDS } from "../db/faults";
-import type { RouteSpec } from "./routes";
 
 export function sendError(req: Request, res: Response, err: unknown) {
   const { status, body, unexpected } = toHttpError(req.faults?.errorFor(err, req.path) ?? err);
@@ -23,17 +22,6 @@ export function sendError(req: Request, res: Response, err: unknown) {
 export function sendJson(res: Response, body: unknown) {
   res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.end(JSON.stringify(body));
-}
-
-/**
- * A request that uses a deprecated query value (mode=rollup) is told so in the answer, where client
- * libraries and gateways look: `Deprecation: @<unix seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594).
- */
-export function setDeprecationHeaders(res: Response, route: RouteSpec, query: Record<string, unknown>) {
-  const used = route.deprecatedValues?.find((d) => query[d.parameter] === d.value);
-  if (!used) return;
-  res.set("Deprecation", `@${Math.floor(used.deprecatedAt.getTime() / 1000)}`);
-  res.set("Sunset", used.sunsetAt.toUTCString());
 }
 
 /**

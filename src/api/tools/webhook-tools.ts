@@ -3,7 +3,7 @@
 // endpoints (create, rotate, replay) stays with /v1 and /graphql, and no tool sees a secret.
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_LIMIT } from "../pagination/keyset";
+import { MAX_LIMIT } from "../../pagination/keyset";
 import { snakeKeys, type TaskTool } from "./task-tools";
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };

@@ -7,7 +7,7 @@
 // instance, with no gap and no duplicate; and it can switch between paging and streaming freely.
 //
 // New events are found by polling the timeline (GCS_STREAM_POLL_MS, 500 ms), once per group and
-// instance for all of the group's open streams (rest/event-hub.ts), not by LISTEN: it works the same
+// instance for all of the group's open streams (streams/event-hub.ts), not by LISTEN: it works the same
 // on PostgreSQL, behind PgBouncer in transaction mode, on the embedded PGlite, and on a read replica
 // (the timeline's watermark makes a replica's answer safe). A stream holds no database connection
 // between polls and no credential concurrency slot; the number of open streams per credential is
@@ -23,7 +23,7 @@ import type { Services } from "../services";
 import { isUuid } from "../validate";
 import { WEBHOOK_TOPICS } from "../webhooks/input";
 import { eventType } from "../webhooks/sign";
-import { sendError } from "./respond";
+import { sendError } from "../http/respond";
 
 const SCOPE = "read:events";
 /** Rows per poll of followTimeline (the GraphQL subscription's reader). */
@@ -72,7 +72,7 @@ function parseFilter(query: Record<string, unknown>): { filter: EventFilter; cur
   for (const [param, field] of [["guest_profile_id", "guestProfileId"], ["master_profile_id", "masterProfileId"]] as const) {
     if (q[param] === undefined) continue;
     if (!isUuid(q[param])) throw invalidRequest(`${param} must be a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f`);
-    filter[field] = q[param].toLowerCase(); // as GET /v1/events reads it (rest/params.ts uuid): the same cursor binding
+    filter[field] = q[param].toLowerCase(); // as GET /v1/events reads it (api/params.ts uuid): the same cursor binding
   }
   if (filter.guestProfileId && filter.masterProfileId) throw invalidRequest("send guest_profile_id or master_profile_id, not both");
   return { filter, cursor: q.cursor };

@@ -9,7 +9,7 @@ export interface RouteSpec {
   path: string;
   /** First required scope: echoed in 403s raised before the operation runs. */
   scope: string;
-  /** Named operation in rest/operations/*.graphql. */
+  /** Named operation in api/operations/routes/*.graphql. */
   operation: string;
   pathParams?: Record<string, ParamSpec>;
   query?: Record<string, ParamSpec>;
@@ -209,7 +209,7 @@ export const routes: RouteSpec[] = [
 
 /**
  * /v1/webhook-endpoints (issue 29). Their OpenAPI operations are written out in
- * src/openapi/webhooks.ts (the secret, 201 and 204, the payloads). An id that is not a uuid is
+ * src/api/openapi/webhooks.ts (the secret, 201 and 204, the payloads). An id that is not a uuid is
  * `not_found`, as an unknown endpoint is.
  */
 function webhookRoutes(): RouteSpec[] {

@@ -21,13 +21,15 @@ import { invalidRequest } from "../errors";
 import { parseBody, parsePath, parseQuery } from "./params";
 import type { RouteSpec } from "./routes";
 
-const OPERATIONS_DIR = path.resolve(__dirname, "operations");
+const OPERATIONS_DIR = path.resolve(__dirname, "operations/routes");
+/** The MCP task tools' own operations (tools/task-tools.ts names them). */
+export const TOOL_OPERATIONS_DIR = path.resolve(__dirname, "operations/tools");
 
 export type PreparedOperations = Map<string, DocumentNode>;
 
 /**
  * One minimal document per named operation: the operation plus the fragments it spreads. The REST
- * routes' operations by default; the MCP task tools keep theirs in src/mcp/operations.
+ * routes' operations (operations/routes) by default; the MCP task tools keep theirs in operations/tools.
  */
 export function prepareOperations(schema: GraphQLSchema, dir = OPERATIONS_DIR): PreparedOperations {
   const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".graphql")).sort() : [];

@@ -1,8 +1,8 @@
 // Error responses of the document, derived from ERROR_STATUS (src/errors.ts): each status
 // lists exactly the codes that map to it, so a new code shows up here by itself.
-import { ERROR_STATUS, GRAPHQL_ONLY_CODES, type ErrorCode } from "../errors";
-import { ROLLUP_DEPRECATION } from "../rest/routes";
-import type { JsonSchema } from "./selection-schema";
+import { ERROR_STATUS, GRAPHQL_ONLY_CODES, type ErrorCode } from "../../errors";
+import { ROLLUP_DEPRECATION } from "../routes";
+import type { JsonSchema } from "../selection-schema";
 
 export const ERROR_SCHEMA: JsonSchema = {
   type: "object",

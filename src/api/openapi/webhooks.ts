@@ -1,6 +1,6 @@
 // /v1/webhook-endpoints (the route table; rules in src/webhooks/endpoints.ts) and the `webhooks` section: what a receiver gets.
-import { WEBHOOK_TOPICS } from "../webhooks/input";
-import { PARAMETERS } from "./descriptions";
+import { WEBHOOK_TOPICS } from "../../webhooks/input";
+import { PARAMETERS } from "../descriptions";
 import { COMMON_HEADERS, RATE_LIMIT_HEADERS, errorRef, forbiddenResponse } from "./errors";
 import type { OperationObject } from "./generate";
 

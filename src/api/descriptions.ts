@@ -4,7 +4,7 @@
 // fails when a route, parameter or record has no prose here or there.
 import { DEFAULT_LIMIT, MAX_LIMIT } from "../pagination/keyset";
 import { MAX_OFFSET } from "../pagination/offset";
-import { ROLLUP_DEPRECATION } from "../rest/routes";
+import { ROLLUP_DEPRECATION } from "./routes";
 import { CURSOR_EXAMPLE, FILTER_DOC_EXAMPLE, IDS, RECORD_EXAMPLES } from "./examples";
 import type { JsonSchema } from "./selection-schema";
 

@@ -1,0 +1,156 @@
+// mountGraphql: GraphQL subscriptions over Server-Sent Events (graphql/stream.ts) and Apollo 5 on
+// /graphql, executed by graphql-jit (graphql/compiled.ts), with the same context factory as every door.
+// Below it, how Apollo's errors are given our codes, masked and bounded.
+import type express from "express";
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from "@apollo/server";
+import { expressMiddleware } from "@as-integrations/express5";
+import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
+import { unwrapResolverError } from "@apollo/server/errors";
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
+import { createContext } from "../context";
+import { currentRecord } from "../observability/request";
+import { boundMessage, errorCodeOf, withHttpStatus } from "../errors";
+import { compiledExecutorGateway } from "../graphql/compiled";
+import { stringifyResult } from "../graphql/raw-json";
+import { GRAPHQL_STREAM_PATH, graphqlStream } from "../graphql/stream";
+import { costPlugin, validationRules } from "../graphql/limits";
+import { inputGuardPlugin } from "../graphql/input-guard";
+import { loadTrustedDocuments, trustedDocumentsPlugin } from "../graphql/trusted-documents";
+import { RETRY_AFTER_SECONDS, type DatabaseFaults } from "../db/faults";
+import type { Logger } from "../logger";
+import type { Services } from "../services";
+import { jsonBody } from "./body";
+
+export async function mountGraphql(app: express.Express, services: Services, schema: GraphQLSchema, faults: DatabaseFaults) {
+  // GraphQL subscriptions over Server-Sent Events (graphql/stream.ts), before Apollo's /graphql mount would take the path.
+  const graphqlSse = graphqlStream(services, schema);
+  app.use(GRAPHQL_STREAM_PATH, jsonBody("1mb"), graphqlSse.handler);
+
+  // Read at start-up, so a missing or malformed allow-list stops the service instead of a request.
+  const trusted = services.config.graphqlTrustedDocuments ? [trustedDocumentsPlugin(loadTrustedDocuments(services.config.graphqlTrustedDocuments))] : [];
+  const apollo = new ApolloServer({
+    // The schema, executed by graphql-jit; results over the response cap answer response_too_large.
+    gateway: compiledExecutorGateway(schema, services.config.graphqlMaxResponseBytes),
+
+    introspection: services.config.graphqlIntrospection,
+    // The parser stops after this many tokens, so a huge document costs little to refuse.
+    parseOptions: { maxTokens: services.config.graphqlMaxTokens },
+    validationRules: validationRules(services.config),
+    includeStacktraceInErrorResponses: false,
+    // Writes a result the JSON read path (graphql/json-plan.ts) wrote already as it is.
+    stringifyResult,
+    // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
+    // server.ts drains instead.
+    stopOnTerminationSignals: false,
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, costPlugin(services.config.graphqlMaxCost), faultStatus, boundErrors],
+    // With introspection off (production) errors do not suggest the schema's names either.
+    formatError: (formatted, error) =>
+      boundFormatted(maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults), !services.config.graphqlIntrospection),
+  });
+  await apollo.start();
+  app.use(
+    "/graphql",
+    jsonBody("1mb"),
+    expressMiddleware(apollo, {
+      context: ({ req, res }) =>
+        createContext(services, {
+          authorization: req.get("authorization"),
+          propertyHeader: req.get("x-property-id"),
+          surface: "graphql",
+          address: req.ip,
+          response: res,
+        }).then(
+          (context) => ((res.locals.credential = context.credential), context),
+          (err) => {
+            throw withFaultStatus(withHttpStatus(faults.errorFor(err, "/graphql") ?? err));
+          },
+        ),
+    }),
+  );
+  return { closeStreams: () => graphqlSse.close(), stop: () => apollo.stop() };
+}
+
+/**
+ * Apollo files every validation error under GRAPHQL_VALIDATION_FAILED; our own rules' refusals
+ * (query_too_complex, unsupported_operation) keep the code they were raised with.
+ */
+function ownValidationCode(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const original = error instanceof GraphQLError ? error.originalError : undefined;
+  const code = original instanceof GraphQLError ? errorCodeOf(original) : undefined;
+  return code ? { ...formatted, extensions: { ...formatted.extensions, code } } : formatted;
+}
+
+/**
+ * GraphQL errors of ours and Apollo's keep their code; a database fault becomes `unavailable` or
+ * `query_timeout` (logged once per outage); anything else becomes internal_error.
+ */
+function maskUnexpected(formatted: GraphQLFormattedError, error: unknown, logger: Logger, faults: DatabaseFaults): GraphQLFormattedError {
+  const cause = unwrapResolverError(error);
+  if (cause instanceof GraphQLError && (errorCodeOf(cause) || formatted.extensions?.code !== "INTERNAL_SERVER_ERROR")) {
+    return formatted;
+  }
+  // Apollo refuses some requests with an HTTP 4xx and no code (a persisted query whose sha256 does not
+  // match its text): the client's mistake, answered as Apollo's other refusals are, and not logged.
+  if (cause instanceof GraphQLError && clientStatus(cause)) return { ...formatted, extensions: { ...formatted.extensions, code: "BAD_REQUEST" } };
+  const fault = faults.errorFor(cause, "/graphql");
+  if (fault) return { message: fault.message, path: formatted.path, extensions: fault.extensions };
+  // Apollo wraps what the context function threw ("Context creation failed: …") without its stack.
+  const err = cause instanceof GraphQLError && cause.originalError ? cause.originalError : cause;
+  logger.error({ err, requestId: currentRecord()?.requestId }, "unhandled GraphQL error");
+  return { message: "unexpected server fault; retry later", path: formatted.path, extensions: { code: "internal_error" } };
+}
+
+const clientStatus = (err: GraphQLError) => {
+  const status = (err.extensions.http as { status?: number } | undefined)?.status;
+  return status !== undefined && status >= 400 && status < 500;
+};
+
+/** A formatted error's message bounded (errors.ts boundMessage), suggestions hidden when asked. */
+function boundFormatted(formatted: GraphQLFormattedError, hideSuggestions: boolean): GraphQLFormattedError {
+  const message = boundMessage(formatted.message, { hideSuggestions });
+  return message === formatted.message ? formatted : { ...formatted, message };
+}
+
+/** At most this many errors in one response (the first ones): each row of a page can fail, and each error costs bytes. */
+const MAX_ERRORS = 100;
+
+const boundErrors: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== "single") return;
+        const errors = response.body.singleResult.errors;
+        if (errors && errors.length > MAX_ERRORS) response.body.singleResult.errors = errors.slice(0, MAX_ERRORS);
+      },
+    };
+  },
+};
+
+/**
+ * When nothing ran (no data) because the database was down or too slow, /graphql answers with the
+ * same status as REST: 503 with Retry-After, or 504. Partial results keep 200.
+ */
+const faultStatus: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        if (response.body.kind !== "single" || response.body.singleResult.data != null) return;
+        const code = response.body.singleResult.errors?.[0]?.extensions?.code;
+        if (code === "unavailable") {
+          response.http.status = 503;
+          response.http.headers.set("retry-after", String(RETRY_AFTER_SECONDS));
+        } else if (code === "query_timeout") {
+          response.http.status = 504;
+        }
+      },
+    };
+  },
+};
+
+/** A 503 thrown before execution (while authenticating) carries Retry-After too. */
+function withFaultStatus(err: unknown): unknown {
+  const http = err instanceof GraphQLError ? (err.extensions.http as { status?: number; headers?: HeaderMap } | undefined) : undefined;
+  if (http?.status === 503) http.headers = new HeaderMap([["retry-after", String(RETRY_AFTER_SECONDS)]]);
+  return err;
+}
