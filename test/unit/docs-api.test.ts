@@ -2,8 +2,8 @@
 // here when the committed file differs from what the route table and its prose generate.
 import { readFileSync } from "node:fs";
 import { API_DOC_PATH, renderApiDoc } from "../../scripts/docs-api";
-import { routes } from "../../src/rest/routes";
-import { routeKey } from "../../src/openapi";
+import { routes } from "../../src/api/routes";
+import { routeKey } from "../../src/api/openapi/generate";
 
 describe("docs/api.md", () => {
   it("is what `npm run docs:api` generates from the route table", () => {
