@@ -8,6 +8,8 @@
 // scenario names), BENCH_ROUTES=1 (only the routes beside their hand-written ceilings of issue 31:
 // events timelines, master profiles with include_total, table members at an offset, the consent
 // preview, reservations, transactions, the MCP guest_context; combines with BENCH_ONLY),
+// BENCH_CPU_PROF=<dir> (the service and the ceiling write V8 CPU profiles there on exit: with
+// BENCH_ONLY naming one scenario, where each spends its CPU; bench/profile-top.ts summarises one),
 // BENCH_CHECK=1 (no load: sends each scenario's request to the service and the ceiling once and
 // reports where the answers' bytes differ), BENCH_LABEL (results go to <date>-<label>.md; a
 // BENCH_ONLY or BENCH_ROUTES run defaults to "partial", so it never overwrites a full run's results).
@@ -94,7 +96,7 @@ async function main() {
     // The service has made its cursor secret by now; the ceiling signs cursors with the same one.
     const setup = await prepareDatabase(databaseUrl, manifest);
     // tsx as an in-process loader, so the measured pid is the server itself.
-    servers.ceiling = start(children, NODE, ["--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), setup.cursorSecret], {});
+    servers.ceiling = start(children, NODE, [...profileArgs("ceiling"), "--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), setup.cursorSecret], {});
     await waitForPort(ports.ceiling);
 
     const scenarios = only(buildScenarios(manifest, setup)).filter((s) => !process.env.BENCH_ROUTES || s.route);
@@ -113,6 +115,11 @@ async function main() {
     report(summarise(runs), manifest, scenarios);
   } finally {
     for (const child of children) child.kill("SIGTERM");
+    // Profiles are written as the servers exit, before the database goes away.
+    if (process.env.BENCH_CPU_PROF) {
+      const exited = Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)));
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+    }
     pg?.stop();
   }
 }
@@ -215,8 +222,11 @@ function migrate(databaseUrl: string) {
   execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "migrate"], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: "inherit" });
 }
 
+/** --cpu-prof into BENCH_CPU_PROF/<name>, when set. */
+const profileArgs = (name: string) => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.join(path.resolve(process.env.BENCH_CPU_PROF), name)}`] : []);
+
 function startService(children: ChildProcess[], databaseUrl: string, port: number): ChildProcess {
-  return start(children, NODE, productionArgs(), {
+  return start(children, NODE, [...profileArgs("service"), ...productionArgs()], {
     DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
     GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
     // Production refuses to start without it; no worker runs here, so any key will do.
