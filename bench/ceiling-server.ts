@@ -303,7 +303,9 @@ const server = http.createServer(async (req, res) => {
     const aggregate = /^\/aggregate\/(\w+)$/.exec(path)?.[1];
     if (aggregate !== undefined) {
       if (!Object.hasOwn(AGGREGATES, aggregate)) throw new HttpError(404, "not_found");
-      const group = await groupOf(req, "read:metrics");
+      // The scope of the aggregate's root field (schema.graphql @requiresScope).
+      const scope = { stays: "read:reservations", guests: "read:guests", consent: "read:consents", reviews: "read:reviews" }[aggregate]!;
+      const group = await groupOf(req, scope);
       const { sql, params } = AGGREGATES[aggregate];
       return send(res, 200, { data: await query(sql, [group, ...params.map((p) => url.searchParams.get(p))]) }, at());
     }
