@@ -120,7 +120,6 @@ const AGGREGATES: Record<string, { sql: string; params: string[] }> = {
   },
 };
 
-
 const send = (res: http.ServerResponse, status: number, body: unknown, statements: number) => {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), "x-sql-statements": String(statements) });
