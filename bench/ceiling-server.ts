@@ -1,20 +1,51 @@
-// The raw ceiling: node:http + pg running the very SQL the service issues for GET /v1/guests (the
-// API key lookup and the keyset page), with the same signed cursor and envelope, and nothing else.
+// The raw ceiling: node:http + pg running the very SQL the service issues for its most called routes
+// (the API key lookup, then the route's statements: text copied from the service's statement log,
+// PostgreSQL's log_statement=all, same predicates, tenant predicate, ORDER BY/LIMIT and timestamp
+// rendering; named where the service prepares them), with the same signed cursors and envelopes, and
+// nothing else: GET /v1/guests, /v1/events (guest or master profile timeline), /v1/reservations,
+// /v1/transactions, /v1/master-profiles (include_total), /v1/tables/:id/members (offset),
+// POST /v1/tables/preview (a consent filter), POST /mcp (guest_context), and the dashboard aggregates.
+// bench/ceiling-check.ts compares its answers with the service's.
 // Usage: tsx bench/ceiling-server.ts <database-url> <port> <cursor-secret>
 import { createHash } from "node:crypto";
 import http from "node:http";
 import { Pool } from "pg";
 import { decodeCursor, encodeCursor } from "../src/pagination/cursor";
+import { guestContext } from "./ceiling-mcp";
 
 const [databaseUrl, port, secret] = process.argv.slice(2);
 const pool = new Pool({ connectionString: databaseUrl, max: 10 });
 
+// Timestamps as the service renders them: ISO text from PostgreSQL, never a Date.
+const ts = (column: string, alias: string) => `to_char(t.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${alias}"`;
+const day = (column: string, alias: string) => `to_char(t.${column}, 'YYYY-MM-DD') AS "${alias}"`;
+/** `t.a AS "a"`, …: the service's select lists name each column with its alias. */
+const cols = (list: string) => list.split(/\s+/).filter(Boolean).map((c) => { const [col, alias] = c.split(":"); return `t.${col} AS "${alias ?? col}"`; }).join(", ");
+
+// The service's statements (src/data/credentials.ts, sql.ts, json-rows.ts, events.ts, stays.ts,
+// master-profiles.ts, table-membership.ts, tables.ts; the text as its statement log shows it).
 // Output columns are qualified with the table alias: an unqualified ORDER BY created_at would sort
 // by the to_char() text of the same name instead of using the index.
-const COLUMNS = `id, property_id, integration_id, source_id, master_profile_id, given_name, family_name, email, phone,
-  language, country_code, city, to_char(birth_date, 'YYYY-MM-DD') AS birth_date, vip_code,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
-  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at`;
+const SQL = {
+  // Prepared, as the service's (named gcs_token_api_key).
+  apiKey: `SELECT id, property_group_id, property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, false AS expired
+    FROM api_keys WHERE token_hash = $1`,
+  // The guests page, prepared as the service's (its flat-row path names it per select list).
+  guests: `SELECT ${cols("id property_id integration_id source_id master_profile_id given_name family_name email phone language country_code city")}, ${day("birth_date", "birth_date")}, t.vip_code AS "vip_code", ${ts("created_at", "created_at")}, ${ts("updated_at", "updated_at")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid`,
+  guestRow: `SELECT ${cols("id property_id:propertyId integration_id:integrationId source_id:sourceId master_profile_id:masterProfileId given_name:givenName family_name:familyName email phone language country_code:countryCode city")}, ${day("birth_date", "birthDate")}, t.vip_code AS "vipCode", ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
+  events: (who: string) => `SELECT ${cols("seq property_group_id:propertyGroupId entity_type:entityType entity_id:entityId guest_profile_id:guestProfileId property_id:propertyId integration_id:integrationId operation delta")}, ${ts("occurred_at", "occurredAt")}, ${ts("recorded_at", "recordedAt")}, t.txid AS "txid" FROM events t WHERE t.property_group_id = $1::uuid AND ${who} AND t.txid < (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`,
+  guestsOfMasters: `SELECT t.id AS "id", t.master_profile_id AS "masterProfileId" FROM guest_profiles t WHERE t.property_group_id = $1::uuid AND t.master_profile_id = ANY($2::uuid[]) ORDER BY t.created_at, t.id`,
+  reservations: `SELECT ${cols("id property_id:propertyId integration_id:integrationId source_id:sourceId guest_profile_id:guestProfileId confirmation_number:confirmationNumber kind status")}, ${day("arrival_date", "arrivalDate")}, ${day("departure_date", "departureDate")}, ${ts("starts_at", "startsAt")}, ${cols("adults children room_type:roomType room_number:roomNumber rate_code:rateCode space_id:spaceId booking_channel:bookingChannel total_amount_minor:totalAmountMinor currency special_requests:specialRequests")}, ${ts("booked_at", "bookedAt")}, ${ts("cancelled_at", "cancelledAt")}, ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM reservations t WHERE t.property_group_id = $1::uuid`,
+  transactions: `SELECT ${cols("id property_id:propertyId integration_id:integrationId source_id:sourceId guest_profile_id:guestProfileId reservation_id:reservationId kind category description amount_minor:amountMinor currency outlet")}, ${ts("occurred_at", "occurredAt")}, ${ts("created_at", "createdAt")} FROM transactions t WHERE t.property_group_id = $1::uuid`,
+  masterProfiles: `SELECT ${cols("id given_name:givenName family_name:familyName email phone language country_code:countryCode")}, ${day("birth_date", "birthDate")}, t.vip AS "vip", ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM master_profiles t WHERE t.property_group_id = $1::uuid`,
+  masterProfileTotal: `SELECT t.total AS "total" FROM master_profile_counts t WHERE t.property_group_id = $1::uuid`,
+  table: `SELECT ${cols("id property_group_id:propertyGroupId property_id:propertyId name description kind member_type:memberType filter_doc:filterDoc created_by:createdBy")}, ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM tables t WHERE t.property_group_id = $1::uuid AND t.id = $2::uuid LIMIT $3`,
+  members: `SELECT t.member_id AS "memberId", ${ts("added_at", "addedAt")} FROM table_members t WHERE t.property_group_id = $1::uuid AND t.table_id = $2::uuid AND t.position >= (SELECT min(f.position) FROM table_members f WHERE f.table_id = $3::uuid AND f.property_group_id = $4::uuid) + $5 ORDER BY t.position LIMIT $6`,
+  // The filter document {field: "consent.<purpose>", op: "eq", value: "granted"} on guest profiles.
+  consentGranted: `SELECT t.id AS "id" FROM guest_profiles t WHERE t.property_group_id = $1::uuid AND ((EXISTS (SELECT 1 FROM consent_observations co WHERE co.property_group_id = $2::uuid AND co.contact_type = 'email' AND co.purpose = $3 AND co.contact_value = lower(btrim(t.email)) AND co.status = 'granted') AND NOT EXISTS (SELECT 1 FROM consent_observations co WHERE co.property_group_id = $4::uuid AND co.contact_type = 'email' AND co.purpose = $5 AND co.contact_value = lower(btrim(t.email)) AND co.status <> 'granted'))) ORDER BY t.created_at, t.id LIMIT $6`,
+};
+const KEYSET = " AND t.created_at >= $2 AND (t.created_at > $3 OR t.id > $4::uuid) ORDER BY t.created_at, t.id LIMIT $5";
+const FIRST = " ORDER BY t.created_at, t.id LIMIT $2";
 
 // The ceiling of the dashboard aggregates (bench/run.ts aggregateScenarios): the same GROUP BY as
 // src/data/metrics.ts written by hand for one grouping, on the same tables and indexes, with no
@@ -89,45 +120,230 @@ const AGGREGATES: Record<string, { sql: string; params: string[] }> = {
   },
 };
 
-const send = (res: http.ServerResponse, status: number, body: unknown) => {
+const send = (res: http.ServerResponse, status: number, body: unknown, statements: number) => {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "x-sql-statements": "2" });
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), "x-sql-statements": String(statements) });
   res.end(text);
 };
 
+class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string) {
+    super(code);
+  }
+}
+
+/** Runs a statement; `name` prepares it per connection, as the service does for the same ones. */
+let statements = 0;
+async function query<R = Record<string, any>>(text: string, values: unknown[], name?: string): Promise<R[]> {
+  statements++;
+  return (await pool.query({ text, values, name })).rows as R[];
+}
+
+/** The caller's group, from the same prepared lookup as the service's (src/data/credentials.ts). */
+async function groupOf(req: http.IncomingMessage, scope: string): Promise<string> {
+  const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+  if (!token) throw new HttpError(401, "unauthorized");
+  const hash = createHash("sha256").update(token).digest("hex");
+  const [key] = await query<{ property_group_id: string; property_id: string | null; scopes: string; revoked: boolean }>(SQL.apiKey, [hash], "gcs_token_api_key");
+  if (!key || key.revoked) throw new HttpError(401, "unauthorized");
+  if (!key.scopes.split(" ").includes(scope)) throw new HttpError(403, "forbidden");
+  if (key.property_id !== null) throw new HttpError(400, "pinned keys are not handled by the ceiling");
+  return key.property_group_id;
+}
+
+const limitOf = (url: URL) => Math.min(Number(url.searchParams.get("limit") ?? 100), 500);
+const binding = (family: string, group: string, filter: object = {}) => ({ family, propertyGroupId: group, query: { filter, propertyId: null } });
+
+/** A (created_at, id) keyset page of `select` as the service reads it, with its cursor. */
+async function createdAtPage<R extends Record<string, any>>(url: URL, group: string, family: string, select: string, name?: string) {
+  const limit = limitOf(url);
+  const b = binding(family, group);
+  const cursor = url.searchParams.get("cursor");
+  const after = cursor ? decodeCursor(cursor, b, secret) : null;
+  if (after) {
+    const iso = new Date(String(after[0])).toISOString();
+    return keysetEnd(await query<R>(select + KEYSET, [group, iso, iso, after[1], limit + 1], name && `${name}_after`), limit, b);
+  }
+  return keysetEnd(await query<R>(select + FIRST, [group, limit + 1], name), limit, b);
+}
+
+function keysetEnd<R extends Record<string, any>>(rows: R[], limit: number, b: ReturnType<typeof binding>) {
+  const hasMore = rows.length > limit;
+  if (hasMore) rows.length = limit;
+  const last = rows[rows.length - 1];
+  const createdAt = last?.created_at ?? last?.createdAt;
+  return { rows, nextCursor: hasMore ? encodeCursor([createdAt, last.id], b, secret) : null, hasMore };
+}
+
+// The REST bodies: snake_case keys in the service's order (its operations' selections).
+const guestBody = (g: Record<string, any>) => ({
+  id: g.id, property_id: g.propertyId, integration_id: g.integrationId, source_id: g.sourceId, master_profile_id: g.masterProfileId,
+  given_name: g.givenName, family_name: g.familyName, email: g.email, phone: g.phone, language: g.language, country_code: g.countryCode,
+  city: g.city, birth_date: g.birthDate, vip_code: g.vipCode, created_at: g.createdAt, updated_at: g.updatedAt,
+});
+const eventBody = (e: Record<string, any>) => ({
+  seq: e.seq, entity_type: e.entityType, entity_id: e.entityId, guest_profile_id: e.guestProfileId, property_id: e.propertyId,
+  integration_id: e.integrationId, operation: e.operation, delta: e.delta, occurred_at: e.occurredAt, recorded_at: e.recordedAt,
+});
+const DAY_MS = 86_400_000;
+const reservationBody = (r: Record<string, any>) => ({
+  id: r.id, property_id: r.propertyId, integration_id: r.integrationId, source_id: r.sourceId, guest_profile_id: r.guestProfileId,
+  confirmation_number: r.confirmationNumber, kind: r.kind, status: r.status, arrival_date: r.arrivalDate, departure_date: r.departureDate,
+  nights: Math.max(0, Math.round((Date.parse(r.departureDate) - Date.parse(r.arrivalDate)) / DAY_MS)),
+  starts_at: r.startsAt, adults: r.adults, children: r.children, room_type: r.roomType, room_number: r.roomNumber, rate_code: r.rateCode,
+  space_id: r.spaceId, booking_channel: r.bookingChannel, total_amount_minor: Number(r.totalAmountMinor), currency: r.currency,
+  special_requests: r.specialRequests, booked_at: r.bookedAt, cancelled_at: r.cancelledAt, created_at: r.createdAt, updated_at: r.updatedAt,
+});
+const transactionBody = (x: Record<string, any>) => ({
+  id: x.id, property_id: x.propertyId, integration_id: x.integrationId, source_id: x.sourceId, guest_profile_id: x.guestProfileId,
+  reservation_id: x.reservationId, kind: x.kind, category: x.category, description: x.description, amount_minor: Number(x.amountMinor),
+  currency: x.currency, outlet: x.outlet, occurred_at: x.occurredAt, created_at: x.createdAt,
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const uuidParam = (url: URL, name: string) => {
+  const value = url.searchParams.get(name);
+  if (value !== null && !UUID.test(value)) throw new HttpError(400, "invalid_request");
+  return value;
+};
+
+/** GET /v1/events, timeline mode, of one guest or of one master profile's guests (src/data/events.ts). */
+async function events(url: URL, group: string) {
+  const limit = limitOf(url);
+  const guest = uuidParam(url, "guest_profile_id");
+  const master = uuidParam(url, "master_profile_id");
+  if ((guest === null) === (master === null) || url.searchParams.has("mode") || url.searchParams.has("cursor")) throw new HttpError(400, "the ceiling reads first timeline pages of one guest or master profile");
+  let rows: Record<string, any>[];
+  if (guest !== null) {
+    rows = await query(SQL.events("t.guest_profile_id = $2") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guest, limit + 1]);
+  } else {
+    const guests = await query<{ id: string }>(SQL.guestsOfMasters, [group, [master]]);
+    rows = await query(SQL.events("t.guest_profile_id = ANY($2::uuid[])") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guests.map((g) => g.id), limit + 1]);
+  }
+  const hasMore = rows.length > limit;
+  if (hasMore) rows.length = limit;
+  const last = rows[rows.length - 1];
+  const filter = guest !== null ? { guestProfileId: guest } : { masterProfileId: master };
+  const nextCursor = hasMore ? encodeCursor([last.txid, last.seq], binding("events", group, filter), secret) : null;
+  return { data: rows.map(eventBody), next_cursor: nextCursor, has_more: hasMore, mode: "timeline" };
+}
+
+/** GET /v1/master-profiles(?include_total=1): the page, the kept total, each profile's guest ids. */
+async function masterProfiles(url: URL, group: string) {
+  const page = await createdAtPage(url, group, "master_profiles", SQL.masterProfiles);
+  const total = url.searchParams.has("include_total") && !url.searchParams.has("cursor")
+    ? Number((await query<{ total: string }>(SQL.masterProfileTotal, [group]))[0]?.total ?? 0) : null;
+  const guests = await query<{ id: string; masterProfileId: string }>(SQL.guestsOfMasters, [group, page.rows.map((m) => m.id)]);
+  const ids = new Map<string, string[]>();
+  for (const g of guests) {
+    const list = ids.get(g.masterProfileId);
+    if (list) list.push(g.id);
+    else ids.set(g.masterProfileId, [g.id]);
+  }
+  const data = page.rows.map((m) => ({
+    id: m.id, given_name: m.givenName, family_name: m.familyName, email: m.email, phone: m.phone, language: m.language,
+    country_code: m.countryCode, birth_date: m.birthDate, vip: m.vip, guest_profile_ids: ids.get(m.id) ?? [], created_at: m.createdAt, updated_at: m.updatedAt,
+  }));
+  const body: Record<string, unknown> = { data, next_cursor: page.nextCursor, has_more: page.hasMore };
+  if (total !== null) body.total_count = total;
+  return body;
+}
+
+/** Members (or preview rows) with their guests, read by id, in member order. */
+async function withGuests(group: string, members: { memberId: string; addedAt: string | null }[], limit: number, offset: number) {
+  const hasMore = members.length > limit;
+  if (hasMore) members.length = limit;
+  const guests = await query(SQL.guestRow, [group, members.map((m) => m.memberId)]);
+  const byId = new Map(guests.map((g) => [g.id as string, g]));
+  const data = members.map((m) => {
+    const g = byId.get(m.memberId);
+    return { member_id: m.memberId, member_type: "guest_profile", added_at: m.addedAt, guest: g ? guestBody(g) : null, master_profile: null };
+  });
+  return { data, has_more: hasMore, next_offset: hasMore ? offset + limit : null };
+}
+
+/** GET /v1/tables/:id/members?offset=n: the table, then a seek on (table_id, position). */
+async function tableMembers(url: URL, group: string, tableId: string) {
+  if (!UUID.test(tableId)) throw new HttpError(404, "not_found");
+  const [table] = await query(SQL.table, [group, tableId, 1]);
+  if (!table) throw new HttpError(404, "not_found");
+  if (table.memberType !== "guest_profile" || table.kind !== "curated") throw new HttpError(400, "the ceiling reads curated guest tables");
+  const limit = limitOf(url);
+  const offset = Number(url.searchParams.get("offset") ?? 0);
+  const members = await query<{ memberId: string; addedAt: string }>(SQL.members, [group, tableId, tableId, group, offset, limit + 1]);
+  return withGuests(group, members, limit, offset);
+}
+
+/** POST /v1/tables/preview with {member_type: guest_profile, filter_doc: consent.<purpose> eq granted}. */
+async function preview(body: any, group: string) {
+  const doc = body?.filter_doc;
+  const purpose = /^consent\.(\w+)$/.exec(doc?.field ?? "")?.[1];
+  if (body?.member_type !== "guest_profile" || !purpose || doc.op !== "eq" || doc.value !== "granted" || body.offset || body.include_total) {
+    throw new HttpError(400, "the ceiling previews consent.<purpose> = granted on guest profiles");
+  }
+  const limit = Math.min(Number(body.limit ?? 100), 500);
+  const ids = await query<{ id: string }>(SQL.consentGranted, [group, group, purpose, group, purpose, limit + 1]);
+  return withGuests(group, ids.map((r) => ({ memberId: r.id, addedAt: null })), limit, 0);
+}
+
+const readBody = (req: http.IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c)).on("end", () => resolve(Buffer.concat(chunks).toString("utf8"))).on("error", reject);
+  });
+
 const server = http.createServer(async (req, res) => {
+  // X-Sql-Statements: exact for a request alone (bench/run.ts's sqlCount), approximate under load.
+  statements = 0;
+  const at = () => statements;
   try {
     const url = new URL(req.url ?? "/", "http://x");
-    const aggregate = /^\/aggregate\/(\w+)$/.exec(url.pathname)?.[1];
-    if (aggregate !== undefined && !Object.hasOwn(AGGREGATES, aggregate)) return send(res, 404, { error: "not_found" });
-    if (aggregate === undefined && url.pathname !== "/v1/guests") return send(res, 404, { error: "not_found" });
-    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
-    const hash = createHash("sha256").update(token ?? "").digest("hex");
-    const key = await pool.query("SELECT property_group_id FROM api_keys WHERE token_hash = $1 AND revoked_at IS NULL", [hash]);
-    if (key.rowCount === 0) return send(res, 401, { error: "unauthorized" });
-    const group: string = key.rows[0].property_group_id;
+    const path = url.pathname;
+    const aggregate = /^\/aggregate\/(\w+)$/.exec(path)?.[1];
     if (aggregate !== undefined) {
+      if (!Object.hasOwn(AGGREGATES, aggregate)) throw new HttpError(404, "not_found");
+      // The scope of the aggregate's root field (schema.graphql @requiresScope).
+      const scope = { stays: "read:reservations", guests: "read:guests", consent: "read:consents", reviews: "read:reviews" }[aggregate]!;
+      const group = await groupOf(req, scope);
       const { sql, params } = AGGREGATES[aggregate];
-      const rows = await pool.query(sql, [group, ...params.map((p) => url.searchParams.get(p))]);
-      return send(res, 200, { data: rows.rows });
+      return send(res, 200, { data: await query(sql, [group, ...params.map((p) => url.searchParams.get(p))]) }, at());
     }
-    const limit = Math.min(Number(url.searchParams.get("limit") ?? 100), 500);
-    const binding = { family: "guests", propertyGroupId: group, query: { filter: {}, propertyId: null } };
-    const cursor = url.searchParams.get("cursor");
-    const after = cursor ? decodeCursor(cursor, binding, secret) : null;
-    const rows = after
-      ? await pool.query(
-          `SELECT ${COLUMNS} FROM guest_profiles g WHERE property_group_id = $1
-           AND g.created_at >= $2 AND (g.created_at > $2 OR g.id > $3) ORDER BY g.created_at, g.id LIMIT $4`,
-          [group, after[0], after[1], limit + 1],
-        )
-      : await pool.query(`SELECT ${COLUMNS} FROM guest_profiles g WHERE property_group_id = $1 ORDER BY g.created_at, g.id LIMIT $2`, [group, limit + 1]);
-    const hasMore = rows.rows.length > limit;
-    const data = rows.rows.slice(0, limit);
-    const last = data[data.length - 1];
-    send(res, 200, { data, next_cursor: hasMore ? encodeCursor([last.created_at, last.id], binding, secret) : null, has_more: hasMore });
-  } catch {
-    send(res, 400, { error: "invalid_cursor" });
+    if (req.method === "POST" && path === "/mcp") {
+      const message = JSON.parse(await readBody(req));
+      const group = await groupOf(req, "read:guests");
+      return send(res, 200, await guestContext(message, group, query), at());
+    }
+    if (req.method === "POST" && path === "/v1/tables/preview") {
+      const body = JSON.parse(await readBody(req));
+      return send(res, 200, await preview(body, await groupOf(req, "read:tables")), at());
+    }
+    const members = /^\/v1\/tables\/([^/]+)\/members$/.exec(path)?.[1];
+    if (members !== undefined) return send(res, 200, await tableMembers(url, await groupOf(req, "read:tables"), members), at());
+    switch (path) {
+      case "/v1/guests": {
+        const page = await createdAtPage(url, await groupOf(req, "read:guests"), "guests", SQL.guests, "ceiling_guests");
+        return send(res, 200, { data: page.rows, next_cursor: page.nextCursor, has_more: page.hasMore }, at());
+      }
+      case "/v1/events":
+        return send(res, 200, await events(url, await groupOf(req, "read:events")), at());
+      case "/v1/reservations": {
+        const page = await createdAtPage(url, await groupOf(req, "read:reservations"), "reservations", SQL.reservations);
+        return send(res, 200, { data: page.rows.map(reservationBody), next_cursor: page.nextCursor, has_more: page.hasMore }, at());
+      }
+      case "/v1/transactions": {
+        const page = await createdAtPage(url, await groupOf(req, "read:transactions"), "transactions", SQL.transactions);
+        return send(res, 200, { data: page.rows.map(transactionBody), next_cursor: page.nextCursor, has_more: page.hasMore }, at());
+      }
+      case "/v1/master-profiles":
+        return send(res, 200, await masterProfiles(url, await groupOf(req, "read:guests")), at());
+    }
+    throw new HttpError(404, "not_found");
+  } catch (err) {
+    if (err instanceof HttpError) return send(res, err.status, { error: err.code }, at());
+    if (err instanceof SyntaxError) return send(res, 400, { error: "invalid_json" }, at());
+    if ((err as { extensions?: { code?: string } }).extensions?.code === "invalid_cursor") return send(res, 400, { error: "invalid_cursor" }, at());
+    process.stderr.write(`ceiling: ${(err as Error).stack}\n`);
+    send(res, 500, { error: "internal" }, at());
   }
 });
 server.listen(Number(port), "127.0.0.1");

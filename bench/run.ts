@@ -5,8 +5,14 @@
 // Environment: BENCH_GUESTS (guests per group, default 1000000), BENCH_DURATION (s, default 15),
 // BENCH_WARMUP (s, default 3), BENCH_ROUNDS (default 2), BENCH_CONNECTIONS (default 32),
 // BENCH_DATABASE_URL (reuse a database instead of starting PostgreSQL), BENCH_ONLY (regexp on
-// scenario names), BENCH_LABEL (results go to <date>-<label>.md; a BENCH_ONLY run defaults to
-// "partial", so it never overwrites a full run's results).
+// scenario names), BENCH_ROUTES=1 (only the routes beside their hand-written ceilings of issue 31:
+// events timelines, master profiles with include_total, table members at an offset, the consent
+// preview, reservations, transactions, the MCP guest_context; combines with BENCH_ONLY),
+// BENCH_CPU_PROF=<dir> (the service and the ceiling write V8 CPU profiles there on exit: with
+// BENCH_ONLY naming one scenario, where each spends its CPU; bench/profile-top.ts summarises one),
+// BENCH_CHECK=1 (no load: sends each scenario's request to the service and the ceiling once and
+// reports where the answers' bytes differ), BENCH_LABEL (results go to <date>-<label>.md; a
+// BENCH_ONLY or BENCH_ROUTES run defaults to "partial", so it never overwrites a full run's results).
 //
 // BENCH_SIZES=20000,200000,1000000 runs the "how cost grows" mode instead (sizes() below): the
 // keyset pages, lookups and nested query of the service at each size, p50 per scenario and size,
@@ -48,6 +54,8 @@ interface Scenario {
   systems: Partial<Record<System, Request>>;
   /** Printed under the table: where a peer's answer is not the service's. */
   note?: string;
+  /** One of the routes issue 31 put beside a hand-written ceiling (BENCH_ROUTES=1 runs these only). */
+  route?: boolean;
 }
 interface Row {
   scenario: string;
@@ -88,10 +96,11 @@ async function main() {
     // The service has made its cursor secret by now; the ceiling signs cursors with the same one.
     const setup = await prepareDatabase(databaseUrl, manifest);
     // tsx as an in-process loader, so the measured pid is the server itself.
-    servers.ceiling = start(children, NODE, ["--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), setup.cursorSecret], {});
+    servers.ceiling = start(children, NODE, [...profileArgs("ceiling"), "--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), setup.cursorSecret], {});
     await waitForPort(ports.ceiling);
 
-    const scenarios = only(buildScenarios(manifest, setup));
+    const scenarios = only(buildScenarios(manifest, setup)).filter((s) => !process.env.BENCH_ROUTES || s.route);
+    if (process.env.BENCH_CHECK) return await checkAnswers(scenarios, ports);
     const runs = new Map<string, RunSamples>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenario of scenarios) {
@@ -106,8 +115,37 @@ async function main() {
     report(summarise(runs), manifest, scenarios);
   } finally {
     for (const child of children) child.kill("SIGTERM");
+    // Profiles are written as the servers exit, before the database goes away.
+    if (process.env.BENCH_CPU_PROF) {
+      const exited = Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : undefined)));
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+    }
     pg?.stop();
   }
+}
+
+/**
+ * BENCH_CHECK=1: each scenario's request once to the service and once to the ceiling; prints
+ * whether the bodies are the same bytes and, where not, the first difference.
+ */
+async function checkAnswers(scenarios: Scenario[], ports: Record<System, number>) {
+  const answer = async (port: number, request: Request) => {
+    const res = await fetch(`http://127.0.0.1:${port}${request.path}`, { method: request.method ?? "GET", headers: request.headers, body: request.body });
+    return { status: res.status, body: await res.text(), sql: res.headers.get("x-sql-statements") };
+  };
+  let differ = 0;
+  for (const scenario of scenarios) {
+    const { service, ceiling } = scenario.systems;
+    if (!service || !ceiling) continue;
+    const [a, b] = [await answer(ports.service, service), await answer(ports.ceiling, ceiling)];
+    const same = a.status === b.status && a.body === b.body;
+    let at = 0;
+    while (at < a.body.length && a.body[at] === b.body[at]) at++;
+    const where = same ? "" : `; first difference at byte ${at}: service …${a.body.slice(Math.max(0, at - 60), at + 60)}… ceiling …${b.body.slice(Math.max(0, at - 60), at + 60)}…`;
+    if (!same) differ++;
+    log(`${scenario.name}: ${same ? "same" : "DIFFERENT"} (status ${a.status}/${b.status}, ${Buffer.byteLength(a.body)}/${Buffer.byteLength(b.body)} bytes, SQL ${a.sql}/${b.sql})${where}`);
+  }
+  log(differ ? `${differ} scenarios answer differently` : "every ceiling answers the service's bytes");
 }
 
 let benchDatabaseUrl = "";
@@ -184,8 +222,11 @@ function migrate(databaseUrl: string) {
   execFileSync(NODE, [path.join(ROOT, "bin/gcs.js"), "migrate"], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: "inherit" });
 }
 
+/** --cpu-prof into BENCH_CPU_PROF/<name>, when set. */
+const profileArgs = (name: string) => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.join(path.resolve(process.env.BENCH_CPU_PROF), name)}`] : []);
+
 function startService(children: ChildProcess[], databaseUrl: string, port: number): ChildProcess {
-  return start(children, NODE, productionArgs(), {
+  return start(children, NODE, [...profileArgs("service"), ...productionArgs()], {
     DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
     GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
     // Production refuses to start without it; no worker runs here, so any key will do.
@@ -406,6 +447,8 @@ interface Setup {
   deepCursor: string;
   ceilingDeepCursor: string;
   bigTableId: string;
+  /** Where the members page starts: 40,000, or 80% in when the table is smaller (a small BENCH_GUESTS). */
+  memberOffset: number;
   /** An e-mail address of a guest in group A, upper-cased (lookups ignore case). */
   guestEmail: string;
 }
@@ -446,7 +489,7 @@ async function prepare(db: Client, manifest: FixtureManifest): Promise<Setup> {
   const { email } = (
     await db.query("SELECT email FROM guest_profiles WHERE property_group_id = $1 AND email IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1", [A.id])
   ).rows[0];
-  return { cursorSecret: secret, deepCursor, ceilingDeepCursor: deepCursor, bigTableId, guestEmail: String(email).toUpperCase() };
+  return { cursorSecret: secret, deepCursor, ceilingDeepCursor: deepCursor, bigTableId, memberOffset: Math.min(40_000, Math.floor(members * 0.8)), guestEmail: String(email).toUpperCase() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -462,6 +505,7 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
   const get = (p: string): Request => ({ path: p, headers: auth });
   const gql = (query: string, headers: Record<string, string> = json): Request => ({ method: "POST", path: "/graphql", headers, body: JSON.stringify({ query }) });
   const { integration_id, source_id, guest_id } = A.guest_lookup;
+  const ceilingToo = (request: Request) => ({ service: request, ceiling: request });
   const pgGuests = `{ allGuestProfiles(first: 100, condition: { propertyGroupId: "${A.id}" }, orderBy: [CREATED_AT_ASC, PRIMARY_KEY_ASC]) { nodes { ${GUEST_FIELDS_PG} } pageInfo { hasNextPage endCursor } } }`;
   const nested = `{ guests(limit: 100) { nodes { id givenName familyName email reservations { id confirmationNumber status arrivalDate departureDate totalAmountMinor currency } transactions { id kind category amountMinor currency occurredAt } } nextCursor hasMore } }`;
   const pgNested = `{ allGuestProfiles(first: 100, condition: { propertyGroupId: "${A.id}" }, orderBy: [CREATED_AT_ASC, PRIMARY_KEY_ASC]) { nodes { rowId givenName familyName email
@@ -474,18 +518,24 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
     { name: "guest by source_id", systems: { service: get(`/v1/guests?integration_id=${integration_id}&source_id=${encodeURIComponent(source_id)}`) } },
     { name: "guest by e-mail (any case)", systems: { service: get(`/v1/guests?email=${encodeURIComponent(setup.guestEmail)}`) } },
     { name: "guest by id", systems: { service: get(`/v1/guests/${guest_id}`) } },
-    { name: "events timeline, one guest", systems: { service: get(`/v1/events?guest_profile_id=${A.guest_with_events}&limit=100`) } },
-    { name: "events timeline, master profile", systems: { service: get(`/v1/events?master_profile_id=${A.master_with_two_guests}&limit=100`) } },
+    // Issue 31's routes, each beside its ceiling: the same statements and body, by hand (bench/ceiling-server.ts).
+    { name: "events timeline, one guest", route: true, systems: ceilingToo(get(`/v1/events?guest_profile_id=${A.guest_with_events}&limit=100`)) },
+    { name: "events timeline, master profile", route: true, systems: ceilingToo(get(`/v1/events?master_profile_id=${A.master_with_two_guests}&limit=100`)) },
     { name: "events latest, master profile", systems: { service: get(`/v1/events?mode=latest&master_profile_id=${A.master_with_two_guests}`) } },
-    { name: "reservations page (limit 100)", systems: { service: get("/v1/reservations?limit=100") } },
-    { name: "transactions page (limit 100)", systems: { service: get("/v1/transactions?limit=100") } },
-    { name: "master profiles include_total", systems: { service: get("/v1/master-profiles?include_total=1&limit=100") } },
-    { name: "table members at offset 40,000", systems: { service: get(`/v1/tables/${setup.bigTableId}/members?limit=100&offset=40000`) } },
+    { name: "reservations page (limit 100)", route: true, systems: ceilingToo(get("/v1/reservations?limit=100")) },
+    { name: "transactions page (limit 100)", route: true, systems: ceilingToo(get("/v1/transactions?limit=100")) },
+    { name: "master profiles include_total", route: true, systems: ceilingToo(get("/v1/master-profiles?include_total=1&limit=100")) },
+    { name: `table members at offset ${setup.memberOffset.toLocaleString("en")}`, route: true, systems: ceilingToo(get(`/v1/tables/${setup.bigTableId}/members?limit=100&offset=${setup.memberOffset}`)) },
     // Consent evaluated in SQL: EXISTS subqueries per member, a constant handful of bind parameters.
-    { name: "consent preview (POST /v1/tables/preview)", systems: { service: {
+    { name: "consent preview (POST /v1/tables/preview)", route: true, systems: ceilingToo({
       method: "POST", path: "/v1/tables/preview", headers: json,
       body: JSON.stringify({ member_type: "guest_profile", filter_doc: { field: "consent.email_marketing", op: "eq", value: "granted" } }),
-    } } },
+    }) },
+    // The MCP tool an agent calls most: one tools/call over stateless streamable HTTP, a JSON answer.
+    { name: "MCP guest_context (master profile)", route: true, systems: ceilingToo({
+      method: "POST", path: "/mcp", headers: { ...json, accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "guest_context", arguments: { master_profile_id: A.master_with_two_guests } } }),
+    }) },
     { name: "GraphQL: 100 guests + reservations + transactions", systems: { service: gql(nested), postgraphile: gql(pgNested, { "content-type": "application/json" }) } },
     ...postGraphileAggregates(aggregateScenarios(manifest, gql, get), A.id),
   ];
@@ -652,7 +702,7 @@ async function sqlCountOnce(port: number, request: Request): Promise<number | nu
   const res = await fetch(`http://127.0.0.1:${port}${request.path}`, { method: request.method ?? "GET", headers: request.headers, body: request.body });
   const text = await res.text();
   // GraphQL answers errors with 200: a query that fails would otherwise be measured as a success.
-  if (!res.ok || (request.path === "/graphql" && JSON.parse(text).errors)) throw new Error(`${request.path} answered ${res.status}: ${text.slice(0, 300)}`);
+  if (!res.ok || (request.path === "/graphql" && JSON.parse(text).errors) || (request.path === "/mcp" && (JSON.parse(text).error || JSON.parse(text).result?.isError))) throw new Error(`${request.path} answered ${res.status}: ${text.slice(0, 300)}`);
   const header = res.headers.get("x-sql-statements");
   return header === null ? null : Number(header);
 }
@@ -746,7 +796,7 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
   process.stdout.write(markdown);
   const dir = path.join(__dirname, "results");
   mkdirSync(dir, { recursive: true });
-  const label = process.env.BENCH_LABEL ?? (process.env.BENCH_ONLY ? "partial" : "");
+  const label = process.env.BENCH_LABEL ?? (process.env.BENCH_ONLY || process.env.BENCH_ROUTES ? "partial" : "");
   const name = label ? `${date}-${label}` : date;
   writeFileSync(path.join(dir, `${name}.md`), markdown);
   writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(rows, null, 2) + "\n");
