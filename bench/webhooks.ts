@@ -3,7 +3,8 @@
 // the stream clients and the load generator in this process. All traffic stays on 127.0.0.1. Writes bench/results/<date>-webhooks[-<BENCH_LABEL>].md.
 //
 // 1. Webhooks: BENCH_RATE events/s appended for BENCH_SECONDS, BENCH_ENDPOINTS endpoints on a local
-//    receiver subscribed to a mix of topics and properties. Commit-to-receipt p50/p99, exact counts
+//    receiver subscribed to a mix of topics and properties, after BENCH_WARMUP_SECONDS of the same
+//    load delivered in full. Commit-to-receipt p50/p99, exact counts
 //    per endpoint (waiting up to BENCH_DRAIN_SECONDS after the load for the last ones), server CPU
 //    per delivery.
 // 2. Streams: BENCH_STREAMS open streams of GET /v1/events/stream while BENCH_STREAM_RATE events/s
@@ -27,6 +28,7 @@ const RATE = env("BENCH_RATE", 1000);
 const SECONDS = env("BENCH_SECONDS", 60);
 const ENDPOINTS = env("BENCH_ENDPOINTS", 50);
 const DRAIN_SECONDS = env("BENCH_DRAIN_SECONDS", 120);
+const WARMUP_SECONDS = env("BENCH_WARMUP_SECONDS", 5);
 const STREAMS = env("BENCH_STREAMS", 1000);
 const STREAM_RATE = env("BENCH_STREAM_RATE", 20);
 const LABEL = process.env.BENCH_LABEL ?? "";
@@ -152,6 +154,25 @@ async function main() {
         endpoints.push({ path: `/e${i}`, ...mix });
       }
 
+      const selected = (e: (typeof endpoints)[number], events: { type: string; property: string }[]) =>
+        events.filter((a) => (e.topics.includes("*") || e.topics.includes(a.type)) && (e.property_ids.length === 0 || e.property_ids.includes(a.property))).length;
+      // Arrivals so far per endpoint, warm-up included (measured: minus `baseline`).
+      const arrived = async () => {
+        const { counts } = await receiver.ask<{ counts: Record<string, number> }>("counts");
+        return endpoints.map((e) => counts[e.path] ?? 0);
+      };
+      // Warm-up: the same load for WARMUP_SECONDS, delivered in full before the measured run. A new
+      // process compiles the sender's paths in its first seconds; a serving instance did long before.
+      if (WARMUP_SECONDS > 0) {
+        const warm = await appendEvents(databaseUrl, group, RATE, WARMUP_SECONDS, new Map(), eventKind(A.properties));
+        const due = endpoints.map((e) => selected(e, warm));
+        const until = Date.now() + 60_000;
+        while (Date.now() < until && (await arrived()).some((g, i) => g < due[i])) await sleep(200);
+        log(`warmed up with ${warm.length} events`);
+      }
+      const baseline = await arrived();
+      const measured = async () => (await arrived()).map((g, i) => g - baseline[i]);
+
       // Statements the database ran (transactions committed: the sender's, and the load's inserts).
       const stats = new Client({ connectionString: databaseUrl });
       await stats.connect();
@@ -161,16 +182,11 @@ async function main() {
       const appended = await appendEvents(databaseUrl, group, RATE, SECONDS, committedAt, eventKind(A.properties));
       const loadEnded = Date.now();
       log(`appended ${appended.length} events in ${SECONDS} s`);
-      const expected = endpoints.map((e) => appended.filter((a) => (e.topics.includes("*") || e.topics.includes(a.type)) && (e.property_ids.length === 0 || e.property_ids.includes(a.property))).length);
-      // Arrivals so far per endpoint (a few events from before the load may be among them).
-      const arrived = async () => {
-        const { counts } = await receiver.ask<{ counts: Record<string, number> }>("counts");
-        return endpoints.map((e) => counts[e.path] ?? 0);
-      };
+      const expected = endpoints.map((e) => selected(e, appended));
       const cpuAtLoadEnd = cpuMs(server.child.pid!);
-      const deliveredAtLoadEnd = (await arrived()).reduce((a, b) => a + b, 0);
+      const deliveredAtLoadEnd = (await measured()).reduce((a, b) => a + b, 0);
       const deadline = Date.now() + DRAIN_SECONDS * 1000;
-      while (Date.now() < deadline && (await arrived()).some((g, i) => g < expected[i])) await sleep(200);
+      while (Date.now() < deadline && (await measured()).some((g, i) => g < expected[i])) await sleep(200);
       const drainMs = Date.now() - loadEnded;
       const cpu = cpuMs(server.child.pid!) - cpuBefore;
       // pg_stat_database lags by up to half a second (PGSTAT_MIN_INTERVAL).
@@ -183,6 +199,9 @@ async function main() {
       const { arrivals, duplicates } = await receiver.ask<{ arrivals: Record<string, [string, number][]>; duplicates: number }>("arrivals");
       receiver.child.kill("SIGTERM");
       const latencies: number[] = [];
+      // Commit → receipt by 10 s of the load (when the event was committed): where the tail is.
+      const loadStarted = Math.min(...committedAt.values());
+      const byWindow = new Map<number, number[]>();
       const counts = endpoints.map((e) => {
         let n = 0;
         for (const [id, at] of arrivals[e.path] ?? []) {
@@ -190,6 +209,9 @@ async function main() {
           if (committed === undefined) continue;
           n++;
           latencies.push(at - committed);
+          const w = Math.floor((committed - loadStarted) / 10_000);
+          if (!byWindow.has(w)) byWindow.set(w, []);
+          byWindow.get(w)!.push(at - committed);
         }
         return n;
       });
@@ -201,6 +223,7 @@ async function main() {
       lines.push(
         `| Webhook load | ${RATE} events/s for ${SECONDS} s (${appended.length} events: ${EVENT_MIX_TEXT}), ${ENDPOINTS} endpoints (${ENDPOINT_MIX_TEXT}), ${wanted} deliveries due (${(wanted / appended.length).toFixed(2)} per event, ${(wanted / SECONDS).toFixed(0)}/s) |`,
         `| Commit → receipt | p50 ${pct(latencies, 50)} ms, p99 ${pct(latencies, 99)} ms, max ${pct(latencies, 100)} ms (${latencies.length} deliveries) |`,
+        `| Commit → receipt by 10 s of the load | ${[...byWindow].sort(([a], [b]) => a - b).map(([w, xs]) => `${w * 10}–${w * 10 + 10} s: p50 ${pct(xs, 50)} ms, p99 ${pct(xs, 99)} ms`).join("; ")} |`,
         `| Every endpoint got exactly its events | ${exact ? "yes" : `NO: ${deliveries} of ${wanted} within ${DRAIN_SECONDS} s after the load (${short.length} endpoints short, by ${Math.min(...short)}–${Math.max(...short)})`}; ${duplicates === 0 ? "none twice" : `${duplicates} arrived more than once`} (counted per webhook-id) |`,
         `| Delivery throughput | ${((deliveredAtLoadEnd * 1000) / (SECONDS * 1000)).toFixed(0)} deliveries/s during the load, ${((deliveries * 1000) / (SECONDS * 1000 + drainMs)).toFixed(0)}/s overall (${deliveries} in ${((SECONDS * 1000 + drainMs) / 1000).toFixed(1)} s) |`,
         `| Database transactions | ${statementCount} (${(statementCount / (SECONDS + drainMs / 1000)).toFixed(0)}/s, ${((statementCount - Math.ceil(appended.length / Math.max(1, RATE / 100))) / Math.max(1, deliveries)).toFixed(3)} per delivery besides the load's inserts) |`,
