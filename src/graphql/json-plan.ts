@@ -40,7 +40,7 @@ import {
 import { compileVariableParsing, failToParseVariables } from "graphql-jit/dist/variables";
 import type { RequestContext } from "../context";
 import { MAX_KEY_LENGTH, type JsonField, type JsonObject, type JsonRelation, type JsonRow } from "../data/json-rows";
-import type { SqlModel } from "../data/schema";
+import type { SqlModel } from "../data/models";
 import { RESERVATIONS_OF_GUEST, TRANSACTIONS_OF_GUEST } from "../data/stays";
 import type { Page } from "../pagination/keyset";
 import type { CursorKey } from "../pagination/cursor";

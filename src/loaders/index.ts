@@ -4,7 +4,7 @@
 import DataLoader from "dataloader";
 import type { Data } from "../data";
 import type { GuestRow } from "../data/guests";
-import type { RowShape } from "../data/schema";
+import type { RowShape } from "../data/models";
 
 /** One row per key (or null), matched by `id`. */
 function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) {
