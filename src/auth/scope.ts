@@ -4,12 +4,9 @@ import { propertyInGroup } from "../data/credentials";
 import { forbidden, invalidRequest } from "../errors";
 import type { Credential } from "./authenticate";
 import { isUuid } from "../validate";
+import type { Scope } from "../data/scope";
 
-export interface Scope {
-  propertyGroupId: string;
-  /** Narrowed to one property (pinned key or X-Property-Id), else the whole group. */
-  propertyId: string | null;
-}
+export type { Scope };
 
 
 export async function resolveScope(

@@ -6,7 +6,7 @@
 // (every older transaction has finished) are returned. A transaction still in flight, or one that
 // has not written yet, always gets a larger transaction id than any returned row, so it sorts after
 // any cursor a reader holds: late commits appear later in the walk, never behind it.
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
 import type { Readers } from "./readers";

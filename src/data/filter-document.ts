@@ -13,7 +13,7 @@
 // consent_observations for the member's e-mail, so the statement has the same few bind parameters
 // whatever the group size (inlining every observed contact would pass PostgreSQL's parameter limit).
 import { clip, echo, invalidRequest } from "../errors";
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import { isUuid, parseDate, parseInstant } from "../validate";
 import { masterAtProperty, tenantSql } from "./tenant";
 import { columns, empty, join, raw, sql, type Sql } from "./sql";

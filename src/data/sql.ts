@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import { tenantSql, type TenantModel } from "./tenant";
 import { columnOf, tableOf as tableNameOf, type ColumnKind, type RowShape, type SqlModel } from "./models";
 import { runStatement } from "../db/sql-count";
