@@ -1,6 +1,6 @@
 // Credential + X-Property-Id → the request's data scope. Every resolver query is ANDed with it.
 import type { DataClient as PrismaClient } from "../data/client";
-import { propertyInGroup } from "../data/credentials";
+import { propertyInGroup } from "../data/stores/credentials";
 import { forbidden, invalidRequest } from "../errors";
 import type { Credential } from "./authenticate";
 import { isUuid } from "../validate";

@@ -2,7 +2,7 @@
 // API key and a curl line that works. Only for the embedded default: never on a real server.
 import { deliverySecretKey } from "../delivery/run";
 import { createApiKey } from "../auth/credentials";
-import { firstPropertyGroup, hasPropertyGroups, revokeApiKeysNamed } from "../data/credentials";
+import { firstPropertyGroup, hasPropertyGroups, revokeApiKeysNamed } from "../data/stores/credentials";
 import { ALL_SCOPES } from "../auth/scopes";
 import { resolveSessionKey } from "../auth/session";
 import { loadFixtures } from "../fixtures";

@@ -72,7 +72,7 @@ export function tables(r: Readers) {
     /**
      * A curated table's stored members in the caller's scope (memberInScope) in the order they were
      * added, from the `skip`-th on. Group-wide: a seek past the first position (positions are
-     * consecutive, data/table-membership.ts keeps them so), so a deep page costs what the first does;
+     * consecutive, data/stores/table-membership.ts keeps them so), so a deep page costs what the first does;
      * narrowed to a property: an offset over the members in scope.
      */
     members: (tableId: string, memberType: MemberType, skip: number, take: number) => {

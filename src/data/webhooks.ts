@@ -2,10 +2,10 @@
 //
 // Two kinds of callers: the /v1/webhook-endpoints routes (one group, through `WebhookOwner`: the
 // tenant rule is written once, in `owned`), and the sender (cross-tenant background work on the
-// unscoped client, leased like destination_bindings in data/delivery.ts: each function one short
+// unscoped client, leased like destination_bindings in data/stores/delivery.ts: each function one short
 // statement, no transaction or row lock held while a receiver answers).
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
-import { propertyInGroup } from "./credentials";
+import { propertyInGroup } from "./stores/credentials";
 import type { Readers } from "./readers";
 
 /** Who asks: the group, and the one property a narrowed credential sees (it sees only endpoints of that property). */
@@ -396,7 +396,7 @@ export async function eventLogEnd(db: PrismaClient, propertyGroupId: string): Pr
 
 /**
  * One rotation batch of webhook signing secrets (current and previous), like resealConnectionBatch
- * in data/delivery.ts: rows locked FOR UPDATE in one transaction; `reseal` returns a new ciphertext
+ * in data/stores/delivery.ts: rows locked FOR UPDATE in one transaction; `reseal` returns a new ciphertext
  * or null to leave it. Returns the last id when the batch was full.
  */
 export function resealWebhookBatch(

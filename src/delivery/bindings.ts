@@ -16,8 +16,8 @@
 // queries, so the scope applies: another group's table answers null exactly like a missing one.
 // The UPDATE then names that binding by id and group.
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/delivery";
-import type { BindingState, BindingTransition, DestinationBinding } from "../data/delivery";
+import * as store from "../data/stores/delivery";
+import type { BindingState, BindingTransition, DestinationBinding } from "../data/stores/delivery";
 import { guidanceFor, type BindingGuidance } from "./guidance";
 import { normaliseCounts, type FlushCounts } from "./plan";
 

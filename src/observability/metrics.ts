@@ -12,7 +12,7 @@ import { RequestHistogram } from "./request-histogram";
 import type { Pool } from "pg";
 import type { Database } from "../db/database";
 import type { ReplicaStatus } from "../db/replica-health";
-import { deliveryGaugeRows, type DeliveryGaugeRow as DeliveryRow } from "../data/delivery";
+import { deliveryGaugeRows, type DeliveryGaugeRow as DeliveryRow } from "../data/stores/delivery";
 import type { Logger } from "../logger";
 
 export const registry = new Registry();

@@ -7,7 +7,7 @@ import { scopedPrisma } from "../../src/data/tenant";
 import { createPrismaClient } from "../../src/db/database";
 import { bindingView, pauseBinding, resumeBinding } from "../../src/delivery/bindings";
 import { flushDue, startDeliveryWorker, type FlushOptions, type FlushReport } from "../../src/delivery/engine";
-import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
+import { addTableMembers, removeTableMembers } from "../../src/data/stores/table-membership";
 import { loadKeyring, seal } from "../../src/delivery/secret-box";
 import { startStandIn, type ReceivedOperation, type StandIn } from "../../src/delivery/standin";
 import type { PrismaClient } from "../../src/generated/prisma/client";

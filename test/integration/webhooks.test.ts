@@ -16,7 +16,7 @@ import type { ResolvedAddress, Resolver } from "../../src/webhooks/ssrf";
 import { postWebhook, RESPONSE_LIMIT } from "../../src/webhooks/http";
 import { loadKeyring, type Keyring } from "../../src/delivery/secret-box";
 import { rotateSecrets } from "../../src/delivery/rotate";
-import { existingServiceSecret } from "../../src/data/delivery";
+import { existingServiceSecret } from "../../src/data/stores/delivery";
 
 // ---------------------------------------------------------------------------------------------
 // The loopback guard: every socket connect whose host is not the database's is recorded; one that

@@ -5,7 +5,7 @@
 //
 // Cross-tenant background work: the engine and rotation run on the unscoped client and may use raw
 // SQL; pause/resume find the binding through the caller's (possibly scoped) client first.
-import { Prisma, type BindingState, type DestinationBinding, type PrismaClient } from "../generated/prisma/client";
+import { Prisma, type BindingState, type DestinationBinding, type PrismaClient } from "../../generated/prisma/client";
 
 export type { BindingState, DestinationBinding };
 /** What the engine reads through: the unscoped client (or a transaction of it). */
