@@ -12,7 +12,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { createContext } from "./context";
 import { currentRecord, startRecord, serverTiming, type RequestRecord } from "./observability/request";
 import { observeDatabase, recordRequest } from "./observability/metrics";
-import { webhookGaugeRows } from "./data/webhooks";
+import { gaugeReaders } from "./data/stores/gauges";
 import { traceRequest } from "./observability/tracing";
 import { routeTemplate } from "./observability/route";
 import { mountGraphqlIde } from "./graphql/ide";
@@ -79,7 +79,7 @@ export async function createApp(services: Services): Promise<App> {
   app.set("trust proxy", services.config.trustProxy);
   const faults = new DatabaseFaults(services.logger, services.config.statementTimeoutMs);
   // Pool, delivery and webhook gauges of /metrics.
-  const unobserve = observeDatabase(services.db, services.logger, (limit) => webhookGaugeRows(services.db.primary, limit));
+  const unobserve = observeDatabase(gaugeReaders(services.db), services.logger);
   let draining = false;
 
   // The access line's fields are fixed and hold no secret: it skips the redaction every other line

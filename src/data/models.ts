@@ -148,8 +148,19 @@ export const TableMember = model({
   internal: ["propertyGroupId"],
 });
 
+/** The bindings of tables as the binding view reads them (data/destinations.ts); the engine's columns are its store's. */
+export const DestinationBinding = model({
+  table: "destination_bindings",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", tableId: "uuid", connectionId: "uuid", provider: "text", remoteListId: "text", state: "enum",
+    confirmedSeq: "bigint", lastFlushAt: "instant?", lastError: "text?", lastFlushCounts: "json?", lastResyncRunHandle: "text?",
+  },
+  internal: ["propertyGroupId"],
+  notExposed: ["failureCount", "nextAttemptAt", "leaseToken", "leaseUntil", "sentAhead", "createdAt", "updatedAt"],
+});
+
 /** The models data/ reads in SQL, by their Prisma name. */
-export const MODELS = { GuestProfile, MasterProfile, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember } as const;
+export const MODELS = { GuestProfile, MasterProfile, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding } as const;
 
 export type SqlModel = keyof typeof MODELS;
 
