@@ -11,7 +11,7 @@
 // the ids of connections whose secret no configured key opens.
 import type { DataClient as PrismaClient } from "../data/client";
 import { resealConnectionBatch } from "../data/stores/delivery";
-import { resealWebhookBatch } from "../data/webhooks";
+import { resealWebhookBatch } from "../data/stores/webhook-sender";
 import { kidOfSealed, open, seal, type Keyring } from "./secret-box";
 
 export interface RotationReport {

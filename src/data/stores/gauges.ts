@@ -3,7 +3,7 @@
 // delivery and webhook gauges, on the primary (the replica may lag behind the engine's checkpoints).
 import type { Pool } from "pg";
 import type { Database } from "../../db/database";
-import { webhookGaugeRows } from "../webhooks";
+import { webhookGaugeRows } from "./webhook-sender";
 import { deliveryGaugeRows } from "./delivery";
 
 export function gaugeReaders(db: Database) {
