@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { freePort } from "../src/db/embedded";
+import { freePort } from "../src/embedded/server";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { buildBaseAndTree, cpuMs, fixtureDatabase, stopChildren, waitFor } from "./process";
 

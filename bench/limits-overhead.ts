@@ -12,7 +12,7 @@ import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { freePort } from "../src/db/embedded";
+import { freePort } from "../src/embedded/server";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { cpuMs, fixtureDatabase, medianSample, waitFor, type Sample } from "./process";
 

@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { Client } from "pg";
-import { freePort } from "../src/db/embedded";
+import { freePort } from "../src/embedded/server";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { cpuMs, fixtureDatabase, postgresCpuMs, waitFor } from "./process";
 

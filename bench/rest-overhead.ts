@@ -19,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { Client } from "pg";
-import { freePort } from "../src/db/embedded";
+import { freePort } from "../src/embedded/server";
 import { encodeCursor } from "../src/pagination/cursor";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, postgresCpuMs, stopChildren, waitFor, type Sample } from "./process";

@@ -25,7 +25,7 @@ import path from "node:path";
 import autocannon from "autocannon";
 import { Client } from "pg";
 import { encodeCursor } from "../src/pagination/cursor";
-import { freePort } from "../src/db/embedded";
+import { freePort } from "../src/embedded/server";
 import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { cpuMs } from "./process";

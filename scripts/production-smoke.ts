@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "../src/db/embedded";
+import { freePort } from "../src/embedded/server";
 import { startTestPostgres, type TestPostgres } from "../test/helpers/postgres";
 import { dockerIgnore, envOf, parseDockerfile, type Stage } from "../test/helpers/dockerfile";
 

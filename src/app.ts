@@ -3,7 +3,7 @@
 import express, { type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { observeDatabase } from "./observability/metrics";
-import { webhookGaugeRows } from "./data/webhooks";
+import { gaugeReaders } from "./data/stores/gauges";
 import { mountGraphqlIde } from "./graphql/ide";
 import { mountDashboard } from "./dashboard";
 import { buildSchema } from "./graphql/schema";
@@ -61,7 +61,7 @@ export async function createApp(services: Services): Promise<App> {
   app.set("trust proxy", services.config.trustProxy);
   const faults = new DatabaseFaults(services.logger, services.config.statementTimeoutMs);
   // Pool, delivery and webhook gauges of /metrics.
-  const unobserve = observeDatabase(services.db, services.logger, (limit) => webhookGaugeRows(services.db.primary, limit));
+  const unobserve = observeDatabase(gaugeReaders(services.db), services.logger);
   let draining = false;
 
   mountRequestRecord(app, services, faults, () => draining);

@@ -2,7 +2,7 @@
 // (REST, GraphQL, MCP) decides which kinds it accepts (spec section 5).
 import type { Pool } from "pg";
 import type { DataClient as PrismaClient } from "../data/client";
-import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind } from "../data/credentials";
+import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind } from "../data/stores/credentials";
 import { timed } from "../observability/request";
 import { echo, forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
 import { ROLE_SCOPES } from "./scopes";

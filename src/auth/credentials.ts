@@ -2,7 +2,7 @@
 // static tokens at start-up, and by `gcs fixtures`. Secrets are returned once, here, and stored only
 // as hashes.
 import { randomUUID, timingSafeEqual } from "node:crypto";
-import * as store from "../data/credentials";
+import * as store from "../data/stores/credentials";
 import type { DataClient as PrismaClient } from "../data/client";
 import { validateScopes } from "./scopes";
 import {
@@ -40,7 +40,7 @@ export async function createApiKey(prisma: PrismaClient, input: NewApiKey) {
   return { id: row.id, token, propertyGroupId: row.propertyGroupId, propertyId: row.propertyId, scopes };
 }
 
-export { listApiKeys, revokeApiKey } from "../data/credentials";
+export { listApiKeys, revokeApiKey } from "../data/stores/credentials";
 
 export async function createPartnerCredential(
   prisma: PrismaClient,

@@ -1,15 +1,12 @@
 // Credential + X-Property-Id → the request's data scope. Every resolver query is ANDed with it.
 import type { DataClient as PrismaClient } from "../data/client";
-import { propertyInGroup } from "../data/credentials";
+import { propertyInGroup } from "../data/stores/credentials";
 import { forbidden, invalidRequest } from "../errors";
 import type { Credential } from "./authenticate";
 import { isUuid } from "../validate";
+import type { Scope } from "../data/scope";
 
-export interface Scope {
-  propertyGroupId: string;
-  /** Narrowed to one property (pinned key or X-Property-Id), else the whole group. */
-  propertyId: string | null;
-}
+export type { Scope };
 
 
 export async function resolveScope(

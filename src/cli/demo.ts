@@ -2,27 +2,28 @@
 // API key and a curl line that works. Only for the embedded default: never on a real server.
 import { deliverySecretKey } from "../delivery/run";
 import { createApiKey } from "../auth/credentials";
-import { firstPropertyGroup, hasPropertyGroups, revokeApiKeysNamed } from "../data/credentials";
+import { firstPropertyGroup, hasPropertyGroups, revokeApiKeysNamed } from "../data/stores/credentials";
 import { ALL_SCOPES } from "../auth/scopes";
 import { resolveSessionKey } from "../auth/session";
 import { loadFixtures } from "../fixtures";
 import type { RunningServer } from "../server";
 import { loadConfig, type Config } from "../config";
 import { createPrismaClient, type Prisma } from "../db/database";
-import { prepareDataDir } from "../db/embedded";
+import { migrate } from "../db/migrate";
+import { prepareDataDir } from "../embedded/server";
 import { chooseLogFormat, createLogger, type Logger } from "../logger";
 
 const DEMO_KEY_NAME = "embedded demo key";
 
 /**
- * `gcs serve`'s preparation of a new embedded data directory, in a child process (db/embedded.ts):
+ * `gcs serve`'s preparation of a new embedded data directory, in a child process (embedded/server.ts):
  * the database, its migrations and the demo data, whose load would otherwise stay in the serving
  * process's WebAssembly heap.
  */
 export async function prepareEmbeddedDemo(dataDir: string): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, chooseLogFormat(config.logFormat, process.stdout.isTTY));
-  await prepareDataDir(dataDir, async (url) => {
+  await prepareDataDir(dataDir, migrate, async (url) => {
     const prisma = createPrismaClient(url, 1);
     try {
       await loadDemoData(prisma, config, logger);

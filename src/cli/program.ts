@@ -39,7 +39,7 @@ Configuration comes from the environment (DATABASE_URL, PORT, GCS_DATA_DIR…; s
 Without DATABASE_URL every command uses the embedded database in GCS_DATA_DIR (default .data/pglite):
 while \`gcs serve\` runs there, the other commands go through it.`;
 
-/** Run by `gcs serve` in a child process on a data directory not ready to serve (db/embedded.ts). */
+/** Run by `gcs serve` in a child process on a data directory not ready to serve (embedded/server.ts). */
 export const PREPARE_EMBEDDED_COMMAND = "prepare-embedded";
 
 const example = (...lines: string[]) => `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}`;

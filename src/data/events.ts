@@ -6,12 +6,13 @@
 // (every older transaction has finished) are returned. A transaction still in flight, or one that
 // has not written yet, always gets a larger transaction id than any returned row, so it sorts after
 // any cursor a reader holds: late commits appear later in the walk, never behind it.
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
 import type { Readers } from "./readers";
 import { anyOf, columns, equals, join, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 import { guestConditions, guestIdsOfMaster } from "./where";
+import { Event, type RowOf } from "./models";
 
 export interface EventFilter {
   entityType?: string | null;
@@ -21,35 +22,9 @@ export interface EventFilter {
 }
 
 /** An event as data/ returns it: seq and txid (bigint) as decimal text, instants as ISO text. */
-export interface EventRow {
-  seq: string;
-  propertyGroupId: string;
-  entityType: string;
-  entityId: string;
-  guestProfileId: string | null;
-  propertyId: string | null;
-  integrationId: string | null;
-  operation: string;
-  delta: unknown;
-  occurredAt: string;
-  recordedAt: string;
-  txid: string;
-}
+export type EventRow = RowOf<typeof Event>;
 
-const EVENT_ROW: RowShape = {
-  seq: "value",
-  propertyGroupId: "value",
-  entityType: "value",
-  entityId: "value",
-  guestProfileId: "value",
-  propertyId: "value",
-  integrationId: "value",
-  operation: "value",
-  delta: "value",
-  occurredAt: "instant",
-  recordedAt: "instant",
-  txid: "value",
-};
+const EVENT_ROW: RowShape = Event.row;
 
 /** The timeline's position: (txid, seq). */
 export const eventKeyOf = (e: EventRow): CursorKey => [e.txid, e.seq];

@@ -13,48 +13,32 @@
 // consent_observations for the member's e-mail, so the statement has the same few bind parameters
 // whatever the group size (inlining every observed contact would pass PostgreSQL's parameter limit).
 import { clip, echo, invalidRequest } from "../errors";
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import { isUuid, parseDate, parseInstant } from "../validate";
 import { masterAtProperty, tenantSql } from "./tenant";
 import { columns, empty, join, raw, sql, type Sql } from "./sql";
 import { escapeLike } from "../db/like";
+import { GuestProfile, MasterProfile, type FilterType, type Model } from "./models";
 
 export type MemberType = "guest_profile" | "master_profile";
-/** The table each member type is read from (data/schema.ts). */
+/** The table each member type is read from (data/models.ts). */
 export const MEMBER_MODEL = { guest_profile: "GuestProfile", master_profile: "MasterProfile" } as const;
-type FieldType = "string" | "uuid" | "date" | "instant" | "boolean" | "consent";
+type FieldType = FilterType | "consent";
 
 interface Field {
   type: FieldType;
-  /** Field of the member table (data/schema.ts maps it to its column), or the SQL of a relation-backed field. */
+  /** Field of the member table (data/models.ts maps it to its column), or the SQL of a relation-backed field. */
   column: string | ((scope: Scope, op: string, value: unknown) => Sql);
 }
 
-const common: Record<string, Field> = {
-  given_name: { type: "string", column: "givenName" },
-  family_name: { type: "string", column: "familyName" },
-  email: { type: "string", column: "email" },
-  phone: { type: "string", column: "phone" },
-  language: { type: "string", column: "language" },
-  country_code: { type: "string", column: "countryCode" },
-  birth_date: { type: "date", column: "birthDate" },
-  created_at: { type: "instant", column: "createdAt" },
-  updated_at: { type: "instant", column: "updatedAt" },
-};
+/** The columns a model's declaration lets a filter document test, by their filter name (data/models.ts). */
+const declared = (model: Model): Record<string, Field> =>
+  Object.fromEntries(model.filterable.map((f) => [f.name, { type: f.type, column: f.field }]));
 
 export const FIELDS: Record<MemberType, Record<string, Field>> = {
-  guest_profile: {
-    ...common,
-    city: { type: "string", column: "city" },
-    vip_code: { type: "string", column: "vipCode" },
-    source_id: { type: "string", column: "sourceId" },
-    property_id: { type: "uuid", column: "propertyId" },
-    integration_id: { type: "uuid", column: "integrationId" },
-    master_profile_id: { type: "uuid", column: "masterProfileId" },
-  },
+  guest_profile: declared(GuestProfile),
   master_profile: {
-    ...common,
-    vip: { type: "boolean", column: "vip" },
+    ...declared(MasterProfile),
     // A master profile is "at" a property when one of its guest profiles is there: the tenant rule's own condition.
     property_id: {
       type: "uuid",

@@ -4,50 +4,17 @@ import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
 import { flatRowSql, jsonRowSql, type JsonObject, type JsonRow } from "./json-rows";
+import { GuestProfile, pick, type RowOf } from "./models";
 import { anyOf, columns, equals, equalsInsensitive, join, raw, renderColumn, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 
-/** Every column of a guest, as the API renders it. */
-export const GUEST_ROW: RowShape = {
-  id: "value",
-  propertyId: "value",
-  integrationId: "value",
-  sourceId: "value",
-  masterProfileId: "value",
-  givenName: "value",
-  familyName: "value",
-  email: "value",
-  phone: "value",
-  language: "value",
-  countryCode: "value",
-  city: "value",
-  birthDate: "date",
-  vipCode: "value",
-  createdAt: "instant",
-  updatedAt: "instant",
-};
+/** Every column of a guest, as the API renders it (data/models.ts). */
+export const GUEST_ROW: RowShape = GuestProfile.row;
 
 /** A guest as data/ returns it: instants and dates as the API's ISO text. */
-export interface GuestRow {
-  id: string;
-  propertyId: string;
-  integrationId: string;
-  sourceId: string;
-  masterProfileId: string | null;
-  givenName: string | null;
-  familyName: string | null;
-  email: string | null;
-  phone: string | null;
-  language: string | null;
-  countryCode: string | null;
-  city: string | null;
-  birthDate: string | null;
-  vipCode: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type GuestRow = RowOf<typeof GuestProfile>;
 
 /** Just enough of a guest to list the ids under a master profile. */
-export const GUEST_KEYS: RowShape = { id: "value", masterProfileId: "value" };
+export const GUEST_KEYS: RowShape = pick(GuestProfile, "id", "masterProfileId");
 
 export interface GuestFilter {
   sourceId?: string | null;

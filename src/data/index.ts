@@ -2,7 +2,7 @@
 // columns, row type, page and batch reads. Code above it (resolvers, loaders) calls these functions
 // and never sees Prisma or SQL; whether a function reads through Prisma or SQL is its own detail.
 // One handle per request, bound to the caller's scope; modules are made on first use.
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import type { Database } from "../db/database";
 import { consents } from "./consents";
 import { destinations } from "./destinations";

@@ -4,7 +4,7 @@
 // order and compact, columns rendered as data/sql.ts renders them for every other read (so the text
 // is what the general executor writes), child lists as correlated subqueries that carry their own
 // tenant predicate, in the order the loaders read them.
-import { columnOf, SQL_TABLES, type ColumnKind, type SqlModel } from "./schema";
+import { columnOf, tableOf, type ColumnKind, type SqlModel } from "./models";
 import { join, raw, renderColumn, sql, type Sql, type TenantPredicate } from "./sql";
 
 /** A list of child rows under each parent row: `child.foreignKey = parent.references`, in `orderBy` order. */
@@ -63,7 +63,7 @@ export function jsonRowSql(object: JsonObject, alias: string, scoped: TenantPred
     const row = jsonRowSql(f.object, child, scoped);
     const order = join(orderBy.map((o) => column(o, child, model)), ", ");
     return sql`coalesce((SELECT '[' || string_agg(${row.json}, ',' ORDER BY ${order}) || ']'
-      FROM ${raw(`${SQL_TABLES[model].table} ${child}`)} ${row.from}
+      FROM ${raw(`${tableOf(model)} ${child}`)} ${row.from}
       WHERE ${column(foreignKey, child, model)} = ${column(references)} AND ${scoped(model, child)}), '[]')::json AS ${as}`;
   });
   const row = raw(`${alias}_j`);

@@ -7,36 +7,13 @@ import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
 import { anyOf, columns, equals, equalsInsensitive, sql, type RowShape } from "./sql";
 import { masterAtProperty } from "./tenant";
+import { MasterProfile, MasterProfileCount, pick, type RowOf } from "./models";
 
-/** Every column of a master profile, as the API renders it. */
-export const MASTER_PROFILE_ROW: RowShape = {
-  id: "value",
-  givenName: "value",
-  familyName: "value",
-  email: "value",
-  phone: "value",
-  language: "value",
-  countryCode: "value",
-  birthDate: "date",
-  vip: "value",
-  createdAt: "instant",
-  updatedAt: "instant",
-};
+/** Every column of a master profile, as the API renders it (data/models.ts). */
+export const MASTER_PROFILE_ROW: RowShape = MasterProfile.row;
 
 /** A master profile as data/ returns it: instants and dates as the API's ISO text. */
-export interface MasterProfileRow {
-  id: string;
-  givenName: string | null;
-  familyName: string | null;
-  email: string | null;
-  phone: string | null;
-  language: string | null;
-  countryCode: string | null;
-  birthDate: string | null;
-  vip: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+export type MasterProfileRow = RowOf<typeof MasterProfile>;
 
 export interface MasterProfileFilter {
   q?: string | null;
@@ -78,7 +55,7 @@ export function masterProfiles(r: Readers) {
     async count(filter: MasterProfileFilter): Promise<number> {
       const unfiltered = Object.entries(filter).every(([key, value]) => value == null || (key === "q" && !String(value).trim()));
       if (unfiltered && r.scope.propertyId === null) {
-        const [row] = await r.sql.rows<{ total: string }>({ from: "MasterProfileCount", shape: { total: "value" } });
+        const [row] = await r.sql.rows<{ total: string }>({ from: "MasterProfileCount", shape: pick(MasterProfileCount, "total") });
         return Number(row?.total ?? 0);
       }
       return r.sql.count({ from: "MasterProfile", where: conditions(filter) });
@@ -93,7 +70,7 @@ export function masterProfiles(r: Readers) {
     async idByEmail(email: string): Promise<string | undefined> {
       const [row] = await r.sql.rows<{ id: string }>({
         from: "MasterProfile",
-        shape: { id: "value" },
+        shape: pick(MasterProfile, "id"),
         where: [sql`lower(${c("email")}) = lower(${email})`],
         orderBy: byCreatedAt.orderBy,
         limit: 1,

@@ -1,7 +1,7 @@
 // Rows read through Prisma carry Date objects; rows read in SQL carry the API's ISO text. data/
 // hands out every row in the SQL form, so code above it never asks which way a row was read (and
 // the scalars and cursor keys need no second case).
-import type { RowShape } from "./schema";
+import type { RowShape } from "./models";
 
 /** `T` with its Date members as ISO text. */
 export type AsText<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };

@@ -1,7 +1,7 @@
 // What a data/ module reads and writes through for one request: the caller's scope, scoped SQL on
 // the reader's pool, and scoped Prisma clients made on first use (the hot paths never build one).
 import type { PrismaClient } from "../generated/prisma/client";
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import type { Database } from "../db/database";
 import { scopedPrisma } from "./tenant";
 import { scopedSql, type ScopedSql } from "./sql";

@@ -2,14 +2,14 @@
 // would dominate the request (the guests page, nested pages, search, table filters): one
 // parameterised statement, timestamps rendered by PostgreSQL as the API's ISO text. Every statement
 // is ANDed with the caller's tenant predicate from data/tenant.ts, the same rules the scoped Prisma
-// client applies, and column names come from data/schema.ts.
+// client applies, and column names come from data/models.ts.
 import { createHash } from "node:crypto";
 import type { Pool } from "pg";
 import { Prisma } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 import { tenantSql, type TenantModel } from "./tenant";
-import { columnOf, SQL_TABLES, type ColumnKind, type RowShape, type SqlModel } from "./schema";
+import { columnOf, tableOf as tableNameOf, type ColumnKind, type RowShape, type SqlModel } from "./models";
 import { runStatement } from "../db/sql-count";
 
 export type { ColumnKind, RowShape, Sql, SqlModel };
@@ -73,7 +73,7 @@ export interface ScopedSql {
   query<Row>(build: (scoped: TenantPredicate) => Sql, options?: { prepare?: boolean }): Promise<Row[]>;
 }
 
-const tableOf = (model: SqlModel) => Prisma.raw(`${SQL_TABLES[model].table} ${ALIAS}`);
+const tableOf = (model: SqlModel) => Prisma.raw(`${tableNameOf(model)} ${ALIAS}`);
 
 export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
   const whereClause = (select: Pick<Select, "from" | "where">) => {

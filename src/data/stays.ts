@@ -6,64 +6,16 @@ import type { JsonRelation } from "./json-rows";
 import type { Readers } from "./readers";
 import { anyOf, columns, equals, sql, type RowShape, type Sql } from "./sql";
 import { guestConditions } from "./where";
+import { Reservation, Transaction, type RowOf } from "./models";
 
-export const RESERVATION_ROW: RowShape = {
-  id: "value",
-  propertyId: "value",
-  integrationId: "value",
-  sourceId: "value",
-  guestProfileId: "value",
-  confirmationNumber: "value",
-  kind: "value",
-  status: "value",
-  arrivalDate: "date",
-  departureDate: "date",
-  startsAt: "instant",
-  adults: "value",
-  children: "value",
-  roomType: "value",
-  roomNumber: "value",
-  rateCode: "value",
-  spaceId: "value",
-  bookingChannel: "value",
-  totalAmountMinor: "value",
-  currency: "value",
-  specialRequests: "value",
-  bookedAt: "instant",
-  cancelledAt: "instant",
-  createdAt: "instant",
-  updatedAt: "instant",
-};
+export const RESERVATION_ROW: RowShape = Reservation.row;
+export const TRANSACTION_ROW: RowShape = Transaction.row;
 
-export const TRANSACTION_ROW: RowShape = {
-  id: "value",
-  propertyId: "value",
-  integrationId: "value",
-  sourceId: "value",
-  guestProfileId: "value",
-  reservationId: "value",
-  kind: "value",
-  category: "value",
-  description: "value",
-  amountMinor: "value",
-  currency: "value",
-  outlet: "value",
-  occurredAt: "instant",
-  createdAt: "instant",
-};
-
+/** A reservation as data/ returns it: dates as YYYY-MM-DD text, instants as ISO text, amounts as decimal text. */
+export type ReservationRow = RowOf<typeof Reservation>;
+export type TransactionRow = RowOf<typeof Transaction>;
 /** The columns every reservation or transaction read has: the key and the grouping key. */
-export interface StayRow {
-  id: string;
-  guestProfileId: string | null;
-  createdAt: string;
-}
-/** Dates as YYYY-MM-DD text, like every row data/ hands out. */
-export interface ReservationRow extends StayRow {
-  propertyId: string;
-  arrivalDate: string;
-  departureDate: string;
-}
+export type StayRow = Pick<TransactionRow, "id" | "guestProfileId" | "createdAt">;
 
 export interface StaySummary {
   count: number;

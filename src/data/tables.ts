@@ -4,7 +4,7 @@ import type { Prisma } from "../generated/prisma/client";
 import { filterSql, MEMBER_MODEL, type MemberType } from "./filter-document";
 import type { Readers } from "./readers";
 import { allInstantsAsText, type AsText } from "./prisma-rows";
-import { SQL_TABLES } from "./schema";
+import { GuestTable, pick, tableOf, TableMember } from "./models";
 import { columns, empty, raw, sql, type RowShape, type Sql } from "./sql";
 import { tenantSql } from "./tenant";
 import { given } from "./where";
@@ -18,12 +18,9 @@ export interface TableFilter {
 export type TableRow = AsText<Prisma.GuestTableGetPayload<object>>;
 
 const ID_ONLY: RowShape = { id: "value" };
-const MEMBER_ROW: RowShape = { memberId: "value", addedAt: "instant" };
+const MEMBER_ROW: RowShape = pick(TableMember, "memberId", "addedAt");
 /** Every column of a table row, as Prisma's row with its instants as text (TableRow). */
-const TABLE_ROW: RowShape = {
-  id: "value", propertyGroupId: "value", propertyId: "value", name: "value", description: "value", kind: "value",
-  memberType: "value", filterDoc: "value", createdBy: "value", createdAt: "instant", updatedAt: "instant",
-};
+const TABLE_ROW: RowShape = GuestTable.row;
 interface MemberRow {
   memberId: string;
   addedAt: string;
@@ -42,7 +39,7 @@ export function tables(r: Readers) {
   function memberInScope(alias: string, memberType?: MemberType): Sql | undefined {
     if (!r.scope.propertyId) return undefined;
     const exists = (model: "GuestProfile" | "MasterProfile") =>
-      sql`EXISTS (SELECT 1 FROM ${raw(SQL_TABLES[model].table)} m WHERE m.id = ${raw(alias)}.member_id AND ${tenantSql(model, r.scope, "m")})`;
+      sql`EXISTS (SELECT 1 FROM ${raw(tableOf(model))} m WHERE m.id = ${raw(alias)}.member_id AND ${tenantSql(model, r.scope, "m")})`;
     return memberType ? exists(MEMBER_MODEL[memberType]) : sql`(${exists("GuestProfile")} OR ${exists("MasterProfile")})`;
   }
 
@@ -75,7 +72,7 @@ export function tables(r: Readers) {
     /**
      * A curated table's stored members in the caller's scope (memberInScope) in the order they were
      * added, from the `skip`-th on. Group-wide: a seek past the first position (positions are
-     * consecutive, data/table-membership.ts keeps them so), so a deep page costs what the first does;
+     * consecutive, data/stores/table-membership.ts keeps them so), so a deep page costs what the first does;
      * narrowed to a property: an offset over the members in scope.
      */
     members: (tableId: string, memberType: MemberType, skip: number, take: number) => {

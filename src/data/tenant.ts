@@ -5,7 +5,7 @@
 // Models that are not tenant data (credentials, organisations, service secrets) are refused.
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
-import type { Scope } from "../auth/scope";
+import type { Scope } from "./scope";
 
 type Where = Record<string, unknown>;
 

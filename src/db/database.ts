@@ -5,7 +5,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { Pool } from "pg";
 import { countQueries } from "./sql-count";
 import { PrismaClient } from "../generated/prisma/client";
-import { startEmbeddedPostgres } from "./embedded";
+import { startEmbeddedPostgres } from "../embedded/server";
 import { migrate } from "./migrate";
 import { ReplicaHealth } from "./replica-health";
 import { redactUrl } from "../redact-url";
@@ -60,7 +60,7 @@ export interface DatabaseOptions {
 const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  const embedded = opts.databaseUrl ? undefined : await startEmbeddedPostgres(opts.dataDir);
+  const embedded = opts.databaseUrl ? undefined : await startEmbeddedPostgres(opts.dataDir, migrate);
   const url = opts.databaseUrl ?? embedded!.url;
   try {
     if (opts.migrate !== false) await migrate(url);

@@ -1,30 +1,19 @@
-// Destination binding state machine (spec 3.2) and the binding view (spec 2.2).
+// The destination binding view (spec 2.2), built from a binding row and its table's state
+// (data/destinations.ts reads them, and runs pause and resume as one UPDATE each).
 //
-//   pause:  active | error  → paused   (paused stays paused: idempotent)
-//   resume: paused | error  → active   (active stays active: no-op); clears the backoff so delivery
-//                                      continues at once from the saved confirmed_seq
 //   engine: active → error on a permanent destination failure (engine.ts)
 //
-// Each transition is ONE statement, `UPDATE … RETURNING`, and the answer is built from the row it
-// returns: under concurrent pause and resume calls every response reports the state its own
-// request produced (a re-read afterwards could already see the next caller's change). A flush holds
-// the binding by a lease, not a lock, so the UPDATE never waits for one; the engine reads the state
-// at its checkpoint before each destination call and stops at a pause. A pause always ends paused
-// and a resume always ends active, whatever the engine wrote meanwhile. Neither touches confirmed_seq.
-//
-// The binding is first found through the request's (possibly tenant-scoped) client with model
-// queries, so the scope applies: another group's table answers null exactly like a missing one.
-// The UPDATE then names that binding by id and group.
+// A flush holds the binding by a lease, not a lock, so a pause or resume UPDATE never waits for
+// one; the engine reads the state at its checkpoint before each destination call and stops at a
+// pause. A pause always ends paused and a resume always ends active, whatever the engine wrote
+// meanwhile. Neither touches confirmed_seq.
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/delivery";
-import type { BindingState, BindingTransition, DestinationBinding } from "../data/delivery";
+import { transitionBinding, type BindingRef, type BindingRow } from "../data/destinations";
 import { guidanceFor, type BindingGuidance } from "./guidance";
 import { normaliseCounts, type FlushCounts } from "./plan";
 
-export interface BindingRef {
-  tableId: string;
-  provider: string;
-}
+export type { BindingRef, BindingRow };
+export type BindingState = "active" | "paused" | "error";
 
 export interface BindingView {
   id: string;
@@ -44,42 +33,31 @@ export interface BindingView {
 }
 
 /** Pauses delivery; the binding view, or null when the table or its binding is not in scope. */
-export const pauseBinding = (db: PrismaClient, ref: BindingRef) => transition(db, ref, "pause");
+export const pauseBinding = async (db: PrismaClient, ref: BindingRef) => viewOrNull(await transitionBinding(db, ref, "pause"));
 
 /** Resumes delivery from the saved cursor; the binding view, or null as for pause. */
-export const resumeBinding = (db: PrismaClient, ref: BindingRef) => transition(db, ref, "resume");
+export const resumeBinding = async (db: PrismaClient, ref: BindingRef) => viewOrNull(await transitionBinding(db, ref, "resume"));
 
-async function transition(db: PrismaClient, ref: BindingRef, name: BindingTransition): Promise<BindingView | null> {
-  const binding = await findBinding(db, ref);
-  if (!binding) return null;
-  const row = await store.updateBindingState(db, binding, name);
-  // No row: the binding (or its table) was deleted after it was found.
-  return row ? bindingView(db, row) : null;
-}
+const viewOrNull = (row: BindingRow | null) => (row ? bindingView(row) : null);
 
-/** The binding of a table visible in the caller's scope (the table check applies property narrowing). */
-export function findBinding(db: PrismaClient, ref: BindingRef): Promise<DestinationBinding | null> {
-  return store.findBinding(db, ref.tableId, ref.provider);
-}
-
-export async function bindingView(db: PrismaClient, binding: DestinationBinding): Promise<BindingView> {
-  const { logHead: head, filterDoc } = await store.bindingTableState(db, binding.tableId);
-  const logHead = head ?? binding.confirmedSeq;
-  const lag = logHead > binding.confirmedSeq ? Number(logHead - binding.confirmedSeq) : 0;
+export function bindingView(binding: BindingRow): BindingView {
+  const confirmedSeq = BigInt(binding.confirmedSeq);
+  const logHead = binding.logHead === null ? confirmedSeq : BigInt(binding.logHead);
+  const lag = logHead > confirmedSeq ? Number(logHead - confirmedSeq) : 0;
   return {
     id: binding.id,
     table_id: binding.tableId,
     connection_id: binding.connectionId,
     provider: binding.provider,
     remote_list_id: binding.remoteListId,
-    state: binding.state,
-    confirmed_seq: binding.confirmedSeq.toString(),
+    state: binding.state as BindingState,
+    confirmed_seq: confirmedSeq.toString(),
     log_head: logHead.toString(),
     lag,
-    last_flush_at: binding.lastFlushAt?.toISOString() ?? null,
+    last_flush_at: binding.lastFlushAt,
     last_error: binding.lastError,
     last_flush_counts: normaliseCounts(binding.lastFlushCounts),
     last_resync_run_handle: binding.lastResyncRunHandle,
-    guidance: guidanceFor(filterDoc),
+    guidance: guidanceFor(binding.filterDoc),
   };
 }

@@ -13,8 +13,8 @@
 // This is cross-tenant background work, so it runs on the unscoped client and may use raw SQL.
 import { createHash } from "node:crypto";
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/delivery";
-import type { ClaimTarget, ClaimedBinding, DeliveryTx as Db } from "../data/delivery";
+import * as store from "../data/stores/delivery";
+import type { ClaimTarget, ClaimedBinding, DeliveryTx as Db } from "../data/stores/delivery";
 import type { Logger } from "../logger";
 import { normaliseContact, type Observation } from "../consent/precedence";
 import { decideConsent } from "../data/consents";

@@ -10,8 +10,8 @@
 // Cross-tenant maintenance: runs on the unscoped client. Never reports a secret, only counts and
 // the ids of connections whose secret no configured key opens.
 import type { DataClient as PrismaClient } from "../data/client";
-import { resealConnectionBatch } from "../data/delivery";
-import { resealWebhookBatch } from "../data/webhooks";
+import { resealConnectionBatch } from "../data/stores/delivery";
+import { resealWebhookBatch } from "../data/stores/webhook-sender";
 import { kidOfSealed, open, seal, type Keyring } from "./secret-box";
 
 export interface RotationReport {

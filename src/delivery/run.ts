@@ -2,7 +2,7 @@
 // number of instances may run it against one database (bindings are leased: engine.ts).
 import type { Config } from "../config";
 import type { DataClient as PrismaClient } from "../data/client";
-import { existingServiceSecret } from "../data/delivery";
+import { existingServiceSecret } from "../data/stores/delivery";
 import type { Logger } from "../logger";
 import { serviceSecret } from "../db/service-secrets";
 import { loadKeyring, rawKeyOf, type Keyring } from "./secret-box";

@@ -41,7 +41,7 @@ import {
 import { compileVariableParsing, failToParseVariables } from "graphql-jit/dist/variables";
 import type { RequestContext } from "../context";
 import { MAX_KEY_LENGTH, type JsonField, type JsonObject, type JsonRow } from "../data/json-rows";
-import type { SqlModel } from "../data/schema";
+import type { SqlModel } from "../data/models";
 import type { Page } from "../pagination/keyset";
 import type { CursorKey } from "../pagination/cursor";
 import { pageOf, relationOf, type PageReader, type Row } from "./json-page";

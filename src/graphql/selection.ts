@@ -4,7 +4,7 @@
 // the REST facade hand back the same parsed document each time) and kept in a WeakMap; the data
 // layer gets the result as a plain RowShape.
 import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
-import type { RowShape } from "../data/schema";
+import type { RowShape } from "../data/models";
 
 /** A row read in SQL and the GraphQL type it feeds. */
 export interface RowType {

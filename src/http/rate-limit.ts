@@ -23,7 +23,7 @@ import type { Request, RequestHandler, Response } from "express";
 import { ipKeyGenerator } from "express-rate-limit";
 import type { Config } from "../config";
 import type { Database } from "../db/database";
-import { postgresCounterTable, type CounterTable } from "../data/rate-limit-counters";
+import { postgresCounterTable, type CounterTable } from "../data/stores/rate-limit-counters";
 import type { Logger } from "../logger";
 import { BEARER } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";

@@ -4,7 +4,7 @@
 import DataLoader from "dataloader";
 import type { Data } from "../data";
 import type { GuestRow } from "../data/guests";
-import type { RowShape } from "../data/schema";
+import type { RowShape } from "../data/models";
 
 /** One row per key (or null), matched by `id`. */
 function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) {
@@ -56,7 +56,7 @@ export function createLoaders(data: Data) {
     actionsByGuest: byForeignKey((ids) => data.engagement.actionsOfGuests(ids), (row) => row.guestProfileId),
     loyaltyByGuest: byForeignKey((ids) => data.loyalty.membersOfGuests(ids), (row) => row.guestProfileId),
     loyaltyByMaster: byForeignKey((ids) => data.loyalty.membersOfMasterProfiles(ids), (row) => row.masterProfileId),
-    bindingsByTable: byForeignKey((ids) => data.destinations.ofTables(ids), (view) => view.table_id),
+    bindingsByTable: byForeignKey((ids) => data.destinations.ofTables(ids), (binding) => binding.tableId),
     memberCountByTable: new DataLoader<string, number>(async (ids) => {
       const counts = await data.tables.memberCounts(ids);
       return ids.map((id) => counts.get(id) ?? 0);

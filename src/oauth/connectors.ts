@@ -2,7 +2,7 @@
 // (no Prisma types, dates as ISO strings), so any CLI front end only prints what these return.
 // Never a secret or a hash: a connector is identified by its grant id.
 import type { DataClient as PrismaClient } from "../data/client";
-import { listGrants } from "../data/oauth";
+import { listGrants } from "../data/stores/oauth";
 import { revokeGrant } from "./provider";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

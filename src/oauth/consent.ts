@@ -15,7 +15,7 @@ import { authenticate, type AuthDeps } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
 import { serviceSecret } from "../db/service-secrets";
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/oauth";
+import * as store from "../data/stores/oauth";
 import { CODE_TTL_S, clientName, type ConsentRequest } from "./provider";
 
 /** How long a consent page may stay open before its form must be started again. */

@@ -18,7 +18,7 @@ import {
   InvalidTokenError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/oauth";
+import * as store from "../data/stores/oauth";
 import { ALL_SCOPES } from "../auth/scopes";
 import { ACCESS_TOKEN_TTL_S, MCP_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S, hashToken, newSecret } from "../auth/secrets";
 

@@ -13,7 +13,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { ipKeyGenerator } from "express-rate-limit";
 import type { OAuthClientMetadata, OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/oauth";
+import * as store from "../data/stores/oauth";
 import { jsonDepth, unstorableDetail, unstorablePath } from "../graphql/text";
 import { clientInformation } from "./provider";
 

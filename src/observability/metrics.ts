@@ -10,9 +10,6 @@ import express from "express";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { RequestHistogram } from "./request-histogram";
 import type { Pool } from "pg";
-import type { Database } from "../db/database";
-import type { ReplicaStatus } from "../db/replica-health";
-import { deliveryGaugeRows, type DeliveryGaugeRow as DeliveryRow } from "../data/delivery";
 import type { Logger } from "../logger";
 
 export const registry = new Registry();
@@ -75,9 +72,10 @@ export function recordOperation(operation: string, type: string, outcome: Outcom
   graphqlOperations.inc({ operation, type, outcome });
 }
 
-// Read at scrape time from whichever database the running app uses (one per process; tests that
-// build several apps get the latest).
-let observed: { db: Database; logger: Logger; webhooks?: WebhookGaugeReader } | undefined;
+// Read at scrape time through the readers the running app passes (one per process; tests that
+// build several apps get the latest). The app builds them over its database (data/stores/gauges.ts),
+// so this module reads no database itself.
+let observed: { readers: GaugeReaders; logger: Logger } | undefined;
 
 /** One row per webhook endpoint, read at scrape time (data/webhooks.ts webhookGaugeRows). */
 export interface WebhookGaugeRow {
@@ -86,14 +84,40 @@ export interface WebhookGaugeRow {
   failures: number;
   pending: number;
 }
-export type WebhookGaugeReader = (limit: number) => Promise<WebhookGaugeRow[]>;
 
-/**
- * Pool and delivery gauges read from `db` until the returned function is called; webhook gauges
- * from `webhooks`, a reader the caller passes (so this module needs no data module for them).
- */
-export function observeDatabase(db: Database, logger: Logger, webhooks?: WebhookGaugeReader): () => void {
-  const entry = { db, logger, webhooks };
+/** One row per destination binding that is not paused (data/stores/delivery.ts deliveryGaugeRows). */
+export interface DeliveryGaugeRow {
+  id: string;
+  provider: string;
+  /** Age of the oldest change the destination has not confirmed, in seconds; null when caught up. */
+  lag_s: number | null;
+  last_flush_s: number | null;
+  pending: number;
+  failures: number;
+}
+
+/** The read replica as its last check saw it (db/replica-health.ts). */
+export interface ReplicaGaugeStatus {
+  state: string;
+  lagBytes: number | null;
+  lagSeconds: number | null;
+}
+
+/** What the gauges read. */
+export interface GaugeReaders {
+  /** The pg pools by name: primary, and replica when there is one. */
+  pools(): [string, Pool][];
+  /** The read replica's address and last status, when there is one (no query). */
+  replica(): { address: string; status: ReplicaGaugeStatus } | undefined;
+  /** At most `limit` binding rows for the delivery gauges. */
+  delivery(limit: number): Promise<DeliveryGaugeRow[]>;
+  /** At most `limit` endpoint rows for the webhook gauges. */
+  webhooks(limit: number): Promise<WebhookGaugeRow[]>;
+}
+
+/** Pool, replica, delivery and webhook gauges read through `readers` until the returned function is called. */
+export function observeDatabase(readers: GaugeReaders, logger: Logger): () => void {
+  const entry = { readers, logger };
   observed = entry;
   return () => {
     if (observed === entry) observed = undefined;
@@ -137,14 +161,12 @@ const poolMax = new Gauge({
 });
 
 function pools(): [string, Pool][] {
-  if (!observed) return [];
-  const { primaryPool, replica } = observed.db;
-  return replica ? [["primary", primaryPool], ["replica", replica.pool]] : [["primary", primaryPool]];
+  return observed ? observed.readers.pools() : [];
 }
 
 // The read replica as this instance's last check saw it (db/replica-health.ts): no query at scrape
 // time. Labelled by its host:port, so that no series exists without a replica.
-function replicaGauge(name: string, help: string, value: (s: ReplicaStatus) => number | null) {
+function replicaGauge(name: string, help: string, value: (s: ReplicaGaugeStatus) => number | null) {
   return new Gauge({
     name,
     help,
@@ -152,8 +174,8 @@ function replicaGauge(name: string, help: string, value: (s: ReplicaStatus) => n
     registers: [registry],
     collect() {
       this.reset();
-      const replica = observed?.db.replica;
-      const v = replica && value(replica.status());
+      const replica = observed?.readers.replica();
+      const v = replica && value(replica.status);
       if (replica && v != null) this.set({ replica: replica.address }, v);
     },
   });
@@ -227,7 +249,7 @@ const webhookEndpoints = new Gauge({
   async collect() {
     const rows = await webhookRows();
     this.reset();
-    if (!observed?.webhooks) return;
+    if (!observed) return;
     const counts = { active: 0, failing: 0, disabled: 0 };
     for (const r of rows) counts[r.state === "disabled" ? "disabled" : r.failures > 0 ? "failing" : "active"]++;
     for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
@@ -264,19 +286,18 @@ const webhookFailing = { failing: false };
 /** One query per scrape for the webhook gauges, like deliveryRows. */
 function webhookRows(): Promise<WebhookGaugeRow[]> {
   const entry = observed;
-  if (!entry?.webhooks) return Promise.resolve([]);
-  const read = entry.webhooks;
-  webhookScrape ??= bounded("webhook", () => read(MAX_BINDINGS), entry.logger, webhookFailing).finally(() => setImmediate(() => (webhookScrape = undefined)));
+  if (!entry) return Promise.resolve([]);
+  webhookScrape ??= bounded("webhook", () => entry.readers.webhooks(MAX_BINDINGS), entry.logger, webhookFailing).finally(() => setImmediate(() => (webhookScrape = undefined)));
   return webhookScrape;
 }
 
 /** Bounded, so a scrape stays cheap with any number of bindings; an operator with more has other tools. */
 const MAX_BINDINGS = 1000;
 const DELIVERY_QUERY_TIMEOUT_MS = 2000;
-let deliveryScrape: Promise<DeliveryRow[]> | undefined;
+let deliveryScrape: Promise<DeliveryGaugeRow[]> | undefined;
 
 /** One query per scrape for all delivery gauges (prom-client collects them concurrently). */
-function deliveryRows(): Promise<DeliveryRow[]> {
+function deliveryRows(): Promise<DeliveryGaugeRow[]> {
   if (!observed) return Promise.resolve([]);
   deliveryScrape ??= queryDelivery(observed).finally(() => setImmediate(() => (deliveryScrape = undefined)));
   return deliveryScrape;
@@ -284,8 +305,8 @@ function deliveryRows(): Promise<DeliveryRow[]> {
 
 const deliveryFailing = { failing: false };
 
-function queryDelivery({ db, logger }: { db: Database; logger: Logger }): Promise<DeliveryRow[]> {
-  return bounded("delivery", () => deliveryGaugeRows(db.primary, MAX_BINDINGS), logger, deliveryFailing);
+function queryDelivery({ readers, logger }: { readers: GaugeReaders; logger: Logger }): Promise<DeliveryGaugeRow[]> {
+  return bounded("delivery", () => readers.delivery(MAX_BINDINGS), logger, deliveryFailing);
 }
 
 /** A scrape's query, given up after DELIVERY_QUERY_TIMEOUT_MS: the scrape goes on without its gauges. */

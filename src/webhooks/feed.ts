@@ -9,8 +9,8 @@
 // shortcut: the events and their order are the same either way (the timeline, finished
 // transactions only).
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/webhooks";
-import type { ClaimedEndpoint, WebhookEvent } from "../data/webhooks";
+import * as store from "../data/stores/webhook-sender";
+import type { ClaimedEndpoint, WebhookEvent } from "../data/stores/webhook-sender";
 
 /**
  * Events a feed keeps (a few MB: about 5 s of a busy group's log); a lane further behind reads from

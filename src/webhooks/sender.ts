@@ -25,8 +25,8 @@
 // is sent only after n was answered.
 import { randomUUID } from "node:crypto";
 import type { DataClient as PrismaClient } from "../data/client";
-import * as store from "../data/webhooks";
-import type { ClaimedEndpoint } from "../data/webhooks";
+import * as store from "../data/stores/webhook-sender";
+import type { ClaimedEndpoint } from "../data/stores/webhook-sender";
 import { databaseFault } from "../db/errors";
 import { startPoller } from "../delivery/poller";
 import { jitteredBackoffMs, type BackoffCurve } from "../delivery/backoff";

@@ -2,7 +2,7 @@
 // headers, signed with the `standardwebhooks` package so receivers verify with any of its libraries.
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import type { WebhookEvent } from "../data/webhooks";
+import type { WebhookEvent } from "../data/stores/webhook-sender";
 
 /** A new signing secret: `whsec_` + 24 random bytes in base64 (the format the libraries accept). */
 export const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`;

@@ -13,7 +13,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { freePort } from "../../src/db/embedded";
+import { freePort } from "../../src/embedded/server";
 import { serverUser } from "./binaries";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

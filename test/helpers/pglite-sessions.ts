@@ -7,13 +7,14 @@
 import net from "node:net";
 import { Client } from "pg";
 import { PREPARE_EMBEDDED_COMMAND } from "../../src/cli/program";
-import { serveEmbeddedToLocalTools, startEmbeddedPostgres } from "../../src/db/embedded";
+import { migrate } from "../../src/db/migrate";
+import { serveEmbeddedToLocalTools, startEmbeddedPostgres } from "../../src/embedded/server";
 
 const ROUNDS = 150;
 
 async function main(dataDir: string) {
   serveEmbeddedToLocalTools(PREPARE_EMBEDDED_COMMAND);
-  const db = await startEmbeddedPostgres(dataDir);
+  const db = await startEmbeddedPostgres(dataDir, migrate);
   const problems: string[] = [];
   const committed: Record<string, number> = { a: 0, b: 0 };
   try {

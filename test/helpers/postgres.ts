@@ -5,7 +5,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, chmodSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "../../src/db/embedded";
+import { freePort } from "../../src/embedded/server";
 import { findPostgres, runAsServerUser, serverUser, shellQuote } from "./binaries";
 
 export interface TestPostgres {

@@ -9,7 +9,7 @@ import { createData } from "../../src/data";
 import { liveMetrics, type ConsentDimension, type GuestDimension, type ReviewDimension, type StayDimension } from "../../src/data/metrics";
 import { consentFromRollups, guestsFromRollups, reviewsFromRollups, staysFromRollups } from "../../src/data/metric-rollups";
 import { rebuildFamily, refreshRollups } from "../../src/rollups/refresh";
-import type { Scope } from "../../src/auth/scope";
+import type { Scope } from "../../src/data/scope";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { serve, stopProcess, type ServeProcess } from "../helpers/serve";
 

@@ -4,7 +4,7 @@
 // operation it applied. Each change of the bound table is one operation per binding: an add is a
 // subscribe of the member's address, a remove a removal; with one address per guest and at most
 // one add and one remove per guest, (binding's list, op, address) names the change.
-// The load writes through the service's one membership write path (src/data/table-membership.ts)
+// The load writes through the service's one membership write path (src/data/stores/table-membership.ts)
 // from the test process: the API has no membership writes (the contract is reads plus pause/resume).
 //
 // What the engine promises (src/delivery/engine.ts): a flush leases its binding, and records what
@@ -15,7 +15,7 @@
 // twice; its operations are idempotent (subscribe is an upsert, removal a delete), so what the
 // destination holds is still each change applied once. Both halves are checked here.
 import { randomUUID } from "node:crypto";
-import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
+import { addTableMembers, removeTableMembers } from "../../src/data/stores/table-membership";
 import { createPrismaClient } from "../../src/db/database";
 import { startStandIn, type ReceivedOperation, type StandIn } from "../../src/delivery/standin";
 import type { FixtureManifest } from "../../src/fixtures";
@@ -153,7 +153,7 @@ async function createGuests(count: number): Promise<Guest[]> {
 
 /**
  * Membership changes of the bound table through the service's one write path
- * (src/data/table-membership.ts), from several writers at once. Every third guest added is removed
+ * (src/data/stores/table-membership.ts), from several writers at once. Every third guest added is removed
  * again once both bindings confirmed its add: an add and a remove of one member in one batch are
  * rightly collapsed into one operation by the engine, and this keeps one operation per change.
  */

@@ -12,7 +12,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
-import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
+import { addTableMembers, removeTableMembers } from "../../src/data/stores/table-membership";
 import { startStandIn, type StandIn } from "../../src/delivery/standin";
 import { subscriberHash } from "../../src/delivery/providers";
 import { startTestApp, type TestApp } from "../helpers/app";

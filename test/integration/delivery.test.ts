@@ -3,11 +3,12 @@
 // group A's connections are re-sealed under the test key, group B's stay sealed under the fixture's
 // generated key, which the engine here does not hold.
 import { randomUUID } from "node:crypto";
+import { createData } from "../../src/data";
 import { scopedPrisma } from "../../src/data/tenant";
 import { createPrismaClient } from "../../src/db/database";
 import { bindingView, pauseBinding, resumeBinding } from "../../src/delivery/bindings";
 import { flushDue, startDeliveryWorker, type FlushOptions, type FlushReport } from "../../src/delivery/engine";
-import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
+import { addTableMembers, removeTableMembers } from "../../src/data/stores/table-membership";
 import { loadKeyring, seal } from "../../src/delivery/secret-box";
 import { startStandIn, type ReceivedOperation, type StandIn } from "../../src/delivery/standin";
 import type { PrismaClient } from "../../src/generated/prisma/client";
@@ -68,8 +69,8 @@ const flush = (extra: Partial<FlushOptions> = {}) => flushDue(db, { ...engineOpt
 const reportOf = (reports: FlushReport[], provider: Provider) =>
   reports.find((r) => r.provider === provider && r.tableId === tableId());
 const view = async (provider: Provider) => {
-  const binding = await db.destinationBinding.findUniqueOrThrow({ where: { tableId_provider: { tableId: tableId(), provider } } });
-  return bindingView(db, binding);
+  const rows = await createData(t.db, { propertyGroupId: A().id, propertyId: null }).destinations.ofTables([tableId()]);
+  return bindingView(rows.find((row) => row.provider === provider)!);
 };
 const add = (ids: string[]) => addTableMembers(db, { tableId: tableId(), propertyGroupId: A().id, memberIds: ids });
 const remove = (ids: string[]) => removeTableMembers(db, { tableId: tableId(), propertyGroupId: A().id, memberIds: ids });

@@ -2,14 +2,14 @@
 // property_group_id. Citus is not installable here, so this reads what Citus would read: the
 // migrated database's catalogue (keys, foreign keys and their actions, triggers, defaults) and the
 // tenant rules' SQL, applies Citus's rules for distributed and reference tables to it, and compares
-// what it finds with the declared list in src/data/distribution.ts, where each blocker carries its
+// what it finds with the declared list in test/helpers/distribution.ts, where each blocker carries its
 // plan. A new blocker and a fixed one both fail until the list says so; docs/scaling.md carries the
 // same lists, rendered here, so doc and code stay in step. The plan for keys is also run, as DDL
 // generated from the catalogue, on a copy of the fixture database.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
-import { BLOCKERS, CROSS_GROUP_STATEMENTS, SHARED_TABLES, type Placement } from "../../src/data/distribution";
+import { BLOCKERS, CROSS_GROUP_STATEMENTS, SHARED_TABLES, type Placement } from "../helpers/distribution";
 import { tenantSql, tenantWhere } from "../../src/data/tenant";
 import { cloneTemplateDatabase } from "../helpers/app";
 import { EXEMPTIONS } from "../helpers/tenant-isolation";
@@ -281,7 +281,7 @@ describe("placement: every table is distributed, reference or local", () => {
 });
 
 describe("blockers: what Citus would refuse today, each with its plan", () => {
-  it("finds in the catalogue and the tenant rules exactly the declared blockers (src/data/distribution.ts)", () => {
+  it("finds in the catalogue and the tenant rules exactly the declared blockers (test/helpers/distribution.ts)", () => {
     const found = [...schemaBlockers(catalogue, placements()), ...tenantRuleBlockers()].sort();
     expect({ new: found.filter((b) => !declared().includes(b)), fixed: declared().filter((b) => !found.includes(b)) }).toEqual({ new: [], fixed: [] });
   });

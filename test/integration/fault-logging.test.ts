@@ -4,8 +4,8 @@
 import type { Express } from "express";
 import request from "supertest";
 import { createApp } from "../../src/app";
-import * as credentials from "../../src/data/credentials";
-import * as oauthStore from "../../src/data/oauth";
+import * as credentials from "../../src/data/stores/credentials";
+import * as oauthStore from "../../src/data/stores/oauth";
 import { capturingLogger, startTestApp, type TestApp } from "../helpers/app";
 
 const log = capturingLogger();

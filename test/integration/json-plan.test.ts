@@ -8,7 +8,7 @@ import { buildSchema, parse, print, getNamedType, getNullableType, isEnumType, i
 import { Client } from "pg";
 import { loadTypeDefs } from "../../src/graphql/schema-source";
 import { GUEST, RESERVATION, TRANSACTION } from "../../src/graphql/row-types";
-import { columnOf, SQL_TABLES, type SqlModel } from "../../src/data/schema";
+import { columnOf, tableOf, type SqlModel } from "../../src/data/models";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { buildSchema as buildServiceSchema } from "../../src/graphql/schema";
 import { prepareOperations, runRoute, type PreparedOperations } from "../../src/api/execute";
@@ -318,7 +318,7 @@ describe("what makes its text the executor's", () => {
           const column = columnOf(model, name);
           const { rows } = await db.query(
             `SELECT data_type, is_nullable, udt_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 AND column_name = $2`,
-            [SQL_TABLES[model].table, column],
+            [tableOf(model), column],
           );
           const [c] = rows;
           const leaf = getNamedType(field.type);

@@ -6,7 +6,7 @@
 import type { Express } from "express";
 import request from "supertest";
 import { createApp } from "../../src/app";
-import * as store from "../../src/data/oauth";
+import * as store from "../../src/data/stores/oauth";
 import { REGISTRATIONS_PER_HOUR } from "../../src/oauth/register";
 import { capturingLogger, startAppOn, startTestApp, type TestApp } from "../helpers/app";
 

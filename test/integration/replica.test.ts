@@ -18,7 +18,7 @@ import { Client } from "pg";
 import request from "supertest";
 import { loadConfig } from "../../src/config";
 import { UNBOUND_FILTER } from "../../src/fixtures/tables";
-import { addTableMembers } from "../../src/data/table-membership";
+import { addTableMembers } from "../../src/data/stores/table-membership";
 import { startStandIn, type StandIn } from "../../src/delivery/standin";
 import { taskTools } from "../../src/api/tools/task-tools";
 import { routes, type RouteSpec } from "../../src/api/routes";

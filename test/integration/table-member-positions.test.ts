@@ -3,7 +3,7 @@
 // agreeing; the fixture writes them too, and the migration numbers existing members.
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
-import { addTableMembers, removeTableMembers } from "../../src/data/table-membership";
+import { addTableMembers, removeTableMembers } from "../../src/data/stores/table-membership";
 import { migrate } from "../../src/db/migrate";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { databaseBefore } from "../helpers/migration-database";

@@ -16,9 +16,10 @@ import type { ResolvedAddress, Resolver } from "../../src/webhooks/ssrf";
 import { postWebhook, RESPONSE_LIMIT } from "../../src/webhooks/http";
 import { loadKeyring, type Keyring } from "../../src/delivery/secret-box";
 import { rotateSecrets } from "../../src/delivery/rotate";
-import { existingServiceSecret } from "../../src/data/delivery";
-import * as store from "../../src/data/webhooks";
-import { eventLogEnd, type ClaimedEndpoint } from "../../src/data/webhooks";
+import { existingServiceSecret } from "../../src/data/stores/delivery";
+import * as store from "../../src/data/stores/webhook-sender";
+import type { ClaimedEndpoint } from "../../src/data/stores/webhook-sender";
+import { eventLogEnd } from "../../src/data/webhooks";
 import { GroupFeed } from "../../src/webhooks/feed";
 
 // ---------------------------------------------------------------------------------------------

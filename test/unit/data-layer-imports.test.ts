@@ -37,6 +37,6 @@ describe("the data layer is the only door to the database", () => {
 
   it("sees an import and a query where there are some", () => {
     expect(importsOf("data/sql.ts")).toContain("../generated/prisma/client");
-    expect(callsOf("data/oauth.ts")).toEqual(expect.arrayContaining([".$transaction", ".updateMany("]));
+    expect(callsOf("data/stores/oauth.ts")).toEqual(expect.arrayContaining([".$transaction", ".updateMany("]));
   });
 });

@@ -1,7 +1,7 @@
 // `gcs events append` and `gcs simulate` (issue 29): the documented ways to add events to the log
 // outside the upstream systems, for an operator's backfill, the tests and the demo.
 import { readFileSync } from "node:fs";
-import { appendEvents, groupPropertyIds, onlyGroupId, simulationTargets, type NewEvent } from "../../data/event-append";
+import { appendEvents, groupPropertyIds, onlyGroupId, simulationTargets, type NewEvent } from "../../data/stores/event-append";
 import type { DataClient } from "../../data/client";
 import { isUuid } from "../../validate";
 import { WEBHOOK_TOPICS } from "../../webhooks/input";

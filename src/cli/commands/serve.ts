@@ -1,6 +1,6 @@
 // The API (with the delivery worker unless turned off). `gcs deliver` runs the worker alone (deliver.ts).
 import { loadConfig } from "../../config";
-import { serveEmbeddedToLocalTools } from "../../db/embedded";
+import { serveEmbeddedToLocalTools } from "../../embedded/server";
 import { assertDeliveryKeyConfigured } from "../../delivery/run";
 import { PREPARE_EMBEDDED_COMMAND } from "../program";
 

@@ -1,12 +1,13 @@
 // Destination bindings of tables: the pause/resume mutations and Table.bindings. The state machine
 // itself lives in src/delivery/bindings.ts; this maps it onto the schema.
 import type { RequestContext } from "../../context";
-import type { BindingView } from "../../delivery/bindings";
+import { bindingView, type BindingRow } from "../../delivery/bindings";
 import { notFound } from "../../errors";
 
 type BindingArgs = { tableId: string; provider: string };
 
-function toGraphQL(v: BindingView) {
+function toGraphQL(row: BindingRow) {
+  const v = bindingView(row);
   const c = v.last_flush_counts;
   return {
     id: v.id,
@@ -40,9 +41,9 @@ function toGraphQL(v: BindingView) {
 
 function mutation(transition: "pause" | "resume") {
   return async (_: unknown, args: BindingArgs, ctx: RequestContext) => {
-    const view = await ctx.data.destinations[transition]({ tableId: args.tableId, provider: args.provider });
-    if (!view) throw notFound("destination binding", `${args.provider} of table ${args.tableId}`);
-    return toGraphQL(view);
+    const row = await ctx.data.destinations[transition]({ tableId: args.tableId, provider: args.provider });
+    if (!row) throw notFound("destination binding", `${args.provider} of table ${args.tableId}`);
+    return toGraphQL(row);
   };
 }
 

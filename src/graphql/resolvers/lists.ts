@@ -3,7 +3,7 @@
 import type { GraphQLResolveInfo } from "graphql";
 import type { RequestContext } from "../../context";
 import type { JsonObject } from "../../data/json-rows";
-import type { RowShape } from "../../data/schema";
+import type { RowShape } from "../../data/models";
 import { apiError, notFound } from "../../errors";
 import type { CursorKey } from "../../pagination/cursor";
 import { keysetPage } from "../../pagination/keyset";

@@ -1,7 +1,7 @@
 // POST /v1/tables/{id}/destinations/{provider}/pause|resume (spec 3.2, 4.2, 4.3).
 import { randomUUID } from "node:crypto";
 import { Client } from "pg";
-import { addTableMembers } from "../../../src/data/table-membership";
+import { addTableMembers } from "../../../src/data/stores/table-membership";
 import { flushDue } from "../../../src/delivery/engine";
 import { deliverySecretKey } from "../../../src/delivery/run";
 import { startStandIn } from "../../../src/delivery/standin";

@@ -1,13 +1,11 @@
 // The delivery engine's storage (src/delivery): leasing a due binding, the reads that feed a batch's
-// plan, the checkpoints and bookkeeping of a flush, pause/resume as one UPDATE,
-// the binding view's reads, and the connection secrets' rotation batches. The rules (planning,
-// backoff, the state machine, sealing) stay in src/delivery; these functions only read and write.
-//
-// Cross-tenant background work: the engine and rotation run on the unscoped client and may use raw
-// SQL; pause/resume find the binding through the caller's (possibly scoped) client first.
-import { Prisma, type BindingState, type DestinationBinding, type PrismaClient } from "../generated/prisma/client";
+// plan, the checkpoints and bookkeeping of a flush, the gauges of /metrics and the connection
+// secrets' rotation batches. The rules (planning, backoff, sealing) stay in src/delivery; these
+// functions only read and write. Cross-tenant background work: the engine and rotation run on the
+// unscoped client and may use raw SQL. A request's binding reads and pause/resume are
+// data/destinations.ts.
+import { Prisma, type PrismaClient } from "../../generated/prisma/client";
 
-export type { BindingState, DestinationBinding };
 /** What the engine reads through: the unscoped client (or a transaction of it). */
 export type DeliveryTx = Prisma.TransactionClient;
 export type MemberType = "guest_profile" | "master_profile";
@@ -162,60 +160,6 @@ export async function emailsOfCurrentMembers(tx: DeliveryTx, tableId: string, me
     FROM table_members m JOIN ${profiles} p ON p.id = m.member_id
     WHERE m.table_id = ${tableId}::uuid AND lower(btrim(p.email)) = ANY(${emails}::text[])`;
   return new Set(rows.map((r) => r.email));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Bindings: pause and resume, and the view's reads.
-// ---------------------------------------------------------------------------------------------
-
-// SET clauses, evaluated against the row as it is when the UPDATE holds its lock. updated_at only
-// moves when the state does (the column is @updatedAt for Prisma; raw SQL sets it itself).
-const TRANSITIONS = {
-  pause: Prisma.sql`state = 'paused',
-    updated_at = CASE WHEN state <> 'paused' THEN now() ELSE updated_at END`,
-  // The backoff is cleared only when the binding actually moves: resuming an active binding that
-  // is backing off after a transient failure changes nothing.
-  resume: Prisma.sql`state = 'active',
-    failure_count = CASE WHEN state <> 'active' THEN 0 ELSE failure_count END,
-    next_attempt_at = CASE WHEN state <> 'active' THEN NULL ELSE next_attempt_at END,
-    updated_at = CASE WHEN state <> 'active' THEN now() ELSE updated_at END`,
-} as const;
-export type BindingTransition = keyof typeof TRANSITIONS;
-
-// Column → field, so a RETURNING row has the shape of the Prisma model.
-const RETURNING = Prisma.raw(`id, property_group_id AS "propertyGroupId", table_id AS "tableId", connection_id AS "connectionId",
-  provider, remote_list_id AS "remoteListId", state::text AS state, confirmed_seq AS "confirmedSeq",
-  last_flush_at AS "lastFlushAt", last_error AS "lastError", last_flush_counts AS "lastFlushCounts",
-  last_resync_run_handle AS "lastResyncRunHandle", failure_count AS "failureCount", next_attempt_at AS "nextAttemptAt",
-  created_at AS "createdAt", updated_at AS "updatedAt"`);
-
-/** One `UPDATE … RETURNING` applying the transition; null when the binding is gone. */
-export async function updateBindingState(
-  db: PrismaClient,
-  binding: { id: string; propertyGroupId: string },
-  name: BindingTransition,
-): Promise<DestinationBinding | null> {
-  const [row] = await db.$queryRaw<DestinationBinding[]>`
-    UPDATE destination_bindings SET ${TRANSITIONS[name]}
-    WHERE id = ${binding.id}::uuid AND property_group_id = ${binding.propertyGroupId}::uuid
-    RETURNING ${RETURNING}`;
-  return row ?? null;
-}
-
-/** The binding of a table visible through `db` (a scoped client applies property narrowing to the table). */
-export async function findBinding(db: PrismaClient, tableId: string, provider: string): Promise<DestinationBinding | null> {
-  const table = await db.guestTable.findFirst({ where: { id: tableId }, select: { id: true } });
-  if (!table) return null;
-  return db.destinationBinding.findFirst({ where: { tableId: table.id, provider } });
-}
-
-/** The newest seq of the table's membership log (null when empty) and the table's filter document. */
-export async function bindingTableState(db: PrismaClient, tableId: string): Promise<{ logHead: bigint | null; filterDoc: unknown }> {
-  const [head, table] = await Promise.all([
-    db.tableMembershipChange.aggregate({ where: { tableId }, _max: { seq: true } }),
-    db.guestTable.findFirst({ where: { id: tableId }, select: { filterDoc: true } }),
-  ]);
-  return { logHead: head._max.seq, filterDoc: table?.filterDoc ?? null };
 }
 
 // ---------------------------------------------------------------------------------------------

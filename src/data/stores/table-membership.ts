@@ -10,7 +10,7 @@
 // The same lock keeps each table's member positions consecutive (in the order members were added;
 // offset k is the seek `position >= first + k`): an add appends after the last position, a remove
 // closes its gaps by moving the members on its shorter side towards them.
-import type { Prisma, PrismaClient } from "../generated/prisma/client";
+import type { Prisma, PrismaClient } from "../../generated/prisma/client";
 
 type Tx = Prisma.TransactionClient;
 

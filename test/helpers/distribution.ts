@@ -225,7 +225,7 @@ export interface CrossGroupStatement {
 export const CROSS_GROUP_STATEMENTS: CrossGroupStatement[] = [
   {
     name: "credential lookup by token hash",
-    where: ["src/data/credentials.ts#findTokenByHash"],
+    where: ["src/data/stores/credentials.ts#findTokenByHash"],
     plan: "Credential tables are reference tables: the lookup reads the copy on the node that receives it, still one statement.",
   },
   {
@@ -236,10 +236,10 @@ export const CROSS_GROUP_STATEMENTS: CrossGroupStatement[] = [
   {
     name: "OAuth clients, codes and tokens by id or hash",
     where: [
-      "src/data/oauth.ts#findClient",
-      "src/data/oauth.ts#findCodeWithGrant",
-      "src/data/oauth.ts#findRefreshTokenWithGrant",
-      "src/data/oauth.ts#findAccessTokenWithGrant",
+      "src/data/stores/oauth.ts#findClient",
+      "src/data/stores/oauth.ts#findCodeWithGrant",
+      "src/data/stores/oauth.ts#findRefreshTokenWithGrant",
+      "src/data/stores/oauth.ts#findAccessTokenWithGrant",
     ],
     plan:
       "Reference tables, read locally. Their writes (registration, approval, token rotation) commit on every node with " +
@@ -248,17 +248,17 @@ export const CROSS_GROUP_STATEMENTS: CrossGroupStatement[] = [
   {
     name: "groups, organisations and credentials without a group (web-app sessions, gcs keys, gcs connectors)",
     where: [
-      "src/data/credentials.ts#groupIdOfOrganisation",
-      "src/data/credentials.ts#listApiKeys",
-      "src/data/credentials.ts#revokeApiKeysNamed",
-      "src/data/credentials.ts#firstPropertyGroup",
-      "src/data/oauth.ts#listGrants",
+      "src/data/stores/credentials.ts#groupIdOfOrganisation",
+      "src/data/stores/credentials.ts#listApiKeys",
+      "src/data/stores/credentials.ts#revokeApiKeysNamed",
+      "src/data/stores/credentials.ts#firstPropertyGroup",
+      "src/data/stores/oauth.ts#listGrants",
     ],
     plan: "Reference tables: unchanged.",
   },
   {
     name: "the delivery engine's claim of a due binding (SKIP LOCKED across all groups)",
-    where: ["src/data/delivery.ts#claimDueBinding"],
+    where: ["src/data/stores/delivery.ts#claimDueBinding"],
     plan:
       "Citus refuses FOR UPDATE on a multi-shard query, and the EXISTS joins the membership log on table_id alone. Two " +
       "steps: a multi-shard read, without locks, of due bindings' (property_group_id, id), with the EXISTS also joined on " +
@@ -269,12 +269,12 @@ export const CROSS_GROUP_STATEMENTS: CrossGroupStatement[] = [
   {
     name: "a delivery batch's reads and bookkeeping by table or binding id",
     where: [
-      "src/data/delivery.ts#membershipChangesAfter",
-      "src/data/delivery.ts#emailsOfCurrentMembers",
-      "src/data/delivery.ts#checkpoint",
-      "src/data/delivery.ts#releaseLease",
-      "src/data/delivery.ts#recordBackoff",
-      "src/data/delivery.ts#recordError",
+      "src/data/stores/delivery.ts#membershipChangesAfter",
+      "src/data/stores/delivery.ts#emailsOfCurrentMembers",
+      "src/data/stores/delivery.ts#checkpoint",
+      "src/data/stores/delivery.ts#releaseLease",
+      "src/data/stores/delivery.ts#recordBackoff",
+      "src/data/stores/delivery.ts#recordError",
     ],
     plan:
       "The claimed binding carries its group: every statement of the batch adds property_group_id = $g (and the members " +
@@ -283,24 +283,24 @@ export const CROSS_GROUP_STATEMENTS: CrossGroupStatement[] = [
   },
   {
     name: "the delivery gauges of /metrics",
-    where: ["src/data/delivery.ts#deliveryGaugeRows"],
+    where: ["src/data/stores/delivery.ts#deliveryGaugeRows"],
     plan: "A multi-shard read is right for a scrape; its correlated subquery also joins on property_group_id so Citus can push it down.",
   },
   {
     name: "rotation of destination connection secrets",
-    where: ["src/data/delivery.ts#resealConnectionBatch"],
+    where: ["src/data/stores/delivery.ts#resealConnectionBatch"],
     plan:
       "Citus refuses FOR UPDATE on a multi-shard query: rotation walks the groups (property_groups, a reference table) and " +
       "locks each group's batch with a router statement.",
   },
   {
     name: "rate limit counters",
-    where: ["src/data/rate-limit-counters.ts#postgresCounterTable"],
+    where: ["src/data/stores/rate-limit-counters.ts#postgresCounterTable"],
     plan: "A local table on the coordinator: unchanged.",
   },
   {
     name: "service secrets",
-    where: ["src/db/service-secrets.ts#serviceSecret", "src/data/delivery.ts#existingServiceSecret"],
+    where: ["src/db/service-secrets.ts#serviceSecret", "src/data/stores/delivery.ts#existingServiceSecret"],
     plan: "A local table on the coordinator: unchanged.",
   },
   {

@@ -1,7 +1,7 @@
 // Appending to the event log from outside the API (issue 29): `gcs events append` (an operator's
 // backfill, and the tests) and `gcs simulate` (the demo). The API itself stays read-only; these are
 // the documented way new events reach the log besides the upstream systems.
-import { Prisma, type PrismaClient } from "../generated/prisma/client";
+import { Prisma, type PrismaClient } from "../../generated/prisma/client";
 
 export interface NewEvent {
   entityType: string;

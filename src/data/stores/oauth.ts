@@ -2,7 +2,7 @@
 // refresh tokens and the grant's `gcsm_` access tokens (rows of mcp_tokens). The protocol (PKCE,
 // rotation, replay handling, expiry) stays in src/oauth; this module reads and writes the rows.
 // Codes and tokens arrive here already hashed.
-import type { PrismaClient } from "../generated/prisma/client";
+import type { PrismaClient } from "../../generated/prisma/client";
 
 export function findClient(prisma: PrismaClient, id: string) {
   return prisma.oAuthClient.findUnique({ where: { id } });

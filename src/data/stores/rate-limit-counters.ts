@@ -1,6 +1,6 @@
 // rate_limit_counters: the table the instances' rate limiters (src/http/rate-limit.ts) share. The
 // counting rules stay there; this is the storage, one statement per sync for all keys.
-import type { PrismaClient } from "../generated/prisma/client";
+import type { PrismaClient } from "../../generated/prisma/client";
 
 /** The shared table: adds this instance's new hits and answers the cluster totals. */
 export interface CounterTable {

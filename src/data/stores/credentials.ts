@@ -2,8 +2,8 @@
 // rows behind issuing and revoking keys, partner credentials, static and MCP tokens. The rules (which
 // kinds exist, expiry, secrets and hashing) stay in src/auth; this module only reads and writes rows.
 import type { Pool } from "pg";
-import type { PrismaClient } from "../generated/prisma/client";
-import { runStatement } from "../db/sql-count";
+import type { PrismaClient } from "../../generated/prisma/client";
+import { runStatement } from "../../db/sql-count";
 
 export type OpaqueTokenKind = "api_key" | "partner" | "mcp" | "static";
 

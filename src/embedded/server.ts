@@ -18,7 +18,9 @@ import net from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { migrate } from "./migrate";
+
+/** Applies the service's migrations to the database at `url` (db/migrate.ts, passed in: the database layer sits above this server). */
+export type Migrate = (url: string) => Promise<unknown>;
 
 export interface EmbeddedPostgres {
   url: string;
@@ -92,7 +94,7 @@ export function serveEmbeddedToLocalTools(command: string, dataDir?: string): vo
   claimed = { dir: path.resolve(dataDir), release };
 }
 
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, migrate: Migrate): Promise<EmbeddedPostgres> {
   const dir = path.resolve(dataDir);
   if (role === "tool") {
     mkdirSync(dir, { recursive: true });
@@ -103,7 +105,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   claimed = undefined;
   const release = await (early ?? claim(dir));
   try {
-    return await openAndServe(dir, release);
+    return await openAndServe(dir, release, migrate);
   } catch (err) {
     release();
     throw err;
@@ -123,7 +125,7 @@ async function claim(dir: string): Promise<() => void> {
   }
 }
 
-async function openAndServe(dir: string, release: () => void): Promise<EmbeddedPostgres> {
+async function openAndServe(dir: string, release: () => void, migrate: Migrate): Promise<EmbeddedPostgres> {
   const sharing = role === "server";
   const { db, server, url } = await open(dir, sharing ? MAX_CONNECTIONS : 1);
   try {
@@ -237,7 +239,7 @@ async function prepareInChild(dir: string): Promise<void> {
  * directory has none, applies the migrations, runs `load` (given its URL), and closes. Ends the
  * process when the parent goes away before it is done.
  */
-export async function prepareDataDir(dataDir: string, load: (url: string) => Promise<void>): Promise<void> {
+export async function prepareDataDir(dataDir: string, migrate: Migrate, load: (url: string) => Promise<void>): Promise<void> {
   // The parent's lock goes when it ends: another process may then open the directory.
   const parent = process.ppid;
   const watch = setInterval(() => isAlive(parent) || process.exit(1), PARENT_CHECK_MS);

@@ -1,0 +1,16 @@
+// What the gauges of /metrics read at scrape time (observability/metrics.ts GaugeReaders), over the
+// running app's database: its pools and replica health (no query), and one statement each for the
+// delivery and webhook gauges, on the primary (the replica may lag behind the engine's checkpoints).
+import type { Pool } from "pg";
+import type { Database } from "../../db/database";
+import { webhookGaugeRows } from "./webhook-sender";
+import { deliveryGaugeRows } from "./delivery";
+
+export function gaugeReaders(db: Database) {
+  return {
+    pools: (): [string, Pool][] => (db.replica ? [["primary", db.primaryPool], ["replica", db.replica.pool]] : [["primary", db.primaryPool]]),
+    replica: () => db.replica && { address: db.replica.address, status: db.replica.status() },
+    delivery: (limit: number) => deliveryGaugeRows(db.primary, limit),
+    webhooks: (limit: number) => webhookGaugeRows(db.primary, limit),
+  };
+}
