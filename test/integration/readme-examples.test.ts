@@ -5,7 +5,8 @@
 // example of docs/using-the-api.md verbatim (its own process, through tsx, with `localhost:3000`
 // pointed at a listening test server), the filter document of docs/filter-document.md, the MCP
 // question of docs/mcp.md "What do we know about Olivia Smith?", and the statements of
-// docs/graphql.md about GET /graphql (Apollo's CSRF refusal without a preflight header).
+// docs/graphql.md about GET /graphql (Apollo's CSRF refusal without a preflight header), and the
+// curl lines and the Node receiver of docs/receive-changes.md.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -14,6 +15,7 @@ import { resolveSessionKey } from "../../src/auth/session";
 import { deliverySecretKey } from "../../src/delivery/run";
 import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
+import { sendDue } from "../../src/webhooks/sender";
 
 const ROOT = path.resolve(__dirname, "../..");
 /** README.md and every docs/*.md, by path from the root. */
@@ -72,20 +74,22 @@ afterAll(async () => {
 });
 
 /** A curl command line (continuations joined) → what fetch needs. */
-function parseCurl(line: string): { url: string; headers: Record<string, string>; body?: string } {
+function parseCurl(line: string): { url: string; headers: Record<string, string>; body?: string; method?: string } {
   const words = [...line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]);
   const headers: Record<string, string> = {};
   let url = "";
   let body: string | undefined;
+  let method: string | undefined;
   for (let i = 1; i < words.length; i++) {
-    if (words[i] === "-s") continue;
-    if (words[i] === "-H") {
+    if (words[i] === "-s" || words[i] === "-N") continue;
+    if (words[i] === "-X") method = words[++i];
+    else if (words[i] === "-H") {
       const [name, ...value] = words[++i].split(":");
       headers[name.trim()] = value.join(":").trim();
     } else if (words[i] === "-d") body = words[++i];
     else url = words[i];
   }
-  return { url, headers, body };
+  return { url, headers, body, method };
 }
 
 describe("README and docs examples", () => {
@@ -202,3 +206,102 @@ describe("README and docs examples", () => {
     expect(json.status).toBe(200);
   });
 });
+
+describe("docs/receive-changes.md examples", () => {
+  const FILE = "docs/receive-changes.md";
+  /** The curl lines of the guide's sh blocks (continuations joined, comments cut), filled for this server. */
+  const curls = () =>
+    [...doc(FILE).matchAll(/```sh\n([\s\S]*?)```/g)]
+      .flatMap((m) => m[1].replace(/\\\n\s*/g, " ").split("\n"))
+      .filter((l) => l.startsWith("curl "))
+      .map((l) =>
+        l
+          .replace(/\s+#.*$/, "")
+          .replace(/\$(GCS_)?KEY/, demo.groups.A.credentials.api_key)
+          .replace(/(^| |")localhost:3000/, `$1${server.base}`),
+      );
+  const request = (line: string, signal?: AbortSignal) => {
+    const { url, headers, body, method } = parseCurl(line);
+    return fetch(url, { method: method ?? (body ? "POST" : "GET"), headers, body, signal });
+  };
+
+  it("creates the documented endpoint (its name resolved by an injected resolver: nothing is sent anywhere)", async () => {
+    const create = curls().find((l) => l.includes("crm.example.com"))!;
+    expect(create).toBeDefined();
+    // The name "resolves" here, without DNS, to a public address: the endpoint is valid. No worker
+    // runs in this app, and the endpoint is deleted at once: no packet leaves this machine.
+    t.services.webhookResolver = async (host) => (host === "crm.example.com" ? [{ address: "93.184.216.34", family: 4 }] : []);
+    try {
+      const res = await request(create);
+      expect(res.status).toBe(201);
+      const { data } = (await res.json()) as { data: { id: string; secret: string; topics: string[] } };
+      expect(data.secret).toMatch(/^whsec_/);
+      expect(data.topics).toEqual(["reservation", "guest_profile"]);
+      const gone = await fetch(`${server.base}/v1/webhook-endpoints/${data.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}` } });
+      expect(gone.status).toBe(204);
+    } finally {
+      t.services.webhookResolver = undefined;
+    }
+  });
+
+  it("the streams answer text/event-stream, REST and GraphQL, as the curl lines ask", async () => {
+    const streams = curls().filter((l) => l.startsWith("curl -N"));
+    expect(streams.length).toBe(3);
+    for (const line of streams) {
+      const abort = new AbortController();
+      const res = await request(line, abort.signal);
+      expect({ line, status: res.status, type: res.headers.get("content-type") }).toEqual({ line, status: 200, type: expect.stringMatching(/^text\/event-stream/) });
+      abort.abort();
+    }
+  });
+
+  it("makes the demo move: the Node receiver of the guide, subscribed by the curl line, gets a verified event", async () => {
+    const receiverSource = codeBlock(FILE, "### Verify: Node", "js");
+    const subscribe = curls().find((l) => l.startsWith("curl -X POST") && l.includes("127.0.0.1:4000"))!;
+    expect(subscribe).toBeDefined();
+    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    const config = t.services.config.webhooks as { allowPrivate: boolean };
+    config.allowPrivate = true; // GCS_WEBHOOKS_ALLOW_PRIVATE=true, as the guide's npm start line says
+    const dir = mkdtempSync(path.join(ROOT, "test", ".receiver-"));
+    const abort = new AbortController();
+    let endpointId: string | undefined;
+    try {
+      const res = await request(subscribe.replace("127.0.0.1:4000", `127.0.0.1:${port}`));
+      expect(res.status).toBe(201);
+      const { data } = (await res.json()) as { data: { id: string; secret: string } };
+      endpointId = data.id;
+      const file = path.join(dir, "receiver.mjs");
+      writeFileSync(file, receiverSource.replace(".listen(4000)", `.listen(${port}, "127.0.0.1")`));
+      let output = "";
+      const child = execFile(path.join(ROOT, "node_modules/.bin/node"), [file], { cwd: ROOT, env: { ...process.env, WEBHOOK_SECRET: data.secret }, signal: abort.signal });
+      child.stdout!.on("data", (d) => (output += d));
+      child.on("error", () => undefined);
+      await waitFor(async () => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false));
+      // An event, as `gcs simulate` appends them; then one sending pass (what the worker does).
+      const [{ seq }] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(
+        `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
+         VALUES ($1::uuid, 'reservation', gen_random_uuid(), $2::uuid, 'update', '{"status":"checked_in"}', now()) RETURNING seq::text AS seq`,
+        demo.groups.A.id, demo.groups.A.guest_with_events,
+      );
+      const key = await deliverySecretKey(t.services.config, t.db.primary);
+      await waitFor(async () => {
+        await sendDue(t.db.primary, { secretKey: key, policy: { allowPrivate: true, httpsOnly: false } });
+        return output.includes(`reservation.updated ${seq}`);
+      });
+      expect(output).toContain(`reservation.updated ${seq}`);
+    } finally {
+      abort.abort();
+      config.allowPrivate = false;
+      if (endpointId) await fetch(`${server.base}/v1/webhook-endpoints/${endpointId}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}` } });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("not there in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
