@@ -5,6 +5,7 @@
 // unscoped client and may use raw SQL. A request's binding reads and pause/resume are
 // data/destinations.ts.
 import { Prisma, type PrismaClient } from "../../generated/prisma/client";
+import type { DeliveryGaugeRow } from "../../observability/metrics";
 
 /** What the engine reads through: the unscoped client (or a transaction of it). */
 export type DeliveryTx = Prisma.TransactionClient;
@@ -165,17 +166,6 @@ export async function emailsOfCurrentMembers(tx: DeliveryTx, tableId: string, me
 // ---------------------------------------------------------------------------------------------
 // Metrics: the delivery gauges of /metrics.
 // ---------------------------------------------------------------------------------------------
-
-export interface DeliveryGaugeRow {
-  id: string;
-  provider: string;
-  /** Age of the oldest change the destination has not confirmed, in seconds; null when caught up. */
-  lag_s: number | null;
-  last_flush_s: number | null;
-  /** Changes after confirmed_seq (the binding view's lag). */
-  pending: number;
-  failures: number;
-}
 
 /** Every binding that is not paused (at most `limit`), with its lag, pending changes, failures and last flush time. */
 export function deliveryGaugeRows(prisma: PrismaClient, limit: number): Promise<DeliveryGaugeRow[]> {
