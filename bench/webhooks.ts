@@ -99,7 +99,7 @@ async function main() {
   const lines = [
     `# Webhooks and streams${LABEL ? ` (${LABEL})` : ""}, ${new Date().toISOString()}`,
     "",
-    `One \`gcs serve\` (webhook sender polling every 50 ms, streams every 500 ms) and PostgreSQL 15 on this machine (${os.cpus().length} cores, shared with other work), the receiver in its own process, stream clients and load generator in the bench process. \`npm run bench:webhooks\` (bench/webhooks.ts).`,
+    `One \`gcs serve\` (webhook sender and streams at their default intervals: 100 ms and 500 ms) and PostgreSQL 15 on this machine (${os.cpus().length} cores, shared with other work), the receiver in its own process, stream clients and load generator in the bench process. \`npm run bench:webhooks\` (bench/webhooks.ts).`,
     "",
     `| Scenario | Figure |`,
     `|---|---|`,
@@ -118,7 +118,7 @@ async function main() {
       children.push(receiver.child as unknown as { kill(sig: string): void });
       const port = receiver.port;
       const server = await serve({
-        DATABASE_URL: databaseUrl, GCS_DELIVERY_WORKER: "true", GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_WEBHOOKS_INTERVAL_MS: "50", GCS_RATE_LIMIT: "0",
+        DATABASE_URL: databaseUrl, GCS_DELIVERY_WORKER: "true", GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_RATE_LIMIT: "0",
         // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it exits.
         ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_CPU_PROF}` } : {}),
       });

@@ -70,9 +70,11 @@ const envSchema = z.object({
   GCS_DELIVERY_WORKER: z.enum(["true", "false"]).default("true"),
   // Webhooks (src/webhooks): loopback and private receiver addresses are refused unless this is
   // true (the demo and the tests deliver to 127.0.0.1). Never set it where the service can reach an
-  // internal network it should not call. The sender polls the event log every INTERVAL_MS.
+  // internal network it should not call. The sender polls the event log every INTERVAL_MS (one
+  // claim, and one read per group with endpoints at the log's end: webhooks/feed.ts), so an event
+  // reaches a receiver about INTERVAL_MS / 2 after its commit.
   GCS_WEBHOOKS_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false"),
-  GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(500),
+  GCS_WEBHOOKS_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(100),
   GCS_WEBHOOKS_LANES: z.coerce.number().int().min(1).max(1_000).default(64),
   // POSTs on the wire per endpoint (HTTP/1.1 pipelining); 1 sends event n+1 only after n was answered.
   GCS_WEBHOOKS_PIPELINE: z.coerce.number().int().min(1).max(64).default(8),

@@ -408,11 +408,11 @@ export interface WebhookWorker {
  * lanes are busy, as soon as it has nothing to send.
  */
 export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger }): WebhookWorker {
-  const { intervalMs = 500, ...send } = opts;
+  const { intervalMs = 100, ...send } = opts;
   const lanes = opts.concurrency ?? DEFAULT_LANES;
   const running = new Set<Promise<void>>();
   let databaseDown = false;
-  let polls = 0;
+  let prunedAt = 0;
   const faulted = (err: unknown) => {
     const fault = databaseFault(err);
     if (fault?.kind !== "unavailable") opts.logger.error({ err }, "webhook poll failed");
@@ -422,8 +422,11 @@ export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions,
   const feed = groupFeeds(prisma, intervalMs);
   const poller = startPoller(intervalMs, async (stopping) => {
     try {
-      // Retention: a bounded delete every 120th poll (a minute at the default interval).
-      if (polls++ % 120 === 0) await store.pruneDeliveries(prisma, new Date(Date.now() - DELIVERY_RETENTION_MS), 10_000);
+      // Retention: a bounded delete at the first poll, then once a minute.
+      if (Date.now() - prunedAt >= 60_000) {
+        prunedAt = Date.now();
+        await store.pruneDeliveries(prisma, new Date(prunedAt - DELIVERY_RETENTION_MS), 10_000);
+      }
       const free = lanes - running.size;
       if (free <= 0) return;
       const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free);
