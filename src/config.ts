@@ -24,6 +24,9 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("0.0.0.0"),
   DATABASE_URL: z.string().url().optional(),
+  // The login that owns the tables and applies migrations, when DATABASE_URL's login owns nothing
+  // (docs/security.md). Default: DATABASE_URL.
+  DATABASE_MIGRATION_URL: z.string().url().optional(),
   // Optional read replica, a streaming hot standby of DATABASE_URL: reads go there, writes (and reads
   // of what a request just wrote) to DATABASE_URL. Each instance checks the standby every
   // GCS_REPLICA_CHECK_MS (src/db/replica-health.ts); while it is down, or more than
@@ -104,6 +107,9 @@ const envSchema = z.object({
   GCS_DELIVERY_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   // Limits and shutdown (src/server.ts, src/db/database.ts). 0 turns the statement timeout off.
   GCS_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  // The second tenant wall (docs/security.md). "false" only for the benchmark's A/B: statements then
+  // run as the login role, and a superuser login sees every group.
+  GCS_ROW_SECURITY: z.enum(["true", "false"]).default("true"),
   GCS_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),
@@ -158,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    migrationUrl: e.DATABASE_MIGRATION_URL,
     replica: e.DATABASE_REPLICA_URL
       ? { url: e.DATABASE_REPLICA_URL, maxLagMs: e.GCS_REPLICA_MAX_LAG_MS, checkMs: e.GCS_REPLICA_CHECK_MS }
       : undefined,
@@ -229,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       heartbeatMs: e.GCS_STREAM_HEARTBEAT_MS,
     },
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
+    rowSecurity: e.GCS_ROW_SECURITY === "true",
     publicUrl: parsePublicUrl(e.GCS_PUBLIC_URL, e.PORT),
     /** False when publicUrl is only the localhost default (OAuth metadata would name it). */
     publicUrlConfigured: Boolean(e.GCS_PUBLIC_URL?.trim()),

@@ -46,11 +46,13 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   if (tracing) logger.info({ endpoint: redactUrl(config.tracing.endpoint!) }, "tracing: exporting spans over OTLP/HTTP");
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
+    migrationUrl: config.migrationUrl,
     replica: config.replica,
     logger,
     dataDir: config.dataDir,
     poolSize: config.poolSize,
     statementTimeoutMs: config.statementTimeoutMs,
+    rowSecurity: config.rowSecurity,
     onIdleConnectionError: (err) => logger.warn({ err: err.message }, "database closed an idle connection"),
     onSettingsNotApplied: (url, notApplied) =>
       logger.warn({ database: redactUrl(url), notApplied }, "database did not apply the connection settings (a pooler such as PgBouncer drops them): set them on the role"),

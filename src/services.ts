@@ -10,6 +10,7 @@ import { registerStaticToken } from "./auth/credentials";
 import type { Logger } from "./logger";
 import { CredentialGate } from "./http/credential-gate";
 import { AuthFailures } from "./http/auth-failures";
+import { acrossGroups } from "./db/session";
 
 export interface Services {
   config: Config;
@@ -25,7 +26,12 @@ export interface Services {
   webhookResolver?: Resolver;
 }
 
-export async function createServices(config: Config, db: Database, logger: Logger): Promise<Services> {
+/** The service's own secrets and static tokens: the service start's cross-group path (db/session.ts). */
+export function createServices(config: Config, db: Database, logger: Logger): Promise<Services> {
+  return acrossGroups("service start", () => resolveServices(config, db, logger));
+}
+
+async function resolveServices(config: Config, db: Database, logger: Logger): Promise<Services> {
   const cursorSecret = config.cursorSecret ?? (await serviceSecret(db.primary, "cursor_hmac"));
   const sessionKey = await resolveSessionKey(config.session, db.primary);
   for (const t of config.staticTokens) {

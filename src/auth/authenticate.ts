@@ -8,6 +8,7 @@ import { echo, forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized }
 import { ROLE_SCOPES } from "./scopes";
 import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, hashToken } from "./secrets";
 import { looksLikeJwt, verifySessionToken, type SessionKeyConfig } from "./session";
+import { acrossGroups } from "../db/session";
 
 export type CredentialKind = "api_key" | "partner" | "session" | "static" | "mcp";
 export type Surface = "rest" | "graphql" | "mcp";
@@ -49,7 +50,7 @@ export async function authenticate(
   deps: AuthDeps,
   requiredScope?: string,
 ): Promise<Credential> {
-  const credential = await timed("authMs", () => resolveToken(token, surface, deps));
+  const credential = await timed("authMs", () => acrossGroups("credential lookup", () => resolveToken(token, surface, deps)));
   if (credential.kind === "mcp" && surface !== "mcp") {
     throw forbidden("MCP connector tokens authenticate the MCP server only", requiredScope);
   }

@@ -4,6 +4,7 @@ import { propertyInGroup } from "../data/stores/credentials";
 import { forbidden, invalidRequest } from "../errors";
 import type { Credential } from "./authenticate";
 import { isUuid } from "../validate";
+import { asGroup } from "../db/session";
 import type { Scope } from "../data/scope";
 
 export type { Scope };
@@ -24,7 +25,7 @@ export async function resolveScope(
   }
   if (propertyHeader === "") throw invalidRequest("X-Property-Id is empty: send a property's uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f, or leave the header out");
   if (!isUuid(propertyHeader)) throw invalidRequest("X-Property-Id must be a uuid, e.g. 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f");
-  const propertyId = await propertyInGroup(prisma, propertyHeader, group);
+  const propertyId = await asGroup(group, () => propertyInGroup(prisma, propertyHeader, group));
   if (!propertyId) throw forbidden("X-Property-Id is not a property of this credential's group");
   return { propertyGroupId: group, propertyId };
 }

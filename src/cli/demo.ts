@@ -12,6 +12,7 @@ import { createPrismaClient, type Prisma } from "../db/database";
 import { migrate } from "../db/migrate";
 import { prepareDataDir } from "../embedded/server";
 import { chooseLogFormat, createLogger, type Logger } from "../logger";
+import { acrossGroups } from "../db/session";
 
 const DEMO_KEY_NAME = "embedded demo key";
 
@@ -41,7 +42,12 @@ async function loadDemoData(prisma: Prisma, config: Config, logger: Pick<Logger,
   await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, deliveryKey: await deliverySecretKey(config, prisma), progress: (line) => logger.info(line) });
 }
 
-export async function announceEmbeddedDemo(server: RunningServer) {
+/** Loads the demo if needed and issues this start's demo key: the CLI's cross-group path (db/session.ts). */
+export function announceEmbeddedDemo(server: RunningServer): Promise<void> {
+  return acrossGroups("CLI", () => announce(server));
+}
+
+async function announce(server: RunningServer): Promise<void> {
   const { db, config, logger } = server.services;
   const prisma = db.primary;
   // Prepared before the server opened the directory; only a database emptied since has none.

@@ -72,7 +72,8 @@ export function engagement(r: Readers) {
       const where = await actionWhere(filter);
       return allInstantsAsText(await r.prisma.action.findMany(createdAtPrisma.page(where, after, take)));
     },
-    actionById: async (id: string): Promise<ActionRow | null> => instantsAsText(await r.prisma.action.findUnique({ where: { id } })),
+    // findFirst, not findUnique: see memberById in loyalty.ts.
+    actionById: async (id: string): Promise<ActionRow | null> => instantsAsText(await r.prisma.action.findFirst({ where: { id } })),
     actionsOfGuests: async (ids: readonly string[]): Promise<ActionRow[]> =>
       allInstantsAsText(await r.prisma.action.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
 
@@ -80,7 +81,7 @@ export function engagement(r: Readers) {
       const where = await reviewWhere(filter);
       return allInstantsAsText(await r.prisma.review.findMany(createdAtPrisma.page(where, after, take)));
     },
-    reviewById: async (id: string): Promise<ReviewRow | null> => instantsAsText(await r.prisma.review.findUnique({ where: { id } })),
+    reviewById: async (id: string): Promise<ReviewRow | null> => instantsAsText(await r.prisma.review.findFirst({ where: { id } })),
     reviewsOfGuests: async (ids: readonly string[]): Promise<ReviewRow[]> =>
       allInstantsAsText(await r.prisma.review.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
 

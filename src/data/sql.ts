@@ -11,6 +11,7 @@ import type { Scope } from "./scope";
 import { tenantSql, type TenantModel } from "./tenant";
 import { columnOf, tableOf as tableNameOf, type ColumnKind, type RowShape, type SqlModel } from "./models";
 import { runStatement } from "../db/sql-count";
+import { asGroup } from "../db/session";
 
 export type { ColumnKind, RowShape, Sql, SqlModel };
 export const sql = Prisma.sql;
@@ -83,7 +84,8 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
   // `text` is a getter that joins the statement's parts on every read: read once.
   const run = async <Row>(query: Sql, prepare = false): Promise<Row[]> => {
     const text = query.text;
-    return (await runStatement(pool, text, query.values as unknown[], prepare ? preparedName(text) : undefined)).rows as Row[];
+    const result = await asGroup(scope.propertyGroupId, () => runStatement(pool, text, query.values as unknown[], prepare ? preparedName(text) : undefined));
+    return result.rows as Row[];
   };
   return {
     rows: async <Row>(s: Select) =>

@@ -6,6 +6,7 @@
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
 import type { Scope } from "./scope";
+import { asGroup } from "../db/session";
 
 type Where = Record<string, unknown>;
 
@@ -68,9 +69,20 @@ const ruleOf = (model: string): TenantRule | undefined =>
   Object.hasOwn(TENANT_RULES, model) ? (TENANT_RULES as Record<string, TenantRule>)[model] : undefined;
 
 /** Where-fragment that limits `model` to the scope; undefined for models that are not tenant data. */
+/**
+ * Test only: the application predicate left out of every statement, to show that the second wall
+ * (Row Level Security, docs/security.md) alone keeps other groups' rows out
+ * (test/integration/row-level-security.test.ts). Nothing in src/ turns it on.
+ */
+let applicationPredicate = true;
+export function leaveOutApplicationPredicateForTests(leaveOut: boolean): void {
+  applicationPredicate = !leaveOut;
+}
+
 export function tenantWhere(model: string, scope: Scope): Where | undefined {
   const rule = ruleOf(model);
   if (!rule) return undefined;
+  if (!applicationPredicate) return {};
   const inGroup = { propertyGroupId: scope.propertyGroupId };
   const p = scope.propertyId;
   if (!p || rule.kind === "group") return inGroup;
@@ -92,6 +104,7 @@ export function tenantWhere(model: string, scope: Scope): Where | undefined {
 export function tenantSql(model: string, scope: Scope, alias: string): Sql {
   const rule = ruleOf(model);
   if (!rule) throw new Error(`${model} is not tenant data: it cannot be read through a request's scoped SQL`);
+  if (!applicationPredicate) return Prisma.sql`TRUE`;
   const t = Prisma.raw(alias);
   const groupId = Prisma.sql`${scope.propertyGroupId}::uuid`;
   const inGroup = Prisma.sql`${t}.property_group_id = ${groupId}`;
@@ -130,24 +143,25 @@ const WHERE_OPERATIONS = new Set([
 export function scopedPrisma(prisma: PrismaClient, scope: Scope): PrismaClient {
   return prisma.$extends({
     query: {
-      $allModels: {
-        $allOperations({ model, operation, args, query }) {
-          const fragment = tenantWhere(model, scope);
-          if (!fragment) throw new Error(`${model} is not tenant data: it cannot be read through a request's scoped client`);
-          const a = (args ?? {}) as { where?: Where; data?: unknown };
-          if (WHERE_OPERATIONS.has(operation)) {
-            // Unique fields must stay at the top level of findUnique's where, so merge into AND.
-            const where = a.where ?? {};
-            const and = where.AND === undefined ? [] : Array.isArray(where.AND) ? where.AND : [where.AND];
-            a.where = { ...where, AND: [...and, fragment] };
-          } else if (operation.startsWith("create")) {
-            const rows = Array.isArray(a.data) ? a.data : [a.data];
-            for (const row of rows as { propertyGroupId?: string }[]) {
-              if (row?.propertyGroupId !== scope.propertyGroupId) throw new Error(`refusing to write ${model} outside the caller's group`);
-            }
+      // Every operation, raw statements included: the second wall (db/session.ts) holds them all to
+      // the group; model operations get the tenant rule as well.
+      $allOperations({ model, operation, args, query }) {
+        if (model === undefined) return asGroup(scope.propertyGroupId, () => query(args));
+        const fragment = tenantWhere(model, scope);
+        if (!fragment) throw new Error(`${model} is not tenant data: it cannot be read through a request's scoped client`);
+        const a = (args ?? {}) as { where?: Where; data?: unknown };
+        if (WHERE_OPERATIONS.has(operation)) {
+          // Unique fields must stay at the top level of findUnique's where, so merge into AND.
+          const where = a.where ?? {};
+          const and = where.AND === undefined ? [] : Array.isArray(where.AND) ? where.AND : [where.AND];
+          a.where = { ...where, AND: [...and, fragment] };
+        } else if (operation.startsWith("create")) {
+          const rows = Array.isArray(a.data) ? a.data : [a.data];
+          for (const row of rows as { propertyGroupId?: string }[]) {
+            if (row?.propertyGroupId !== scope.propertyGroupId) throw new Error(`refusing to write ${model} outside the caller's group`);
           }
-          return query(a);
-        },
+        }
+        return asGroup(scope.propertyGroupId, () => query(a as typeof args));
       },
     },
   }) as unknown as PrismaClient;

@@ -1,6 +1,7 @@
 // Webhook endpoints and their deliveries (issue 29), for the /v1/webhook-endpoints routes: one group,
 // through `WebhookOwner` (the tenant rule is written once, in `owned`). The sender's cross-tenant
 // storage is data/stores/webhook-sender.ts.
+import { asGroup } from "../db/session";
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
 import { propertyInGroup } from "./stores/credentials";
 import { recordDelivery, type NewDelivery } from "./stores/webhook-sender";
@@ -185,7 +186,7 @@ export function listDeliveries(db: PrismaClient, o: WebhookOwner, endpointId: st
 
 /** The group's current end of the timeline (data/events.ts order): where a stream without a cursor starts. */
 export async function eventLogEnd(db: PrismaClient, propertyGroupId: string): Promise<{ txid: string; seq: string }> {
-  const [row] = await db.$queryRaw<{ txid: string; seq: string }[]>`SELECT h.txid::text AS txid, h.seq::text AS seq FROM (${logEnd(propertyGroupId)}) h`;
+  const [row] = await asGroup(propertyGroupId, () => db.$queryRaw<{ txid: string; seq: string }[]>`SELECT h.txid::text AS txid, h.seq::text AS seq FROM (${logEnd(propertyGroupId)}) h`);
   return row;
 }
 

@@ -2,7 +2,8 @@
 // pending migrations, and returns Prisma clients for writes (primary) and reads (the replica if set
 // and healthy: replica-health.ts decides, and `reader`/`readerPool` follow it).
 import { PrismaPg } from "@prisma/adapter-pg";
-import { Pool } from "pg";
+import type { Pool } from "pg";
+import { TenantPool } from "./tenant-pool";
 import { countQueries } from "./sql-count";
 import { PrismaClient } from "../generated/prisma/client";
 import { startEmbeddedPostgres } from "../embedded/server";
@@ -31,6 +32,8 @@ export interface Database {
 
 export interface DatabaseOptions {
   databaseUrl?: string;
+  /** Where migrations run: the tables' owner, when databaseUrl's login owns nothing. Default: databaseUrl. */
+  migrationUrl?: string;
   /** A streaming standby of the primary for reads (config.ts DATABASE_REPLICA_URL, GCS_REPLICA_*). */
   replica?: { url: string; maxLagMs: number; checkMs: number };
   /** Where the replica's changes of state (out of reads, back) are logged. */
@@ -47,6 +50,11 @@ export interface DatabaseOptions {
    * by the embedded PGlite.
    */
   statementTimeoutMs?: number;
+  /**
+   * The second tenant wall (db/tenant-pool.ts, docs/security.md); default on. Off only for the
+   * benchmark's A/B: statements then run as the login role.
+   */
+  rowSecurity?: boolean;
   /** Told when the server closes an idle pooled connection (restart, failover, dropped database). */
   onIdleConnectionError?: (err: Error) => void;
   /**
@@ -63,7 +71,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const embedded = opts.databaseUrl ? undefined : await startEmbeddedPostgres(opts.dataDir, migrate);
   const url = opts.databaseUrl ?? embedded!.url;
   try {
-    if (opts.migrate !== false) await migrate(url);
+    if (opts.migrate !== false) await migrate(embedded ? url : (opts.migrationUrl ?? url));
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -76,7 +84,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     // The pool drops a connection the server closed and opens a new one on next use; without a
     // listener its "error" event would end the process. A request waits at most
     // CONNECT_TIMEOUT_MS for a connection (an unreachable host, an exhausted pool), then gets a 503.
-    new Pool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options }).on("error", (err) =>
+    new TenantPool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options, rowSecurity: opts.rowSecurity }).on("error", (err) =>
       opts.onIdleConnectionError?.(err),
     );
   const primaryPool = pool(url);
@@ -156,7 +164,8 @@ async function settingsNotApplied(pool: Pool, wanted: Record<string, string>): P
 
 /**
  * Prisma on a pool the caller owns (and ends), so the SQL read paths share its connections; or on
- * its own pool of `max` connections to `connectionString`.
+ * its own plain pool of `max` connections to `connectionString`. That one runs as the login role,
+ * outside the tenant wall (db/tenant-pool.ts): for seeding the embedded demo and for tests' checks.
  */
 export function createPrismaClient(pool: Pool): PrismaClient;
 export function createPrismaClient(connectionString: string, max: number): PrismaClient;

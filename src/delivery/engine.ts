@@ -31,6 +31,7 @@ import { open, type Keyring } from "./secret-box";
 import { databaseFault } from "../db/errors";
 import { startPoller } from "./poller";
 import { jitteredBackoffMs } from "./backoff";
+import { acrossGroups } from "../db/session";
 
 type EngineLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
@@ -96,7 +97,12 @@ export function backoffMs(previousFailures: number, retryAfterMs = 0, random: ()
 }
 
 /** Flushes every due binding (active, not backing off, not leased, behind its log head) once. */
-export async function flushDue(prisma: PrismaClient, opts: FlushOptions): Promise<FlushReport[]> {
+/** Flushes the due bindings of every group: the delivery worker's cross-group path (db/session.ts). */
+export function flushDue(prisma: PrismaClient, opts: FlushOptions): Promise<FlushReport[]> {
+  return acrossGroups("delivery worker", () => flushDueBindings(prisma, opts));
+}
+
+async function flushDueBindings(prisma: PrismaClient, opts: FlushOptions): Promise<FlushReport[]> {
   const tried = new Set<string>();
   const reports: FlushReport[] = [];
   while (!opts.signal?.aborted) {

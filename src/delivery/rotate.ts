@@ -13,6 +13,7 @@ import type { DataClient as PrismaClient } from "../data/client";
 import { resealConnectionBatch } from "../data/stores/delivery";
 import { resealWebhookBatch } from "../data/stores/webhook-sender";
 import { kidOfSealed, open, seal, type Keyring } from "./secret-box";
+import { acrossGroups } from "../db/session";
 
 export interface RotationReport {
   /** Re-sealed under the current key (they were v1, or under a previous key). */
@@ -28,7 +29,12 @@ export interface RotationReport {
   webhookSecrets: { rotated: number; current: number; failed: number; failedEndpointIds: string[] };
 }
 
-export async function rotateSecrets(prisma: PrismaClient, ring: Keyring, batchSize = 100): Promise<RotationReport> {
+/** Every group's sealed secrets (gcs secrets rotate): the CLI's cross-group path (db/session.ts). */
+export function rotateSecrets(prisma: PrismaClient, ring: Keyring, batchSize = 100): Promise<RotationReport> {
+  return acrossGroups("CLI", () => rotateAll(prisma, ring, batchSize));
+}
+
+async function rotateAll(prisma: PrismaClient, ring: Keyring, batchSize: number): Promise<RotationReport> {
   const report: RotationReport = {
     rotated: 0, current: 0, failed: 0, failedConnectionIds: [], kid: ring.current.kid,
     webhookSecrets: { rotated: 0, current: 0, failed: 0, failedEndpointIds: [] },

@@ -29,6 +29,7 @@ import { BEARER } from "../auth/authenticate";
 import { hashToken } from "../auth/secrets";
 import { rateLimited } from "../errors";
 import { sendError } from "./respond";
+import { acrossGroups } from "../db/session";
 
 export type { CounterTable };
 
@@ -102,9 +103,12 @@ export class SharedCounterStore {
     return this.info(this.counter(key));
   }
 
-  /** Adds the local hits to the shared table and learns the totals; one sync at a time. */
+  /**
+   * Adds the local hits to the shared table and learns the totals; one sync at a time. Every
+   * credential's counts, whichever its group: the rate-limit counters' cross-group path (db/session.ts).
+   */
   sync(): Promise<void> {
-    return (this.syncing ??= this.exchange().finally(() => (this.syncing = undefined)));
+    return (this.syncing ??= acrossGroups("rate-limit counters", () => this.exchange()).finally(() => (this.syncing = undefined)));
   }
 
   private async exchange(): Promise<void> {

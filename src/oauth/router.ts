@@ -17,6 +17,8 @@ import type { Services } from "../services";
 import { CONSENT_PATH, ConsentPage } from "./consent";
 import { CONNECTOR_SCOPES, PgOAuthProvider } from "./provider";
 import { registrationHandler } from "./register";
+import { AsyncResource } from "node:async_hooks";
+import { acrossGroups } from "../db/session";
 
 const OAUTH_PATH = /^\/(?:\.well-known\/oauth-(?:authorization-server|protected-resource)(?:\/mcp)?|authorize(?:\/consent)?|token|register|revoke)\/?$/;
 
@@ -35,7 +37,10 @@ export function oauthRoutes(services: Services): OAuthRoutes {
     handler: (req: Request, res: Response, next: NextFunction) => {
       if (!OAUTH_PATH.test(req.path)) return next();
       router ??= build(services, base, resourceUrl);
-      router(req, res, next);
+      // Clients, codes and tokens before any group's session: OAuth's cross-group path (db/session.ts).
+      // A request the router passes on leaves that path again (next bound to the caller's context).
+      const passOn = AsyncResource.bind(next);
+      acrossGroups("OAuth", () => router!(req, res, passOn));
     },
   };
 }

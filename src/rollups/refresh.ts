@@ -15,6 +15,7 @@ import { CONSENT_SHAPES, GUEST_SHAPES, METRICS, STAY_SHAPES, consentShapeKey, di
 import { scopedSql } from "../data/sql";
 import type { Readers } from "../data/readers";
 import { startPoller, type Poller } from "../delivery/poller";
+import { acrossGroups, asGroup } from "../db/session";
 
 /** At most this many consent purposes per group get guest and consent rollups (the most observed). */
 const MAX_PURPOSES = 20;
@@ -118,8 +119,15 @@ async function writeReviews(client: PoolClient, groupId: string): Promise<number
   return rowCount ?? 0;
 }
 
-/** Rebuilds one family of one group in one transaction; skipped when another instance holds it. */
-export async function rebuildFamily(db: Database, groupId: string, metric: Metric): Promise<RebuildReport> {
+/**
+ * Rebuilds one family of one group in one transaction; skipped when another instance holds it. It
+ * reads and writes that group's rows only, as that group (db/session.ts).
+ */
+export function rebuildFamily(db: Database, groupId: string, metric: Metric): Promise<RebuildReport> {
+  return asGroup(groupId, () => rebuildGroupFamily(db, groupId, metric));
+}
+
+async function rebuildGroupFamily(db: Database, groupId: string, metric: Metric): Promise<RebuildReport> {
   const started = performance.now();
   const client = await db.primaryPool.connect();
   try {
@@ -165,8 +173,15 @@ export async function rebuildFamily(db: Database, groupId: string, metric: Metri
   }
 }
 
-/** One pass: rebuilds every family that is due (of `groupId` only, when given). */
-export async function refreshRollups(db: Database, opts: { groupId?: string; signal?: AbortSignal } = {}): Promise<RebuildReport[]> {
+/**
+ * One pass: rebuilds every family that is due (of `groupId` only, when given). Finding them crosses
+ * groups: the rollup refresher's cross-group path (db/session.ts).
+ */
+export function refreshRollups(db: Database, opts: { groupId?: string; signal?: AbortSignal } = {}): Promise<RebuildReport[]> {
+  return acrossGroups("rollup refresher", () => rebuildDue(db, opts));
+}
+
+async function rebuildDue(db: Database, opts: { groupId?: string; signal?: AbortSignal }): Promise<RebuildReport[]> {
   const reports: RebuildReport[] = [];
   for (const { groupId, metric } of await dueFamilies(db.primaryPool, opts.groupId)) {
     if (opts.signal?.aborted) break;

@@ -37,6 +37,7 @@ import { pinnedClient, postWebhook, type PostResult } from "./http";
 import { eventMessage, signedHeaders, signer, type Message } from "./sign";
 import { groupFeeds, type GroupFeed } from "./feed";
 import { systemResolver, type Resolver, type UrlPolicy } from "./ssrf";
+import { acrossGroups } from "../db/session";
 
 type SenderLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
@@ -130,7 +131,12 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
  * Sends to every due endpoint until none is left, each at most once per call (`gcs deliver --once`
  * and the tests): up to `concurrency` lanes, refilled in one claim statement as lanes free up.
  */
-export async function sendDue(prisma: PrismaClient, opts: SendOptions): Promise<SendReport[]> {
+/** Sends the due events of every group's endpoints: the webhook worker's cross-group path (db/session.ts). */
+export function sendDue(prisma: PrismaClient, opts: SendOptions): Promise<SendReport[]> {
+  return acrossGroups("webhook worker", () => sendDueEvents(prisma, opts));
+}
+
+async function sendDueEvents(prisma: PrismaClient, opts: SendOptions): Promise<SendReport[]> {
   const tried = new Set<string>();
   const reports: SendReport[] = [];
   const lanes = opts.concurrency ?? DEFAULT_LANES;
@@ -407,7 +413,13 @@ export interface WebhookWorker {
  * every `intervalMs`; it gives it up after `maxEvents` (another instance may take it) or, when all
  * lanes are busy, as soon as it has nothing to send.
  */
-export function startWebhookWorker(prisma: PrismaClient, opts: Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger }): WebhookWorker {
+type WorkerOptions = Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger };
+/** The worker's timers start on its cross-group path, so its every statement runs there (db/session.ts). */
+export function startWebhookWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
+  return acrossGroups("webhook worker", () => startWorker(prisma, opts));
+}
+
+function startWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
   const { intervalMs = 100, ...send } = opts;
   const lanes = opts.concurrency ?? DEFAULT_LANES;
   const running = new Set<Promise<void>>();

@@ -6,12 +6,13 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { randomBytes } from "node:crypto";
-import { Client } from "pg";
+import { Client, Pool } from "pg";
 import request from "supertest";
 import { validated } from "./openapi-validate";
 import { createApp, type App } from "../../src/app";
 import { loadConfig } from "../../src/config";
-import { openDatabase, type Database } from "../../src/db/database";
+import { createPrismaClient, openDatabase, type Database } from "../../src/db/database";
+import type { PrismaClient } from "../../src/generated/prisma/client";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/services";
 import { TEMPLATE_DB, withDatabase } from "./database-url";
@@ -21,7 +22,15 @@ export interface TestApp {
   /** supertest bound to the app: api.get("/v1/guests")… */
   api: ReturnType<typeof request>;
   services: Services;
+  /** The service's database: every statement the app sends goes through the tenant wall (db/tenant-pool.ts). */
   db: Database;
+  /**
+   * The test's own client, on the login role (a superuser here) and outside the wall: for setting up
+   * and checking rows of any group. Not the app's: the app never holds it.
+   */
+  admin: PrismaClient;
+  /** The pool under `admin`, for SQL of the same kind. */
+  adminPool: Pool;
   manifest: FixtureManifest;
   databaseUrl: string;
   close(): Promise<void>;
@@ -66,18 +75,24 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
 export async function startAppOn(databaseUrl: string, manifest: FixtureManifest, env: Record<string, string> = {}, logger?: Logger): Promise<TestApp> {
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: databaseUrl, ...env });
   const log = logger ?? createLogger(config.logLevel);
-  const db = await openDatabase({ databaseUrl, replica: config.replica, logger: log, dataDir: "", poolSize: 5 });
+  const db = await openDatabase({ databaseUrl, migrationUrl: config.migrationUrl, replica: config.replica, logger: log, dataDir: "", poolSize: 5 });
   const services = await createServices(config, db, log);
   const app: App = await createApp(services);
+  const adminPool = new Pool({ connectionString: databaseUrl, max: 2 });
+  const admin = createPrismaClient(adminPool);
   return {
     api: validated(request(app.app)), // every response is checked against openapi.yaml
     services,
     db,
+    admin,
+    adminPool,
     manifest,
     databaseUrl,
     async close() {
       await app.stop();
       await db.close();
+      await admin.$disconnect();
+      await adminPool.end();
     },
   };
 }

@@ -264,8 +264,8 @@ describe("guestMetrics agrees with /v1 guests, loyalty members and consent rows"
     const caller = callers()[0];
     const before = (await data(caller, GUESTS, {})).guestMetrics[0];
     // Grant the conflicting contact again, later than its withdrawal: withdrawn still wins.
-    const guest = await t.db.primary.guestProfile.findFirstOrThrow({ where: { propertyGroupId: A().id, email: { equals: conflict.contact_value, mode: "insensitive" } } });
-    await t.db.primary.consentObservation.create({
+    const guest = await t.admin.guestProfile.findFirstOrThrow({ where: { propertyGroupId: A().id, email: { equals: conflict.contact_value, mode: "insensitive" } } });
+    await t.admin.consentObservation.create({
       data: {
         id: "00000000-0000-4000-8000-00000000a28a", propertyGroupId: A().id, propertyId: guest.propertyId, guestProfileId: guest.id, contactType: "email",
         contactValue: conflict.contact_value, purpose: conflict.purpose, channel: "email", status: "granted", source: "test", observedAt: new Date(),
@@ -273,7 +273,7 @@ describe("guestMetrics agrees with /v1 guests, loyalty members and consent rows"
     });
     const after = (await data(caller, GUESTS, {})).guestMetrics[0];
     expect(after.reachableByEmail).toBe(before.reachableByEmail);
-    await t.db.primary.consentObservation.delete({ where: { id: "00000000-0000-4000-8000-00000000a28a" } });
+    await t.admin.consentObservation.delete({ where: { id: "00000000-0000-4000-8000-00000000a28a" } });
   });
 });
 

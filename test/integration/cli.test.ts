@@ -245,12 +245,12 @@ describe("gcs deliver --once", () => {
       // An endpoint at the log's end, on loopback, its secret sealed as the service seals it.
       const secret = `whsec_${randomBytes(24).toString("base64")}`;
       const sealed = seal(secret, id, await deliverySecretKey(t.services.config, t.db.primary));
-      await t.db.primary.$executeRawUnsafe(
+      await t.admin.$executeRawUnsafe(
         `INSERT INTO webhook_endpoints (id, property_group_id, url, topics, property_ids, secret_ciphertext, cursor_txid, cursor_seq)
          SELECT $1::uuid, $2::uuid, $3, '{*}', '{}', $4, COALESCE(max(txid), 0), COALESCE(max(seq), 0) FROM events WHERE property_group_id = $2::uuid`,
         id, group, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, sealed,
       );
-      const [{ seq }] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(
+      const [{ seq }] = await t.admin.$queryRawUnsafe<{ seq: string }[]>(
         `INSERT INTO events (property_group_id, entity_type, entity_id, operation, delta, occurred_at)
          VALUES ($1::uuid, 'reservation', $2::uuid, 'update', '{"status":"checked_in"}', now()) RETURNING seq::text AS seq`,
         group, randomUUID(),
@@ -267,7 +267,7 @@ describe("gcs deliver --once", () => {
       const payload = new Webhook(secret).verify(received[0].body, received[0].headers as Record<string, string>);
       expect(payload).toMatchObject({ type: "reservation.updated", data: { seq } });
     } finally {
-      await t.db.primary.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE id = $1::uuid`, id);
+      await t.admin.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE id = $1::uuid`, id);
       await new Promise((r) => receiver.close(r));
     }
   });
@@ -276,11 +276,11 @@ describe("gcs deliver --once", () => {
 describe("gcs fixtures", () => {
   it("is deterministic by seed, replaces its own tenants and leaves others alone", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "gcs-fixtures-"));
-    const seed7Guests = await t.db.primary.guestProfile.count({ where: { propertyGroupId: t.manifest.groups.A.id } });
+    const seed7Guests = await t.admin.guestProfile.count({ where: { propertyGroupId: t.manifest.groups.A.id } });
     await gcs(["fixtures", "--out", path.join(dir, "one.json"), "--seed", "99", "--guests", "12"]);
-    const countAfterFirst = await t.db.primary.guestProfile.count();
+    const countAfterFirst = await t.admin.guestProfile.count();
     await gcs(["fixtures", "--out", path.join(dir, "two.json"), "--seed", "99", "--guests", "12"]);
-    expect(await t.db.primary.guestProfile.count()).toBe(countAfterFirst);
+    expect(await t.admin.guestProfile.count()).toBe(countAfterFirst);
 
     const one = JSON.parse(readFileSync(path.join(dir, "one.json"), "utf8"));
     const two = JSON.parse(readFileSync(path.join(dir, "two.json"), "utf8"));
@@ -288,7 +288,7 @@ describe("gcs fixtures", () => {
     expect(withoutSecrets(one)).toBe(withoutSecrets(two));
     expect(one.groups.A.id).not.toBe(t.manifest.groups.A.id);
     // The seed-7 tenants of the template are untouched.
-    expect(await t.db.primary.guestProfile.count({ where: { propertyGroupId: t.manifest.groups.A.id } })).toBe(seed7Guests);
+    expect(await t.admin.guestProfile.count({ where: { propertyGroupId: t.manifest.groups.A.id } })).toBe(seed7Guests);
     // The new manifest's credentials are real.
     const res = await t.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${two.groups.A.credentials.api_key}`);
     expect(res.status).toBe(200);
@@ -325,7 +325,7 @@ describe("gcs secrets rotate", () => {
   }
 
   it("re-seals every secret under the current key, v1 included, prints counts and no secret; the engine then opens them", async () => {
-    const db = t.db.primary;
+    const db = t.admin;
     const generatedRing = await deliverySecretKey(t.services.config, db); // no key configured: the generated one
     const connections = await db.destinationConnection.findMany({ orderBy: { id: "asc" } });
     expect(connections.length).toBeGreaterThanOrEqual(4);

@@ -67,7 +67,7 @@ async function permission(type: "email" | "phone", contact: string, purpose: str
 
 /** A phone contact of group A with observations: the fixtures record SMS consent against E.164 numbers. */
 async function observedPhone(): Promise<{ e164: string; purpose: string }> {
-  const o = await t.db.primary.consentObservation.findFirstOrThrow({ where: { propertyGroupId: A().id, contactType: "phone" }, orderBy: { id: "asc" } });
+  const o = await t.admin.consentObservation.findFirstOrThrow({ where: { propertyGroupId: A().id, contactType: "phone" }, orderBy: { id: "asc" } });
   expect(o.contactValue).toMatch(/^\+\d{8,15}$/);
   return { e164: o.contactValue, purpose: o.purpose };
 }
@@ -110,7 +110,7 @@ describe("the same contact in any formatting gets the same consent decision on e
     const spaced = `+${e164.slice(1, 3)} ${e164.slice(3, 7)} ${e164.slice(7)}`;
     const res = await t.api.get(`/v1/consents?contact_value=${encodeURIComponent(spaced)}&purpose=${purpose}`).set(auth());
     expect(res.status).toBe(200);
-    const stored = await t.db.primary.consentObservation.count({ where: { propertyGroupId: A().id, contactValue: e164, purpose } });
+    const stored = await t.admin.consentObservation.count({ where: { propertyGroupId: A().id, contactValue: e164, purpose } });
     expect(res.body.data.length).toBe(stored);
     for (const o of res.body.data) expect(o.contact_value).toBe(e164);
   });

@@ -164,7 +164,7 @@ describe("the group overview in Chromium", () => {
   });
 
   it("Guest 360: search, then one master profile with its source profiles, stays, spend, consent with the deciding record and its timeline", async () => {
-    const master = await t.db.primary.masterProfile.findUniqueOrThrow({ where: { id: A().master_with_two_guests } });
+    const master = await t.admin.masterProfile.findUniqueOrThrow({ where: { id: A().master_with_two_guests } });
     const { page, errors } = await open(A().credentials.api_key);
     await page.click("#nav-guest");
     await page.fill("#guest-query", `${master.givenName} ${master.familyName}`);

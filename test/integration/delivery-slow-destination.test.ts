@@ -69,7 +69,7 @@ const tableId = () => A().tables.bound;
 const mailchimpDeletes = (arrivals: Arrival[]) => arrivals.filter((a) => a.method === "DELETE" && a.path.startsWith("/3.0/"));
 
 async function binding(provider: string) {
-  return t.db.primary.destinationBinding.findUniqueOrThrow({ where: { tableId_provider: { tableId: tableId(), provider } } });
+  return t.admin.destinationBinding.findUniqueOrThrow({ where: { tableId_provider: { tableId: tableId(), provider } } });
 }
 
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
@@ -81,13 +81,13 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 }
 
 async function logHead(): Promise<bigint> {
-  const [{ head }] = await t.db.primary.$queryRaw<{ head: bigint }[]>`SELECT max(seq) AS head FROM table_membership_changes WHERE table_id = ${tableId()}::uuid`;
+  const [{ head }] = await t.admin.$queryRaw<{ head: bigint }[]>`SELECT max(seq) AS head FROM table_membership_changes WHERE table_id = ${tableId()}::uuid`;
   return head;
 }
 
 /** Sessions of the service on the test's database idle in a transaction, or in one for over a second. */
 async function openTransactions(): Promise<string[]> {
-  const rows = await t.db.primary.$queryRaw<{ state: string; query: string }[]>`
+  const rows = await t.admin.$queryRaw<{ state: string; query: string }[]>`
     SELECT state, left(query, 80) AS query FROM pg_stat_activity
     WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
       AND (state LIKE 'idle in transaction%' OR (state <> 'idle' AND xact_start < now() - interval '1 second'))`;
@@ -105,7 +105,7 @@ async function callApi(instance: ServeProcess, method: string, path: string): Pr
 
 /** Guests of group A with their own address and granted email-marketing consent, made members of the bound table. */
 async function addMembers(count: number): Promise<{ id: string; email: string }[]> {
-  const db = t.db.primary;
+  const db = t.admin;
   const source = await db.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
   const guests = Array.from({ length: count }, (_, n) => ({ id: randomUUID(), email: `slow.${n}.${Date.now()}@example.org`, n }));
   await db.guestProfile.createMany({

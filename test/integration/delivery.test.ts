@@ -32,7 +32,7 @@ const scoped = (groupId = A().id) => scopedPrisma(t.db.primary, { propertyGroupI
 beforeAll(async () => {
   // No background worker: each test runs the engine itself.
   t = await startTestApp({ GCS_DELIVERY_WORKER: "false" });
-  db = t.db.primary;
+  db = t.admin;
   standIn = await startStandIn({ apiKeys: Object.values(KEYS) });
   engineOpts = {
     secretKey: await loadKeyring({ current: PASSPHRASE, salt: "delivery-test-salt" }),

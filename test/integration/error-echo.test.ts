@@ -57,8 +57,8 @@ describe("error messages echo a bounded part of the input", () => {
 
   it("/graphql: at most 100 errors in one answer", async () => {
     // A key that may read reservations but not guests: Reservation.guest fails on every row.
-    const { token } = await createApiKey(t.db.primary, { propertyGroupId: A().id, name: "reservations only", scopes: ["read:reservations"] });
-    const rows = await t.db.primary.reservation.count({ where: { propertyGroupId: A().id, guestProfileId: { not: null } } });
+    const { token } = await createApiKey(t.admin, { propertyGroupId: A().id, name: "reservations only", scopes: ["read:reservations"] });
+    const rows = await t.admin.reservation.count({ where: { propertyGroupId: A().id, guestProfileId: { not: null } } });
     expect(rows).toBeGreaterThan(50); // twice over: more than 100 failing fields
     const res = await graphql("{ a: reservations(limit: 500) { nodes { id guest { id } } } b: reservations(limit: 500) { nodes { id guest { id } } } }", undefined, t.api, token);
     expect(res.status).toBe(200);

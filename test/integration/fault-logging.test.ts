@@ -26,11 +26,11 @@ const errorLines = (requestId: string) => log.lines.map((l) => JSON.parse(l) as 
 
 /** Runs `work` with the properties table renamed away: Prisma fails with a fault that is no database outage. */
 async function withoutPropertiesTable(work: () => Promise<void>) {
-  await t.db.primary.$executeRawUnsafe("ALTER TABLE properties RENAME TO properties_gone");
+  await t.admin.$executeRawUnsafe("ALTER TABLE properties RENAME TO properties_gone");
   try {
     await work();
   } finally {
-    await t.db.primary.$executeRawUnsafe("ALTER TABLE properties_gone RENAME TO properties");
+    await t.admin.$executeRawUnsafe("ALTER TABLE properties_gone RENAME TO properties");
   }
 }
 

@@ -33,7 +33,7 @@ async function load(seed: number, anchorDate?: string): Promise<FixtureManifest>
   });
 }
 
-const sql = <T = Record<string, unknown>>(text: string, ...params: unknown[]) => t.db.primary.$queryRawUnsafe<T[]>(text, ...params);
+const sql = <T = Record<string, unknown>>(text: string, ...params: unknown[]) => t.admin.$queryRawUnsafe<T[]>(text, ...params);
 const groupIds = (m: FixtureManifest) => [m.groups.A.id, m.groups.B.id];
 const todayUtc = () => new Date().toISOString().slice(0, 10);
 

@@ -103,7 +103,7 @@ describe("the IDE in headless Chromium", () => {
 
   it("loads from 127.0.0.1 only, and runs a query typed with an API key in the headers editor", async () => {
     const key = t.manifest.groups.A.credentials.api_key;
-    const { rows } = await t.db.primaryPool.query<{ name: string }>("SELECT name FROM properties WHERE property_group_id = $1", [t.manifest.groups.A.id]);
+    const { rows } = await t.adminPool.query<{ name: string }>("SELECT name FROM properties WHERE property_group_id = $1", [t.manifest.groups.A.id]);
     const page = await browser.newPage();
     const elsewhere: string[] = [];
     const offOrigin = (url: string) => !url.startsWith(base) && !url.startsWith("data:") && !url.startsWith("blob:");

@@ -438,7 +438,7 @@ describe("batches: each call counts, a batch is bounded, and so is an answer", (
 describe("the agent's question, end to end over HTTP", () => {
   it("'what do we know about her, and may we e-mail her?' in 2 tool calls and under 6,000 characters", async () => {
     const masterId = A().master_with_two_guests;
-    const person = await t.db.primary.masterProfile.findUniqueOrThrow({ where: { id: masterId }, select: { givenName: true, familyName: true } });
+    const person = await t.admin.masterProfile.findUniqueOrThrow({ where: { id: masterId }, select: { givenName: true, familyName: true } });
     const who = `${person.givenName} ${person.familyName}`;
     const client = await connect(A().credentials.mcp_token); // the connector token an AI client holds
     const outputs: string[] = [];

@@ -98,7 +98,7 @@ describe("/metrics", () => {
     expect(samples.some((s) => s.name === "gcs_db_pool_waiting" && s.labels.pool === "primary")).toBe(true);
 
     // The fixtures leave every binding behind its table's log, some never flushed.
-    const { rows } = await t.db.primaryPool.query<{ id: string; provider: string; state: string; flushed: boolean }>(
+    const { rows } = await t.adminPool.query<{ id: string; provider: string; state: string; flushed: boolean }>(
       "SELECT id::text, provider, state::text, last_flush_at IS NOT NULL AS flushed FROM destination_bindings",
     );
     const shown = rows.filter((r) => r.state !== "paused");
@@ -122,7 +122,7 @@ describe("/metrics", () => {
     const A = t.manifest.groups.A.id;
     const insert = async (state: string, failures: number) =>
       (
-        await t.db.primaryPool.query<{ id: string }>(
+        await t.adminPool.query<{ id: string }>(
           `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext, state, failure_count, cursor_txid, cursor_seq)
            SELECT $1::uuid, 'http://127.0.0.1:9/metrics', '{reservation}', '{}', 'v2:x:y', $2::"WebhookEndpointState", $3,
              COALESCE(max(txid), 0), COALESCE(max(seq), 0) FROM events WHERE property_group_id = $1::uuid
@@ -134,7 +134,7 @@ describe("/metrics", () => {
     try {
       // Two events the endpoints select (reservation), one they do not (guest_profile).
       for (const type of ["reservation", "reservation", "guest_profile"]) {
-        await t.db.primaryPool.query(
+        await t.adminPool.query(
           `INSERT INTO events (property_group_id, entity_type, entity_id, operation, delta, occurred_at) VALUES ($1::uuid, $2::"EntityType", gen_random_uuid(), 'update', '{}', now())`,
           [A, type],
         );
@@ -152,7 +152,7 @@ describe("/metrics", () => {
       for (const id of [healthy, failing, disabled]) expect(value(samples, "gcs_webhook_pending_events", { endpoint_id: id })).toBe(2);
       expect([healthy, failing, disabled].map((id) => value(samples, "gcs_webhook_consecutive_failures", { endpoint_id: id }))).toEqual([0, 3, 8]);
     } finally {
-      await t.db.primaryPool.query("DELETE FROM webhook_endpoints WHERE id = ANY($1::uuid[])", [[healthy, failing, disabled]]);
+      await t.adminPool.query("DELETE FROM webhook_endpoints WHERE id = ANY($1::uuid[])", [[healthy, failing, disabled]]);
     }
   });
 

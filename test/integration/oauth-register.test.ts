@@ -123,7 +123,7 @@ describe("POST /register", () => {
     }
     // Another address is not held up, and the count is in the table, by address.
     expect((await register(valid(), newAddress(), second)).status).toBe(201);
-    const [{ n }] = await t.db.primary.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM oauth_clients WHERE registered_from = ${from}`;
+    const [{ n }] = await t.admin.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM oauth_clients WHERE registered_from = ${from}`;
     expect(n).toBe(REGISTRATIONS_PER_HOUR);
   });
 
@@ -136,7 +136,7 @@ describe("POST /register", () => {
   });
 
   it("deletes clients that never obtained a token a day after registering, keeps the rest", async () => {
-    const db = t.db.primary;
+    const db = t.admin;
     const ids = {
       unused: "00000000-0000-4000-8000-00000000c001",
       usedToken: "00000000-0000-4000-8000-00000000c002",

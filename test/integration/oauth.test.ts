@@ -218,7 +218,7 @@ describe("MCP OAuth connector flow", () => {
     expect(tokens.expires_in).toBe(3600);
     expect(tokens.scope!.split(" ")).toEqual(expect.arrayContaining(["read:guests", "read:properties", "write:tables"]));
     // Stored hashed: neither secret appears in its table.
-    const rows = await t.db.primary.$queryRawUnsafe<{ n: number }[]>(
+    const rows = await t.admin.$queryRawUnsafe<{ n: number }[]>(
       `SELECT (SELECT count(*) FROM mcp_tokens WHERE token_hash IN ($1, $2))::int + (SELECT count(*) FROM oauth_refresh_tokens WHERE token_hash IN ($1, $2))::int AS n`,
       tokens.access_token,
       tokens.refresh_token!,
@@ -302,10 +302,10 @@ describe("MCP OAuth connector flow", () => {
 
   it("ends a connector at its next refresh once the API key that approved it is revoked", async () => {
     const { A } = t.manifest.groups;
-    const key = await createApiKey(t.db.primary, { propertyGroupId: A.id, propertyId: null, name: "leaves soon", scopes: ["read:guests"] });
+    const key = await createApiKey(t.admin, { propertyGroupId: A.id, propertyId: null, name: "leaves soon", scopes: ["read:guests"] });
     const { provider, client, tokens } = await connect(key.token);
     await client.close();
-    expect(await revokeApiKey(t.db.primary, key.id)).toBe(true);
+    expect(await revokeApiKey(t.admin, key.id)).toBe(true);
     const refreshed = await token({ grant_type: "refresh_token", client_id: provider.info!.client_id, refresh_token: tokens.refresh_token! });
     expect(refreshed.status).toBe(400);
     expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");

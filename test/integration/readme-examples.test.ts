@@ -278,7 +278,7 @@ describe("docs/receive-changes.md examples", () => {
       child.on("error", () => undefined);
       await waitFor(async () => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false));
       // An event, as `gcs simulate` appends them; then one sending pass (what the worker does).
-      const [{ seq }] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(
+      const [{ seq }] = await t.admin.$queryRawUnsafe<{ seq: string }[]>(
         `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, operation, delta, occurred_at)
          VALUES ($1::uuid, 'reservation', gen_random_uuid(), $2::uuid, 'update', '{"status":"checked_in"}', now()) RETURNING seq::text AS seq`,
         demo.groups.A.id, demo.groups.A.guest_with_events,

@@ -19,6 +19,7 @@ import request from "supertest";
 import { loadConfig } from "../../src/config";
 import { UNBOUND_FILTER } from "../../src/fixtures/tables";
 import { addTableMembers } from "../../src/data/stores/table-membership";
+import { scopedPrisma } from "../../src/data/tenant";
 import { startStandIn, type StandIn } from "../../src/delivery/standin";
 import { taskTools } from "../../src/api/tools/task-tools";
 import { routes, type RouteSpec } from "../../src/api/routes";
@@ -30,6 +31,7 @@ import { validated } from "../helpers/openapi-validate";
 import { queryOne, startReplicaPair, type ReplicaPair } from "../helpers/replica";
 import { openStream, seqOf, type SseEvent } from "../helpers/sse";
 import { StatementLog, type LoggedStatement } from "../helpers/statement-log";
+import { SET_SESSION } from "../../src/db/tenant-pool";
 
 const schema = buildSchema(readFileSync(path.resolve(__dirname, "../../schema.graphql"), "utf8"));
 const MARKERS = "gcs-replica-markers";
@@ -106,7 +108,9 @@ describe("reads on the standby, writes on the primary", () => {
     for (const c of markers) await c.end();
   });
 
-  const appStatements = (log: LoggedStatement[]) => log.filter((s) => !HEALTH_CHECK.test(s.text) && s.application !== "gcs-replica-helper");
+  // The tenant wall's settings travel with each statement (db/tenant-pool.ts): not statements of their own.
+  const appStatements = (log: LoggedStatement[]) =>
+    log.filter((s) => !HEALTH_CHECK.test(s.text) && s.text !== SET_SESSION && s.application !== "gcs-replica-helper");
 
   /** Runs one request and records where its statements ran. */
   const placements: { target: string; primary: string[]; standby: number; counted: number }[] = [];
@@ -493,7 +497,8 @@ describe("lag, outage and shutdown", () => {
     queryOne<{ seqs: string }>(url, "SELECT string_agg(confirmed_seq::text, ',' ORDER BY provider) AS seqs FROM destination_bindings WHERE table_id = $1", [A().tables.bound]);
 
   it("the delivery engine reads and writes the primary: it delivers a new member while the standby is frozen", async () => {
-    const db = server.services.db.primary;
+    // Written as group A through the service's primary (the tenant wall holds a write to its group).
+    const db = scopedPrisma(server.services.db.primary, { propertyGroupId: A().id, propertyId: null });
     const before = await confirmed(pair.standby.adminUrl());
     // A new guest with e-mail marketing granted, added to the bound table: on the primary only.
     const source = await db.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });

@@ -31,6 +31,7 @@ import type { FixtureManifest } from "../../src/fixtures";
 import { UNBOUND_FILTER } from "../../src/fixtures/tables";
 import { taskTools } from "../../src/api/tools/task-tools";
 import { routes, type RouteSpec } from "../../src/api/routes";
+import { leaveOutApplicationPredicateForTests, tenantSql } from "../../src/data/tenant";
 import { startAppOn, type TestApp } from "../helpers/app";
 import { startOwnPostgres } from "../helpers/own-postgres";
 import type { TestPostgres } from "../helpers/postgres";
@@ -128,10 +129,25 @@ const findings: string[] = [];
 const oneLine = (s: LoggedStatement) =>
   `${s.text.replace(/\s+/g, " ").slice(0, 400)}${s.params.length ? ` [${s.params.slice(1).map((p) => JSON.stringify(p)).join(", ")}]` : ""}`;
 
+/**
+ * Set while the application predicate is left out (the second wall alone, below): each answer is then
+ * searched for the ids of group B's rows instead of each statement for the predicate.
+ */
+let secondWallOnly: { foreignIds: Set<string>; answers: number } | undefined;
+const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
 /** Runs one request and checks the statements it issued (everything logged until the next marker). */
 async function observe<T>(pass: Pass, target: string, request: () => PromiseLike<T>): Promise<T> {
   const result = await request();
   const statements = await log.window();
+  if (secondWallOnly) {
+    const { body, text } = result as { body?: unknown; text?: string };
+    const answer = text ?? JSON.stringify(body);
+    const foreign = [...new Set(answer.match(UUIDS) ?? [])].filter((id) => secondWallOnly!.foreignIds.has(id.toLowerCase()));
+    if (foreign.length > 0) findings.push(`${pass.name}, ${target}: group B's ${foreign.slice(0, 3).join(", ")} in the answer`);
+    secondWallOnly.answers++;
+    return result;
+  }
   tally.requests++;
   // Every request at least authenticates: a window without statements means the log is not on.
   if (statements.length === 0) throw new Error(`${target}: no statement was logged`);
@@ -547,4 +563,46 @@ describe("every statement on tenant data carries the caller's group predicate", 
     const statements = (await log.window()).filter((s) => s.application === "gcs-isolation-leak");
     expect(statements.map((s) => checkStatement(s, pinned.caller(), tenant).missing)).toEqual(["group", "property", "group"]);
   });
+});
+
+describe("with the application predicate left out, Row Level Security alone keeps group B's rows out", () => {
+  /** Every id of group B's rows, from every table that holds a group's data (read as the superuser). */
+  async function groupBIds(): Promise<Set<string>> {
+    const ids = new Set<string>([manifest.groups.B.id]);
+    const { rows: tables } = await markers.query<{ table: string }>(`
+      SELECT c.table_name AS table FROM information_schema.columns c
+      WHERE c.table_schema = 'public' AND c.column_name = 'property_group_id'
+        AND EXISTS (SELECT 1 FROM information_schema.columns i WHERE i.table_schema = 'public' AND i.table_name = c.table_name AND i.column_name = 'id' AND i.data_type = 'uuid')`);
+    for (const { table } of tables) {
+      const { rows } = await markers.query<{ id: string }>(`SELECT id::text AS id FROM "${table}" WHERE property_group_id = $1`, [manifest.groups.B.id]);
+      for (const r of rows) ids.add(r.id);
+    }
+    return ids;
+  }
+
+  it("as group A's API key: every route, its filters and second pages, GraphQL root field and MCP task tool answer no id of group B's rows", async () => {
+    const pass = PASSES[0];
+    const foreignIds = await groupBIds();
+    expect(foreignIds.size).toBeGreaterThan(100); // group B has rows in many tables to leak
+    const before = findings.length;
+    secondWallOnly = { foreignIds, answers: 0 };
+    leaveOutApplicationPredicateForTests(true);
+    try {
+      // The first wall is down: a scoped statement's tenant predicate is now TRUE.
+      expect(tenantSql("GuestProfile", { propertyGroupId: A().id, propertyId: null }, "t").sql).toBe("TRUE");
+      const s = await sample(pass);
+      const problems: (string | undefined)[] = [];
+      for (const route of routes) problems.push(await callRoute(pass, route, s));
+      for (const route of routes) problems.push(...(await callRouteVariants(pass, route, s)));
+      for (const field of Object.values(schema.getQueryType()!.getFields())) problems.push(await callField(pass, "query", field, s));
+      for (const field of Object.values(schema.getMutationType()!.getFields())) problems.push(await callField(pass, "mutation", field, s));
+      for (const tool of taskTools) problems.push(await callTool(pass, tool, s));
+      expect(secondWallOnly.answers).toBeGreaterThan(routes.length * 2);
+      // A whole-group caller gets its answers from the wall alone: no call fails, no foreign id shows.
+      expect({ failedCalls: problems.filter(Boolean), leaks: findings.slice(before) }).toEqual({ failedCalls: [], leaks: [] });
+    } finally {
+      leaveOutApplicationPredicateForTests(false);
+      secondWallOnly = undefined;
+    }
+  }, 180_000);
 });

@@ -13,8 +13,8 @@ let pool: string[];
 beforeAll(async () => {
   t = await startTestApp();
   // Guests of group A to make members of; sorted, so an add's expected order is their order here.
-  const { propertyId, integrationId } = await t.db.primary.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
-  const guests = await t.db.primary.guestProfile.createManyAndReturn({
+  const { propertyId, integrationId } = await t.admin.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
+  const guests = await t.admin.guestProfile.createManyAndReturn({
     data: Array.from({ length: 24 }, (_, i) => ({ id: randomUUID(), propertyGroupId: A().id, propertyId, integrationId, sourceId: `positions-${i}` })),
     select: { id: true },
   });
@@ -25,7 +25,7 @@ afterAll(() => t.close());
 const A = () => t.manifest.groups.A;
 
 async function newTable(): Promise<string> {
-  const table = await t.db.primary.guestTable.create({
+  const table = await t.admin.guestTable.create({
     data: { id: randomUUID(), propertyGroupId: A().id, name: "Positions", kind: "curated", memberType: "guest_profile" },
   });
   return table.id;
@@ -43,11 +43,11 @@ function apply(list: string[], op: Op): string[] {
 }
 
 const positions = async (tableId: string) =>
-  (await t.db.primary.tableMember.findMany({ where: { tableId }, orderBy: { position: "asc" }, select: { position: true } })).map((r) => r.position);
+  (await t.admin.tableMember.findMany({ where: { tableId }, orderBy: { position: "asc" }, select: { position: true } })).map((r) => r.position);
 
 /** The table's members by position, after checking positions are consecutive and added_at never decreases along them. */
 async function stored(tableId: string): Promise<string[]> {
-  const rows = await t.db.primary.tableMember.findMany({ where: { tableId }, orderBy: { position: "asc" } });
+  const rows = await t.admin.tableMember.findMany({ where: { tableId }, orderBy: { position: "asc" } });
   expect(rows.map((r) => r.position)).toEqual(rows.map((_, i) => rows[0].position + i));
   for (let i = 1; i < rows.length; i++) expect(rows[i].addedAt.getTime()).toBeGreaterThanOrEqual(rows[i - 1].addedAt.getTime());
   return rows.map((r) => r.memberId);
@@ -141,7 +141,7 @@ describe("table member positions", () => {
 
   it("are written by the fixtures: each fixture table is numbered 1..n in (added_at, member_id) order", async () => {
     const fixtureTables = Object.values(t.manifest.groups).map((g) => g.tables.bound);
-    const rows = await t.db.primary.$queryRaw<{ table_id: string; position: number; expected: bigint }[]>`
+    const rows = await t.admin.$queryRaw<{ table_id: string; position: number; expected: bigint }[]>`
       SELECT table_id, position, row_number() OVER (PARTITION BY table_id ORDER BY added_at, member_id) AS expected
       FROM table_members WHERE table_id = ANY(${fixtureTables}::uuid[])`;
     expect(rows.length).toBeGreaterThan(0);

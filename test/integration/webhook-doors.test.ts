@@ -150,7 +150,7 @@ describe("webhook endpoints over /graphql", () => {
     for (let i = 0; i < 200 && !received.some((r) => r.path === "/hooks/slow"); i++) await new Promise((r) => setTimeout(r, 20));
     expect(received.some((r) => r.path === "/hooks/slow")).toBe(true);
     // The receiver has the ping and has not answered: no session of this database is in a transaction.
-    const { rows } = await t.db.primaryPool.query<{ n: number }>(
+    const { rows } = await t.adminPool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL",
     );
     release();

@@ -123,7 +123,7 @@ async function createEndpoint(path: string, body: Record<string, unknown> = {}, 
 
 /** Appends a guest_profile event to the group (own statement, committed). */
 async function appendEvent(groupId: string, guestId: string, propertyId: string | null = null, entityType = "guest_profile"): Promise<string> {
-  const rows = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(
+  const rows = await t.admin.$queryRawUnsafe<{ seq: string }[]>(
     `INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, property_id, operation, delta, occurred_at)
      VALUES ($1::uuid, $2::"EntityType", $3::uuid, $3::uuid, $4::uuid, 'update', '{"vip_code":"VIP9"}', now()) RETURNING seq::text AS seq`,
     groupId, entityType, guestId, propertyId,
@@ -158,7 +158,7 @@ describe("no transaction or lock while a receiver answers", () => {
       if (!ofPath("/hooks/held").length && (await Promise.race([sending.then(() => true), Promise.resolve(false)]))) sending = undefined;
     }
     expect(ofPath("/hooks/held").length).toBe(1);
-    const { rows } = await t.db.primaryPool.query<{ n: number }>(
+    const { rows } = await t.adminPool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND (xact_start IS NOT NULL OR state = 'idle in transaction')",
     );
     await sending;
@@ -271,7 +271,7 @@ describe("the delivery key's rotation", () => {
 describe("retries, 410 and auto-disable", () => {
   it("disables an endpoint whose signing secret no configured key opens, and sends nothing", async () => {
     const ep = await createEndpoint("/hooks/sealed");
-    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET secret_ciphertext = 'v2:unknownkid:AAAA' WHERE id = $1::uuid`, ep.id);
+    await t.admin.$executeRawUnsafe(`UPDATE webhook_endpoints SET secret_ciphertext = 'v2:unknownkid:AAAA' WHERE id = $1::uuid`, ep.id);
     await appendEvent(A().id, A().guest_with_events);
     const deadline = Date.now() + 10_000;
     let view = { state: "active", disabled_reason: null as string | null };
@@ -327,7 +327,7 @@ describe("retries, 410 and auto-disable", () => {
     let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
     expect(view.last_error).toBe("HTTP 302 (redirects are not followed)");
     // The next attempt hangs: it ends at the (here 300 ms) timeout.
-    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
+    await t.admin.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
     const started = Date.now();
     await sendDue(t.db.primary, opts({ timeoutMs: 300 }));
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -391,7 +391,7 @@ describe("pipelining: several POSTs on one connection", () => {
     // Four arrived before the first answer (300 ms after the first arrived); the fifth only after it.
     expect(got[3].at - got[0].at).toBeLessThan(300);
     expect(got[4].at - got[0].at).toBeGreaterThanOrEqual(290);
-    const [row] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
+    const [row] = await t.admin.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
     expect(row.seq).toBe(seqs[5]);
     delays.delete("/hooks/pipe");
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
@@ -406,7 +406,7 @@ describe("pipelining: several POSTs on one connection", () => {
     await sendUntil(() => ofPath("/hooks/pipefail").length >= 4, { now: () => new Date(t0), random: () => 0 });
     const ids = seqs.map((s) => `evt_${s}`);
     expect(ofPath("/hooks/pipefail").map((r) => r.headers["webhook-id"])).toEqual(ids);
-    const cursor = async () => (await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id))[0].seq;
+    const cursor = async () => (await t.admin.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id))[0].seq;
     expect(await cursor()).toBe(seqs[0]);
     // The retry sends the failed event, then the two after it again.
     await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_500), random: () => 0 }));
@@ -473,7 +473,7 @@ describe("batched checkpoints", () => {
     }
   };
   const recorded = (endpointId: string) =>
-    t.db.primary.$queryRawUnsafe<{ message_id: string; status: string; n: number }[]>(
+    t.admin.$queryRawUnsafe<{ message_id: string; status: string; n: number }[]>(
       `SELECT message_id, status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1::uuid GROUP BY 1, 2 ORDER BY 1, 2`, endpointId);
 
   it("records each attempt once in normal operation, across reads and checkpoints", async () => {
@@ -484,7 +484,7 @@ describe("batched checkpoints", () => {
     await sendUntil(() => ofPath("/hooks/batch").length >= 7, { batchSize: 3, checkpointMs: 0 });
     expect(ofPath("/hooks/batch").map((r) => r.headers["webhook-id"])).toEqual(seqs.map((s) => `evt_${s}`));
     expect(await recorded(ep.id)).toEqual(seqs.map((s) => ({ message_id: `evt_${s}`, status: "succeeded", n: 1 })).sort((a, b) => a.message_id.localeCompare(b.message_id)));
-    const [row] = await t.db.primary.$queryRawUnsafe<{ seq: string; lease: string | null }[]>(
+    const [row] = await t.admin.$queryRawUnsafe<{ seq: string; lease: string | null }[]>(
       `SELECT cursor_seq::text AS seq, lease_token::text AS lease FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
     expect(row).toEqual({ seq: seqs[6], lease: null });
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
@@ -501,7 +501,7 @@ describe("batched checkpoints", () => {
     await until(() => ofPath("/hooks/crash").length >= 4);
     expect(await recorded(ep.id)).toEqual([]);
     // Its lease runs out; instance B takes over from the recorded cursor.
-    await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET lease_until = now() - interval '1 second' WHERE id = $1::uuid`, ep.id);
+    await t.admin.$executeRawUnsafe(`UPDATE webhook_endpoints SET lease_until = now() - interval '1 second' WHERE id = $1::uuid`, ep.id);
     await sendUntil(() => ofPath("/hooks/crash").length >= 10);
     const ids = seqs.map((s) => `evt_${s}`);
     // A had all five on the wire (pipelined behind the call that hangs); B sends them again.
@@ -513,7 +513,7 @@ describe("batched checkpoints", () => {
     expect(await recorded(ep.id)).toEqual(ids.map((id, i) => ({ message_id: id, status: "succeeded", n: i < 3 ? 2 : 1 })).sort((x, y) => x.message_id.localeCompare(y.message_id)));
     const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
     expect(view).toMatchObject({ state: "active", failure_count: 0, last_error: null });
-    const [row] = await t.db.primary.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
+    const [row] = await t.admin.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
     expect(row.seq).toBe(seqs[4]);
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
   });
@@ -578,7 +578,7 @@ describe("SSRF", () => {
       // No socket was opened for it, and the receiver heard nothing.
       expect(attempts.slice(before).filter((h) => h.startsWith("rebind"))).toEqual([]);
       expect(ofPath("/hooks/rebind")).toHaveLength(0);
-      await t.db.primary.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
+      await t.admin.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
     }
     // A loopback answer is refused too when private addresses are not allowed.
     names.set("rebind.test", ["127.0.0.1"]);
@@ -673,7 +673,7 @@ describe("the routes: scopes, tenants, input", () => {
 
   it("the worker delivers and prunes attempts older than the retention", async () => {
     const ep = await createEndpoint("/hooks/worker");
-    await t.db.primary.$executeRawUnsafe(
+    await t.admin.$executeRawUnsafe(
       `INSERT INTO webhook_deliveries (endpoint_id, property_group_id, message_id, event_type, attempt, status, duration_ms, created_at)
        VALUES ($1::uuid, $2::uuid, 'evt_old', 'guest_profile.updated', 1, 'succeeded', 5, now() - make_interval(secs => $3::float8 / 1000 + 60))`,
       ep.id, A().id, DELIVERY_RETENTION_MS,
@@ -696,7 +696,7 @@ describe("the routes: scopes, tenants, input", () => {
 
   it("caps a group at 50 endpoints", async () => {
     const b = auth(B().credentials.api_key);
-    await t.db.primary.$executeRawUnsafe(
+    await t.admin.$executeRawUnsafe(
       `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext, state)
        SELECT $1::uuid, 'http://receiver.test/cap', '{*}', '{}', 'v2:x:y', 'disabled' FROM generate_series(1, 50)`,
       B().id,
@@ -706,7 +706,7 @@ describe("the routes: scopes, tenants, input", () => {
     // Group A is not affected.
     const a = await createEndpoint("/hooks/cap-a");
     await t.api.delete(`/v1/webhook-endpoints/${a.id}`).set(auth(A().credentials.api_key)).expect(204);
-    await t.db.primary.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE property_group_id = $1::uuid AND url = 'http://receiver.test/cap'`, B().id);
+    await t.admin.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE property_group_id = $1::uuid AND url = 'http://receiver.test/cap'`, B().id);
   });
 
   it("pages the list with a cursor and replays from a /v1/events cursor", async () => {

@@ -5,12 +5,14 @@ import type { Pool } from "pg";
 import type { Database } from "../../db/database";
 import { webhookGaugeRows } from "./webhook-sender";
 import { deliveryGaugeRows } from "./delivery";
+import { acrossGroups } from "../../db/session";
 
 export function gaugeReaders(db: Database) {
   return {
     pools: (): [string, Pool][] => (db.replica ? [["primary", db.primaryPool], ["replica", db.replica.pool]] : [["primary", db.primaryPool]]),
     replica: () => db.replica && { address: db.replica.address, status: db.replica.status() },
-    delivery: (limit: number) => deliveryGaugeRows(db.primary, limit),
-    webhooks: (limit: number) => webhookGaugeRows(db.primary, limit),
+    // Backlogs over every group: the metrics cross-group path (db/session.ts).
+    delivery: (limit: number) => acrossGroups("metrics", () => deliveryGaugeRows(db.primary, limit)),
+    webhooks: (limit: number) => acrossGroups("metrics", () => webhookGaugeRows(db.primary, limit)),
   };
 }

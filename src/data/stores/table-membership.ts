@@ -11,6 +11,7 @@
 // offset k is the seek `position >= first + k`): an add appends after the last position, a remove
 // closes its gaps by moving the members on its shorter side towards them.
 import type { Prisma, PrismaClient } from "../../generated/prisma/client";
+import { asGroup } from "../../db/session";
 
 type Tx = Prisma.TransactionClient;
 
@@ -29,26 +30,26 @@ export interface MembershipResult {
 
 export class MembershipError extends Error {}
 
-/** Adds members; members already present change nothing and log nothing. */
+/** Adds members; members already present change nothing and log nothing. As the table's group (db/session.ts). */
 export function addTableMembers(prisma: PrismaClient, input: MembershipInput): Promise<MembershipResult> {
-  return prisma.$transaction(async (tx) => {
+  return asGroup(input.propertyGroupId, () => prisma.$transaction(async (tx) => {
     const table = await lockTable(tx, input);
     const ids = unique(input.memberIds);
     await assertMembersExist(tx, input.propertyGroupId, table.memberType, ids);
     const added = await appendMembers(tx, input, ids);
     return logChanges(tx, input, ids.filter((id) => added.has(id)), "add");
-  });
+  }));
 }
 
-/** Removes members; ids that are not members change nothing and log nothing. */
+/** Removes members; ids that are not members change nothing and log nothing. As the table's group. */
 export function removeTableMembers(prisma: PrismaClient, input: MembershipInput): Promise<MembershipResult> {
-  return prisma.$transaction(async (tx) => {
+  return asGroup(input.propertyGroupId, () => prisma.$transaction(async (tx) => {
     await lockTable(tx, input);
     const ids = unique(input.memberIds);
     // Only the rows that existed are logged.
     const removed = await deleteMembers(tx, input.tableId, ids);
     return logChanges(tx, input, ids.filter((id) => removed.has(id)), "remove");
-  });
+  }));
 }
 
 async function lockTable(tx: Tx, input: MembershipInput) {

@@ -8,6 +8,7 @@ import { Prisma, type PrismaClient } from "../../generated/prisma/client";
 import type { Sql } from "../../generated/prisma/internal/prismaNamespace";
 import { poolOf } from "../../db/database";
 import { runStatement } from "../../db/sql-count";
+import { asGroup } from "../../db/session";
 
 /** An attempt, recorded after the receiver answered (also by the routes' test ping). */
 export interface NewDelivery {
@@ -112,13 +113,13 @@ export interface WebhookEvent {
 
 /** The next `take` events the endpoint selects after its cursor, in timeline order. */
 export function eventsAfterCursor(db: PrismaClient, e: ClaimedEndpoint, take: number): Promise<WebhookEvent[]> {
-  return senderQuery<WebhookEvent>(db, nextEvents(e, { txid: e.cursorTxid, seq: e.cursorSeq }, take));
+  return asGroup(e.propertyGroupId, () => senderQuery<WebhookEvent>(db, nextEvents(e, { txid: e.cursorTxid, seq: e.cursorSeq }, take)));
 }
 
 /** The group's next `take` events after `after`, every topic and property (webhooks/feed.ts). */
 export function groupEventsAfter(db: PrismaClient, propertyGroupId: string, after: readonly [bigint, bigint], take: number): Promise<WebhookEvent[]> {
   const everything = { propertyGroupId, topics: ["*"], propertyIds: [] as string[] };
-  return senderQuery<WebhookEvent>(db, nextEvents(everything, { txid: after[0], seq: after[1] }, take));
+  return asGroup(propertyGroupId, () => senderQuery<WebhookEvent>(db, nextEvents(everything, { txid: after[0], seq: after[1] }, take)));
 }
 
 /**

@@ -20,7 +20,7 @@ const effective = async (contact: string, purpose: string, headers: Record<strin
 describe("consent precedence", () => {
   it("a later withdrawal at another property and source beats an earlier grant", async () => {
     const { contact_value, purpose } = A().consent_conflict;
-    const observations = await t.db.primary.consentObservation.findMany({ where: { propertyGroupId: A().id, contactValue: contact_value, purpose } });
+    const observations = await t.admin.consentObservation.findMany({ where: { propertyGroupId: A().id, contactValue: contact_value, purpose } });
     // The fixture's conflict really spans two properties and two sources.
     expect(new Set(observations.map((o) => o.status))).toEqual(new Set(["granted", "withdrawn"]));
     expect(new Set(observations.map((o) => o.propertyId)).size).toBe(2);
@@ -45,7 +45,7 @@ describe("consent precedence", () => {
   it("withdrawn beats granted whatever the order: a grant recorded after a denial stays denied", async () => {
     const contact = `late-grant-${randomUUID()}@example.com`;
     const base = { propertyGroupId: A().id, contactType: "email" as const, contactValue: contact, purpose: "email_marketing", channel: "email", source: "test" };
-    await t.db.primary.consentObservation.createMany({
+    await t.admin.consentObservation.createMany({
       data: [
         { ...base, id: randomUUID(), status: "denied", observedAt: new Date("2026-01-01T00:00:00Z"), propertyId: A().properties[0] },
         { ...base, id: randomUUID(), status: "granted", observedAt: new Date("2026-06-01T00:00:00Z"), propertyId: A().properties[1] },
@@ -60,7 +60,7 @@ describe("consent precedence", () => {
     const res = await get(`/v1/consents?email=${encodeURIComponent(contact_value.toUpperCase())}`);
     expect(res.body.data.length).toBeGreaterThanOrEqual(2);
     for (const o of res.body.data) expect(o.contact_value).toBe(contact_value);
-    const guest = await t.db.primary.guestProfile.findFirstOrThrow({ where: { propertyGroupId: A().id, email: contact_value } });
+    const guest = await t.admin.guestProfile.findFirstOrThrow({ where: { propertyGroupId: A().id, email: contact_value } });
     const byGuest = await get(`/v1/consents/effective?guest_profile_id=${guest.id}`);
     expect(byGuest.body.data.map((r: { contact_value: string }) => r.contact_value)).toContain(contact_value);
   });
@@ -70,12 +70,12 @@ describe("consent precedence", () => {
     expect(pages).toBeGreaterThan(2);
     const keys = rows.map((r) => `${r.contact_type}:${r.contact_value}:${r.purpose}`);
     expect(new Set(keys).size).toBe(keys.length);
-    const distinct = await t.db.primary.consentObservation.groupBy({ by: ["contactType", "contactValue", "purpose"], where: { propertyGroupId: A().id } });
+    const distinct = await t.admin.consentObservation.groupBy({ by: ["contactType", "contactValue", "purpose"], where: { propertyGroupId: A().id } });
     expect(keys.length).toBe(distinct.length);
     // Group B may know the same e-mail address, but only through its own observations.
     const b = await walk<{ decided_by: { id: string } }>(t, "/v1/consents/effective?limit=500", t.manifest.groups.B.credentials.api_key);
     const aObservations = new Set(
-      (await t.db.primary.consentObservation.findMany({ where: { propertyGroupId: A().id }, select: { id: true } })).map((o) => o.id),
+      (await t.admin.consentObservation.findMany({ where: { propertyGroupId: A().id }, select: { id: true } })).map((o) => o.id),
     );
     expect(b.rows.length).toBeGreaterThan(0);
     expect(b.rows.filter((r) => aObservations.has(r.decided_by.id))).toEqual([]);

@@ -50,7 +50,7 @@ describe("pause and resume", () => {
 
   it("while paused, log_head grows with membership changes and lag rises; confirmed_seq stays", async () => {
     const paused = (await action("pause", "mailchimp")).body.data;
-    const guests = await t.db.primary.guestProfile.findMany({ where: { propertyGroupId: A().id }, orderBy: { createdAt: "desc" }, take: 3 });
+    const guests = await t.admin.guestProfile.findMany({ where: { propertyGroupId: A().id }, orderBy: { createdAt: "desc" }, take: 3 });
     const added = await addTableMembers(t.db.primary, { tableId: A().tables.bound, propertyGroupId: A().id, memberIds: guests.map((g) => g.id) });
     expect(added.changed.length).toBeGreaterThan(0);
     const after = (await action("pause", "mailchimp")).body.data;
@@ -65,7 +65,7 @@ describe("pause and resume", () => {
   });
 
   it("50 concurrent pauses and 50 concurrent resumes: each answers the state it produced; the row ends in the last committed one", async () => {
-    const binding = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
+    const binding = await t.admin.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
     // A trigger numbers every committed UPDATE of this row: the row lock is held from the UPDATE to
     // its commit, so the numbering is the commit order.
     const pg = new Client({ connectionString: t.databaseUrl });
@@ -86,7 +86,7 @@ describe("pause and resume", () => {
       const log = (await pg.query<{ state: string }>(`SELECT state FROM test_transitions ORDER BY seq`)).rows.map((r) => r.state);
       expect(log).toHaveLength(100); // one statement per request, each applied exactly once
       expect(log.filter((s) => s === "paused")).toHaveLength(50);
-      const row = await t.db.primary.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } });
+      const row = await t.admin.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } });
       expect(row.state).toBe(log[log.length - 1]);
       expect(row.confirmedSeq).toBe(binding.confirmedSeq);
     } finally {
@@ -96,7 +96,7 @@ describe("pause and resume", () => {
   });
 
   it("a pause or resume waits for a flush holding the row lock, then applies to the row the flush committed", async () => {
-    const binding = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
+    const binding = await t.admin.destinationBinding.findFirstOrThrow({ where: { tableId: A().tables.bound, provider: "klaviyo" } });
     await action("resume", "klaviyo");
     const flushLike = new Client({ connectionString: t.databaseUrl });
     await flushLike.connect();
@@ -111,14 +111,14 @@ describe("pause and resume", () => {
       expect(settled).toBe(false); // waiting for the lock
       await flushLike.query("COMMIT");
       expect((await resume).body.data).toMatchObject({ state: "active", last_error: null });
-      const row = await t.db.primary.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } });
+      const row = await t.admin.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } });
       expect(row).toMatchObject({ state: "active", failureCount: 0, nextAttemptAt: null });
 
       // Resuming a binding that is already active keeps its backoff (a transient failure's retry time).
       const retryAt = new Date(Date.now() + 60_000);
-      await t.db.primary.destinationBinding.update({ where: { id: binding.id }, data: { failureCount: 2, nextAttemptAt: retryAt } });
+      await t.admin.destinationBinding.update({ where: { id: binding.id }, data: { failureCount: 2, nextAttemptAt: retryAt } });
       expect((await action("resume", "klaviyo")).body.data.state).toBe("active");
-      expect(await t.db.primary.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } })).toMatchObject({ failureCount: 2, nextAttemptAt: retryAt });
+      expect(await t.admin.destinationBinding.findUniqueOrThrow({ where: { id: binding.id } })).toMatchObject({ failureCount: 2, nextAttemptAt: retryAt });
 
       await flushLike.query("BEGIN");
       await flushLike.query("SELECT 1 FROM destination_bindings WHERE id = $1 FOR UPDATE", [binding.id]);
@@ -144,7 +144,7 @@ describe("pause and resume", () => {
       expect(res.status).toBe(404);
       expect(res.body.error).toBe("not_found");
     }
-    const foreign = await t.db.primary.destinationBinding.findFirstOrThrow({ where: { tableId: B().tables.bound, provider: "mailchimp" } });
+    const foreign = await t.admin.destinationBinding.findFirstOrThrow({ where: { tableId: B().tables.bound, provider: "mailchimp" } });
     expect(foreign.state).toBe("active");
     expect((await action("pause", "mailchimp", "not-a-uuid")).status).toBe(400);
   });
@@ -181,14 +181,14 @@ describe("pause and resume", () => {
       standIn.reset();
 
       // Two new guests who granted e-mail marketing, one who withdrew after granting.
-      const lookup = await t.db.primary.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
+      const lookup = await t.admin.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
       const guests = ["granted", "granted", "withdrawn"].map((last, i) => ({ id: randomUUID(), email: `e2e.${i}.${randomUUID()}@example.org`, last }));
       for (const g of guests) {
-        await t.db.primary.guestProfile.create({
+        await t.admin.guestProfile.create({
           data: { id: g.id, propertyGroupId: A().id, propertyId: lookup.propertyId, integrationId: lookup.integrationId, sourceId: `e2e-${g.id}`, email: g.email },
         });
         const statuses = g.last === "granted" ? ["granted"] : ["granted", "withdrawn"];
-        await t.db.primary.consentObservation.createMany({
+        await t.admin.consentObservation.createMany({
           data: statuses.map((status, k) => ({
             id: randomUUID(), propertyGroupId: A().id, contactType: "email" as const, contactValue: g.email, purpose: "email_marketing",
             channel: "email", status: status as "granted" | "withdrawn", source: "test", observedAt: new Date(Date.UTC(2026, 0, 1 + k)),

@@ -45,7 +45,7 @@ describe("errors", () => {
 
   it("500 internal_error with no internals in the body, details in the log, and no secret logged", async () => {
     // A real fault: the table behind the route disappears from this test's own database.
-    await t.db.primary.$executeRawUnsafe("ALTER TABLE properties RENAME TO properties_gone");
+    await t.admin.$executeRawUnsafe("ALTER TABLE properties RENAME TO properties_gone");
     try {
       const res = await t.api.get("/v1/properties").set("Authorization", `Bearer ${key()}`).set("X-Request-Id", "fault-1");
       expect(res.status).toBe(500);
@@ -55,7 +55,7 @@ describe("errors", () => {
       expect(logged).toMatch(/properties/);
       expect(logLines.join("\n")).not.toContain(key());
     } finally {
-      await t.db.primary.$executeRawUnsafe("ALTER TABLE properties_gone RENAME TO properties");
+      await t.admin.$executeRawUnsafe("ALTER TABLE properties_gone RENAME TO properties");
     }
   });
 });

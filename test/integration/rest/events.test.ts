@@ -13,7 +13,7 @@ type EventRow = { seq: string; entity_type: string; entity_id: string; guest_pro
 const A = () => t.manifest.groups.A;
 const get = (path: string, token = A().credentials.api_key) => t.api.get(path).set("Authorization", `Bearer ${token}`);
 const seqsOfGroup = async (groupId: string) =>
-  (await t.db.primary.event.findMany({ where: { propertyGroupId: groupId }, select: { seq: true } })).map((e) => e.seq.toString());
+  (await t.admin.event.findMany({ where: { propertyGroupId: groupId }, select: { seq: true } })).map((e) => e.seq.toString());
 
 /** Walks /v1/events?mode=timeline to the end (the envelope carries `mode` too). */
 async function walkEvents(query: string, between?: () => Promise<void>, from: string | null = null) {
@@ -61,7 +61,7 @@ async function appendEvent(client: Client, groupId: string, guestId: string) {
 describe("GET /v1/events timeline", () => {
   it("walks one guest's events with limit=2 and the whole group's exactly", async () => {
     const guest = A().guest_with_events;
-    const own = await t.db.primary.event.findMany({ where: { guestProfileId: guest }, orderBy: [{ txid: "asc" }, { seq: "asc" }] });
+    const own = await t.admin.event.findMany({ where: { guestProfileId: guest }, orderBy: [{ txid: "asc" }, { seq: "asc" }] });
     const { rows, pages } = await walkEvents(`guest_profile_id=${guest}&limit=2`);
     expect(pages).toBeGreaterThan(1);
     expect(rows.map((r) => r.seq)).toEqual(own.map((e) => e.seq.toString()));
@@ -86,7 +86,7 @@ describe("GET /v1/events timeline", () => {
 
   it("master_profile_id selects the events of its clustered guests; unclustered guests never match", async () => {
     const master = A().master_with_two_guests;
-    const guests = (await t.db.primary.guestProfile.findMany({ where: { masterProfileId: master } })).map((g) => g.id);
+    const guests = (await t.admin.guestProfile.findMany({ where: { masterProfileId: master } })).map((g) => g.id);
     const { rows } = await walkEvents(`master_profile_id=${master}&limit=50`);
     expect(rows.length).toBeGreaterThan(0);
     for (const e of rows) expect(guests).toContain(e.guest_profile_id);
@@ -152,7 +152,7 @@ describe("GET /v1/events timeline", () => {
     const writers = [0, 1, 2].map(() => new Client({ connectionString: t.databaseUrl }));
     await Promise.all(writers.map((c) => c.connect()));
     let stop = false;
-    const guests = (await t.db.primary.guestProfile.findMany({ where: { propertyGroupId: A().id }, take: 5 })).map((g) => g.id);
+    const guests = (await t.admin.guestProfile.findMany({ where: { propertyGroupId: A().id }, take: 5 })).map((g) => g.id);
     const writing = writers.map(async (c, i) => {
       while (!stop) {
         await c.query("BEGIN");
@@ -192,7 +192,7 @@ describe("GET /v1/events latest and rollup", () => {
       expect(res.body.next_cursor).toBeNull();
       const entities = res.body.data.map((e: EventRow) => `${e.entity_type}:${e.entity_id}`);
       expect(new Set(entities).size).toBe(entities.length);
-      const events = await t.db.primary.event.findMany({ where: { guestProfileId: guest } });
+      const events = await t.admin.event.findMany({ where: { guestProfileId: guest } });
       const newest = new Map<string, bigint>();
       for (const e of events) {
         const k = `${e.entityType}:${e.entityId}`;

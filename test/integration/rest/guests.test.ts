@@ -14,7 +14,7 @@ const B = () => t.manifest.groups.B;
 const get = (path: string, token = A().credentials.api_key) => t.api.get(path).set("Authorization", `Bearer ${token}`);
 
 async function groupGuestIds(groupId: string): Promise<string[]> {
-  const rows = await t.db.primary.guestProfile.findMany({ where: { propertyGroupId: groupId }, select: { id: true } });
+  const rows = await t.admin.guestProfile.findMany({ where: { propertyGroupId: groupId }, select: { id: true } });
   return rows.map((r) => r.id);
 }
 
@@ -61,7 +61,7 @@ describe("GET /v1/guests", () => {
   });
 
   it("matches e-mail addresses literally: LIKE wildcards are not patterns", async () => {
-    const guest = await t.db.primary.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
+    const guest = await t.admin.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
     const exact = await get(`/v1/guests?email=${encodeURIComponent(guest.email!.toUpperCase())}`);
     expect(exact.body.data.map((g: { id: string }) => g.id)).toContain(guest.id);
     for (const pattern of ["%", "_%", guest.email!.replace(/^./, "_")]) {
@@ -104,8 +104,8 @@ describe("GET /v1/guests", () => {
     }
     // 520 more guests in this test's own database, so that a page can hit the cap.
     const integration = A().guest_lookup.integration_id;
-    const integ = await t.db.primary.integration.findUniqueOrThrow({ where: { id: integration } });
-    await t.db.primary.guestProfile.createMany({
+    const integ = await t.admin.integration.findUniqueOrThrow({ where: { id: integration } });
+    await t.admin.guestProfile.createMany({
       data: Array.from({ length: 520 }, (_, i) => ({
         id: randomUUID(),
         propertyGroupId: A().id,
@@ -149,12 +149,12 @@ describe("GET /v1/guests", () => {
 
   it("a walk stays exact while guests are inserted concurrently", async () => {
     const before = new Set(await groupGuestIds(A().id));
-    const integ = await t.db.primary.integration.findUniqueOrThrow({ where: { id: A().guest_lookup.integration_id } });
+    const integ = await t.admin.integration.findUniqueOrThrow({ where: { id: A().guest_lookup.integration_id } });
     let inserted = 0;
     const { rows } = await walk(t, "/v1/guests?limit=7", A().credentials.api_key, async () => {
       // New rows created now sort after every existing row; they may or may not appear, but no
       // existing row may be skipped or repeated.
-      await t.db.primary.guestProfile.create({
+      await t.admin.guestProfile.create({
         data: { id: randomUUID(), propertyGroupId: A().id, propertyId: integ.propertyId, integrationId: integ.id, sourceId: `live-${inserted++}` },
       });
     });
@@ -178,7 +178,7 @@ describe("GET /v1/guests/{id}", () => {
     const missing = await get(`/v1/guests/${randomUUID()}`);
     expect(missing.status).toBe(404);
     expect(missing.body.error).toBe("not_found");
-    const guest = await t.db.primary.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
+    const guest = await t.admin.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
     const other = A().properties.find((p) => p !== guest.propertyId)!;
     const narrowed = await get(`/v1/guests/${guest.id}`).set("X-Property-Id", other);
     expect(narrowed.status).toBe(404);

@@ -16,7 +16,7 @@ describe("GET /v1/integrations", () => {
     const res = await get("/v1/integrations");
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(["data"]);
-    const count = await t.db.primary.integration.count({ where: { propertyGroupId: A().id } });
+    const count = await t.admin.integration.count({ where: { propertyGroupId: A().id } });
     expect(res.body.data).toHaveLength(count);
     for (const row of res.body.data) {
       expect(Object.keys(row).sort()).toEqual(["id", "name", "property_id", "provider", "source_ref", "status"]);

@@ -22,7 +22,7 @@ function call(route: RouteSpec, token: string) {
 describe.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))("%s", (_name, route) => {
   it(`403 forbidden with scope ${route.scope} without it; not 403 with it`, async () => {
     const A = t.manifest.groups.A;
-    const without = await createApiKey(t.db.primary, { propertyGroupId: A.id, name: "without", scopes: ALL_SCOPES.filter((s) => s !== route.scope) });
+    const without = await createApiKey(t.admin, { propertyGroupId: A.id, name: "without", scopes: ALL_SCOPES.filter((s) => s !== route.scope) });
     const denied = await call(route, without.token);
     expect(denied.status).toBe(403);
     expect(denied.body).toMatchObject({ error: "forbidden", scope: route.scope });

@@ -64,12 +64,12 @@ describe("consent conditions agree with consent/precedence.ts", () => {
         const tag = `fc${run++}`;
         const contact = (i: number) => `${tag}.c${i}@example.test`;
         // Six guests, one per contact (addresses upper-cased), and one without an e-mail.
-        const guests = await t.db.primary.guestProfile.createManyAndReturn({
+        const guests = await t.admin.guestProfile.createManyAndReturn({
           data: [...Array.from({ length: 6 }, (_, i) => contact(i).toUpperCase()), null].map((email, i) => ({
             id: crypto.randomUUID(), propertyGroupId: A().id, propertyId, integrationId, sourceId: `${tag}-${i}`, email,
           })),
         });
-        await t.db.primary.consentObservation.createMany({
+        await t.admin.consentObservation.createMany({
           data: history.map((o) => ({
             id: o.id,
             propertyGroupId: o.at === "otherGroup" ? B().id : A().id,
@@ -116,13 +116,13 @@ describe("consent conditions agree with consent/precedence.ts", () => {
     const at = new Date("2030-02-01T00:00:00Z");
     for (const [i, [first, second]] of ([["withdrawn", "denied"], ["denied", "withdrawn"]] as const).entries()) {
       const tag = `tie-${first}`;
-      const guest = await t.db.primary.guestProfile.create({
+      const guest = await t.admin.guestProfile.create({
         data: { id: crypto.randomUUID(), propertyGroupId: A().id, propertyId, integrationId, sourceId: tag, email: `${tag}@example.test` },
       });
       const base = { propertyGroupId: A().id, contactType: "email" as const, contactValue: `${tag}@example.test`, purpose: "email_marketing", channel: "email", source: "test", observedAt: at };
       // The larger id is stored first; the smaller id decides all the same.
-      await t.db.primary.consentObservation.create({ data: { ...base, id: `f000000${i}-0000-4000-8000-000000000000`, status: second } });
-      await t.db.primary.consentObservation.create({ data: { ...base, id: `0000000${i}-0000-4000-8000-000000000000`, status: first } });
+      await t.admin.consentObservation.create({ data: { ...base, id: `f000000${i}-0000-4000-8000-000000000000`, status: second } });
+      await t.admin.consentObservation.create({ data: { ...base, id: `0000000${i}-0000-4000-8000-000000000000`, status: first } });
       expect(await members("guest_profile", { and: [ofSource(tag), consent("email_marketing", "eq", first)] })).toEqual([guest.id]);
       expect(await members("guest_profile", { and: [ofSource(tag), consent("email_marketing", "eq", second)] })).toEqual([]);
     }
@@ -134,7 +134,7 @@ describe("tenant isolation of consent conditions", () => {
     const email = "shared.address@example.test";
     const mk = async (g: ReturnType<typeof A>, sourceId: string) => {
       const { propertyId, integrationId } = home(g);
-      return t.db.primary.guestProfile.create({ data: { id: crypto.randomUUID(), propertyGroupId: g.id, propertyId, integrationId, sourceId, email } });
+      return t.admin.guestProfile.create({ data: { id: crypto.randomUUID(), propertyGroupId: g.id, propertyId, integrationId, sourceId, email } });
     };
     const inA = await mk(A(), "iso-a");
     const inB = await mk(B(), "iso-b");
@@ -143,14 +143,14 @@ describe("tenant isolation of consent conditions", () => {
       channel: "email", status, source: "test", observedAt: new Date(Date.UTC(2030, 0, day)),
     });
     // A: granted. B: granted, then withdrawn later. A withdrawal in B must not reach A's member.
-    await t.db.primary.consentObservation.createMany({ data: [obs(A().id, "granted", 1), obs(B().id, "granted", 1), obs(B().id, "withdrawn", 2)] });
+    await t.admin.consentObservation.createMany({ data: [obs(A().id, "granted", 1), obs(B().id, "granted", 1), obs(B().id, "withdrawn", 2)] });
     const doc = (value: string) => ({ and: [ofSource("iso-"), consent("iso_marketing", "eq", value)] });
     expect(await members("guest_profile", doc("granted"))).toEqual([inA.id]);
     expect(await members("guest_profile", doc("withdrawn"))).toEqual([]);
     expect(await members("guest_profile", doc("withdrawn"), {}, B().credentials.api_key)).toEqual([inB.id]);
     expect(await members("guest_profile", doc("granted"), {}, B().credentials.api_key)).toEqual([]);
     // Only B has observed this purpose: to A the address is unknown.
-    await t.db.primary.consentObservation.create({ data: { ...obs(B().id, "granted", 3), purpose: "b_only" } });
+    await t.admin.consentObservation.create({ data: { ...obs(B().id, "granted", 3), purpose: "b_only" } });
     expect(await members("guest_profile", { and: [ofSource("iso-"), consent("b_only", "eq", "unknown")] })).toEqual([inA.id]);
   });
 });
@@ -186,19 +186,19 @@ describe("consent conditions at size", () => {
     const guests = 70_000;
     // Guest n has e-mail Bulk.n@Example.test (mixed case: matching ignores it). Its email_marketing
     // history by n % 10: 0-3 granted; 4 granted then withdrawn; 5 denied then granted; 6-9 none.
-    await t.db.primary.$executeRaw`
+    await t.admin.$executeRaw`
       INSERT INTO guest_profiles (id, property_group_id, property_id, integration_id, source_id, email, created_at, updated_at)
       SELECT gen_random_uuid(), ${A().id}::uuid, ${propertyId}::uuid, ${integrationId}::uuid, 'bulk-' || n, 'Bulk.' || n || '@Example.test',
         timestamptz '2030-01-01' + n * interval '1 second', timestamptz '2030-01-01'
       FROM generate_series(0, ${guests - 1}) n`;
-    await t.db.primary.$executeRaw`
+    await t.admin.$executeRaw`
       INSERT INTO consent_observations (id, property_group_id, property_id, contact_type, contact_value, purpose, channel, status, source, observed_at)
       SELECT gen_random_uuid(), ${A().id}::uuid, NULL, 'email', 'bulk.' || n || '@example.test', 'email_marketing', 'email', h.status::"ConsentStatus", 'test',
         timestamptz '2030-06-01' + h.day * interval '1 day'
       FROM generate_series(0, ${guests - 1}) n
       JOIN (VALUES (0, 'granted', 0), (1, 'granted', 0), (2, 'granted', 0), (3, 'granted', 0),
                    (4, 'granted', 0), (4, 'withdrawn', 1), (5, 'denied', 0), (5, 'granted', 1)) h(k, status, day) ON h.k = n % 10`;
-    await t.db.primary.$executeRawUnsafe("ANALYZE guest_profiles, consent_observations");
+    await t.admin.$executeRawUnsafe("ANALYZE guest_profiles, consent_observations");
 
     // Ten consent conditions, all of them true exactly for the granted-only guests (n % 10 <= 3).
     const filterDoc = {

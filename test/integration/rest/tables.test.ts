@@ -48,7 +48,7 @@ describe("GET /v1/tables", () => {
 
   it("narrows with X-Property-Id: the property's own tables and group-wide ones, never another property's", async () => {
     const [p0, p1] = A().properties;
-    const own = await t.db.primary.guestTable.create({
+    const own = await t.admin.guestTable.create({
       data: { id: "7a0c0000-0000-4000-8000-000000000001", propertyGroupId: A().id, propertyId: p1, name: "Arrivals at p1", kind: "curated", memberType: "guest_profile" },
     });
     const ids = async (property: string) =>
@@ -63,7 +63,7 @@ describe("GET /v1/tables", () => {
     const members = await get(`/v1/tables/${A().tables.unbound}/members?limit=500`).set("X-Property-Id", p0);
     expect(members.status).toBe(200);
     for (const m of members.body.data) expect(m.guest.property_id).toBe(p0);
-    await t.db.primary.guestTable.delete({ where: { id: own.id } });
+    await t.admin.guestTable.delete({ where: { id: own.id } });
   });
 
   it("needs read:tables", async () => {
@@ -74,7 +74,7 @@ describe("GET /v1/tables", () => {
 
 describe("GET /v1/tables/{id}/members", () => {
   it("walks a curated table's stored members with their guest records", async () => {
-    const stored = await t.db.primary.tableMember.findMany({ where: { tableId: A().tables.bound } });
+    const stored = await t.admin.tableMember.findMany({ where: { tableId: A().tables.bound } });
     const { ids, pages } = await walkOffset(`/v1/tables/${A().tables.bound}/members?limit=2`);
     expect(pages).toBeGreaterThan(2);
     expect(ids.sort()).toEqual(stored.map((m) => m.memberId).sort());
@@ -85,7 +85,7 @@ describe("GET /v1/tables/{id}/members", () => {
   });
 
   it("evaluates a filter-defined table's document", async () => {
-    const table = await t.db.primary.guestTable.findUniqueOrThrow({ where: { id: A().tables.unbound } });
+    const table = await t.admin.guestTable.findUniqueOrThrow({ where: { id: A().tables.unbound } });
     const viaMembers = await walkOffset(`/v1/tables/${table.id}/members?limit=3`);
     const viaPreview = await walkOffset("", { member_type: table.memberType, filter_doc: table.filterDoc, limit: 3 });
     expect(viaMembers.ids).toEqual(viaPreview.ids);
@@ -100,9 +100,9 @@ describe("GET /v1/tables/{id}/members", () => {
 describe("table members seen by a property-narrowed caller (issue 26)", () => {
   /** The bound table's stored members whose guest is at `property`, in the order they were added. */
   async function membersAt(property: string) {
-    const stored = await t.db.primary.tableMember.findMany({ where: { tableId: A().tables.bound }, orderBy: { position: "asc" } });
+    const stored = await t.admin.tableMember.findMany({ where: { tableId: A().tables.bound }, orderBy: { position: "asc" } });
     const at = new Set(
-      (await t.db.primary.guestProfile.findMany({ where: { id: { in: stored.map((m) => m.memberId) }, propertyId: property }, select: { id: true } })).map((g) => g.id),
+      (await t.admin.guestProfile.findMany({ where: { id: { in: stored.map((m) => m.memberId) }, propertyId: property }, select: { id: true } })).map((g) => g.id),
     );
     const expected = stored.map((m) => m.memberId).filter((id) => at.has(id));
     // The group-wide table really holds guests of other properties too.
@@ -159,21 +159,21 @@ describe("table members seen by a property-narrowed caller (issue 26)", () => {
 
   it("a curated table of master profiles shows a narrowed caller only those with a guest at its property", async () => {
     const [p0] = A().properties;
-    const masters = await t.db.primary.masterProfile.findMany({ where: { propertyGroupId: A().id }, orderBy: { id: "asc" }, take: 30, include: { guests: { select: { propertyId: true } } } });
+    const masters = await t.admin.masterProfile.findMany({ where: { propertyGroupId: A().id }, orderBy: { id: "asc" }, take: 30, include: { guests: { select: { propertyId: true } } } });
     const atP0 = masters.filter((m) => m.guests.some((g) => g.propertyId === p0)).map((m) => m.id);
     expect(atP0.length).toBeGreaterThan(0);
     expect(atP0.length).toBeLessThan(masters.length);
-    const table = await t.db.primary.guestTable.create({
+    const table = await t.admin.guestTable.create({
       data: { id: "7a0c0000-0000-4000-8000-000000000002", propertyGroupId: A().id, name: "Masters", kind: "curated", memberType: "master_profile" },
     });
-    await t.db.primary.tableMember.createMany({ data: masters.map((m, i) => ({ tableId: table.id, propertyGroupId: A().id, memberId: m.id, position: i + 1 })) });
+    await t.admin.tableMember.createMany({ data: masters.map((m, i) => ({ tableId: table.id, propertyGroupId: A().id, memberId: m.id, position: i + 1 })) });
     const res = await get(`/v1/tables/${table.id}/members?limit=500&include_total=1`).set("X-Property-Id", p0);
     expect(res.body.data.map((m: { member_id: string }) => m.member_id)).toEqual(atP0);
     for (const m of res.body.data) expect(m.master_profile).not.toBeNull();
     expect(res.body.total_count).toBe(atP0.length);
     const all = await get(`/v1/tables/${table.id}/members?limit=500&include_total=1`);
     expect(all.body.total_count).toBe(masters.length);
-    await t.db.primary.guestTable.delete({ where: { id: table.id } });
+    await t.admin.guestTable.delete({ where: { id: table.id } });
   });
 });
 
@@ -205,7 +205,7 @@ describe("POST /v1/tables/preview", () => {
 
   it("selects by fields, nesting and effective consent", async () => {
     const gb = await preview({ member_type: "guest_profile", filter_doc: { field: "country_code", op: "eq", value: "gb" }, limit: 500, include_total: true });
-    const expected = await t.db.primary.guestProfile.count({ where: { propertyGroupId: A().id, countryCode: "GB" } });
+    const expected = await t.admin.guestProfile.count({ where: { propertyGroupId: A().id, countryCode: "GB" } });
     expect(gb.body.total_count).toBe(expected);
     expect(gb.body.data.every((m: { guest: { country_code: string } }) => m.guest.country_code === "GB")).toBe(true);
 
@@ -220,19 +220,19 @@ describe("POST /v1/tables/preview", () => {
       limit: 500,
       include_total: true,
     });
-    const all = await t.db.primary.guestProfile.count({ where: { propertyGroupId: A().id, email: { not: null } } });
+    const all = await t.admin.guestProfile.count({ where: { propertyGroupId: A().id, email: { not: null } } });
     expect(notGranted.body.total_count + granted.body.data.length).toBe(all);
   });
 
   it("previews master profiles and never another group's rows", async () => {
     const res = await preview({ member_type: "master_profile", filter_doc: { field: "property_id", op: "in", value: A().properties }, limit: 500 });
     expect(res.status).toBe(200);
-    const mine = await t.db.primary.masterProfile.findMany({ where: { propertyGroupId: A().id }, select: { id: true } });
+    const mine = await t.admin.masterProfile.findMany({ where: { propertyGroupId: A().id }, select: { id: true } });
     const ids = res.body.data.map((m: { member_id: string }) => m.member_id);
     expect(ids.length).toBeGreaterThan(0);
     for (const id of ids) expect(mine.map((m) => m.id)).toContain(id);
     const cross = await preview({ member_type: "guest_profile", filter_doc: { field: "email", op: "exists", value: true }, limit: 500 }, B().credentials.api_key);
-    const aGuests = new Set((await t.db.primary.guestProfile.findMany({ where: { propertyGroupId: A().id }, select: { id: true } })).map((g) => g.id));
+    const aGuests = new Set((await t.admin.guestProfile.findMany({ where: { propertyGroupId: A().id }, select: { id: true } })).map((g) => g.id));
     expect(cross.body.data.filter((m: { member_id: string }) => aGuests.has(m.member_id))).toEqual([]);
   });
 });

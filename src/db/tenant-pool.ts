@@ -1,0 +1,100 @@
+// The pg pool every service statement runs on, carrying the second tenant wall (docs/security.md):
+// each statement is preceded, in the same round trip and the same implicit transaction, by
+//   SELECT set_config('role', <role>, true), set_config('gcs.group_id', <group>, true)
+// for the session db/session.ts holds: gcs_tenant and the caller's group, gcs_system on a documented
+// cross-group path, or gcs_tenant with no group (no rows) when neither was said. The two are sent
+// as Parse/Bind/Execute before the statement's own messages, with one Sync after both, so they run
+// in one implicit transaction: the settings are local to it and gone when the statement ends, the
+// same through PgBouncer's transaction pooling and on a read replica. No extra round trip.
+import { AsyncResource } from "node:async_hooks";
+import pg from "pg";
+import { currentSession } from "./session";
+
+export const TENANT_ROLE = "gcs_tenant";
+export const CROSS_GROUP_ROLE = "gcs_system";
+/** The statement sent before each of the service's own (tests leave it out when they count statements). */
+export const SET_SESSION = "SELECT set_config('role', $1, true), set_config('gcs.group_id', $2, true)";
+// Run as sent, as the login role: transaction control (a SET TRANSACTION must come first in its
+// transaction, and a failed transaction accepts only ROLLBACK; the statements inside carry their own
+// settings), and maintenance that cannot run inside a transaction (VACUUM, by the tables' owner).
+const RUN_AS_SENT = /^\s*(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE|SET\s+TRANSACTION|PREPARE\s+TRANSACTION|VACUUM|ANALYZE|CHECKPOINT)\b/i;
+
+type Callback = (err: Error | null, result?: unknown) => void;
+
+// pg's Query is a class whose protocol steps can be extended; its typings do not declare them.
+interface QuerySteps {
+  requiresPreparation(): boolean;
+  prepare(connection: unknown): void;
+  handleDataRow(msg: unknown): void;
+  handleCommandComplete(msg: unknown, connection: unknown): void;
+}
+const Query = (pg as unknown as { Query: new (config: unknown, values?: unknown, callback?: Callback) => QuerySteps }).Query;
+
+/** A query that first sets the session's role and group, in the same implicit transaction. */
+class SessionQuery extends Query {
+  private settingsPending = true;
+  constructor(private readonly settings: [string, string], config: unknown, values?: unknown, callback?: Callback) {
+    super(config, values, callback);
+  }
+  override requiresPreparation() {
+    return true;
+  }
+  override prepare(connection: { parse(m: object): void; bind(m: object): void; execute(m: object): void }) {
+    connection.parse({ text: SET_SESSION, name: "", types: [] });
+    connection.bind({ portal: "", statement: "", values: this.settings, valueMapper: (v: unknown) => v });
+    connection.execute({ portal: "", rows: 0 });
+    super.prepare(connection);
+  }
+  // The settings statement answers one row and its completion before the statement's own.
+  override handleDataRow(msg: unknown) {
+    if (!this.settingsPending) super.handleDataRow(msg);
+  }
+  override handleCommandComplete(msg: unknown, connection: unknown) {
+    if (this.settingsPending) this.settingsPending = false;
+    else super.handleCommandComplete(msg, connection);
+  }
+}
+
+interface TenantPoolConfig extends pg.PoolConfig {
+  /** false: statements run as the login role, with no settings (the benchmark's A/B only). */
+  rowSecurity?: boolean;
+}
+
+class TenantClient extends pg.Client {
+  private readonly rowSecurity: boolean;
+  constructor(config: TenantPoolConfig) {
+    super(config);
+    this.rowSecurity = config.rowSecurity !== false;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(config: any, values?: any, callback?: any): any {
+    if (!this.rowSecurity || config == null || typeof config.submit === "function") return super.query(config, values, callback);
+    const text: unknown = typeof config === "string" ? config : config.text;
+    if (typeof text !== "string" || RUN_AS_SENT.test(text)) return super.query(config, values, callback);
+    const session = currentSession();
+    const settings: [string, string] =
+      session && "crossGroup" in session ? [CROSS_GROUP_ROLE, ""] : [TENANT_ROLE, session && "groupId" in session ? session.groupId : ""];
+    if (typeof values === "function") [values, callback] = [undefined, values];
+    if (callback) {
+      super.query(new SessionQuery(settings, config, values, callback) as never);
+      return undefined;
+    }
+    return new Promise((resolve, reject) => {
+      super.query(new SessionQuery(settings, config, values, (err, result) => (err ? reject(err) : resolve(result))) as never);
+    });
+  }
+}
+
+/**
+ * A pg Pool of TenantClients. A callback waiting for a free connection is run by whichever request
+ * releases one; bound here, it runs in the async context (and so the session) of its own caller.
+ */
+export class TenantPool extends pg.Pool {
+  constructor(config: TenantPoolConfig) {
+    super({ ...config, Client: TenantClient } as unknown as pg.PoolConfig);
+  }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override connect(callback?: any): any {
+    return callback ? super.connect(AsyncResource.bind(callback)) : super.connect();
+  }
+}
