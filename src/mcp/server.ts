@@ -151,8 +151,16 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
       const server = buildMcpServer(toolsFor(tools, context, messages), guide, validator, context, req, { parallel, bytes: maxBytes, maxBytes });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
-        void transport.close();
-        void server.close();
+        // Closing makes the SDK build an Error to reject pending outgoing requests, which a stateless
+        // server never has: without its stack trace (the Error is made in the synchronous part of close).
+        const stackTraceLimit = Error.stackTraceLimit;
+        Error.stackTraceLimit = 0;
+        try {
+          void transport.close();
+          void server.close();
+        } finally {
+          Error.stackTraceLimit = stackTraceLimit;
+        }
       });
       await server.connect(transport);
       await transport.handleRequest(req, res, req.body);
