@@ -1,4 +1,5 @@
-// Actions (guest tasks) and reviews. Read through Prisma: these lists are not on a hot path.
+// Actions (guest tasks) and reviews. Read through Prisma (these lists are not on a hot path), but for
+// the guest context's one SQL statement.
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";

@@ -1,4 +1,4 @@
-// Loyalty programs and their members. Read through Prisma: not a hot path.
+// Loyalty programs and their members. Read through Prisma (not a hot path), but for the guest context's one SQL statement.
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";

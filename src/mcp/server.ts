@@ -1,6 +1,7 @@
 // The MCP server at /mcp (streamable HTTP, stateless). The tools (tools.ts) are built once; each
-// request gets a server holding the tools its credential may use, run with the request's context, so
-// tenant scoping and scopes are enforced exactly as on /v1. A tool answers its result as structured
+// request gets a server holding the tools its credential may use (a tools/call request: only those
+// it names, see toolsFor), run with the request's context, so tenant scoping and scopes are
+// enforced exactly as on /v1. A tool answers its result as structured
 // content and as JSON text; a failure is a tool result with isError and the REST error body as text.
 // One request's tool calls (a batch) share the credential's slots and one byte budget for their results.
 import type { Request, Response } from "express";
