@@ -1,8 +1,7 @@
 // The ceiling of the MCP guest_context tool (bench/ceiling-server.ts, POST /mcp): one JSON-RPC
 // tools/call with a master_profile_id, answered with the statements the service's GuestContext
 // operation sends (its statement log, one call: master profile and its guests, then the sections'
-// reads, then property names and loyalty programs; the Prisma-built ones copied as Prisma writes
-// them) and the same result: structuredContent and the same JSON as text. Precedence and contact
+// reads, one statement each, then property names) and the same result: structuredContent and the same JSON as text. Precedence and contact
 // normalisation are the service's own pure functions, as the cursor is for the REST ceilings.
 import { effectiveConsent, normaliseContact, type ConsentStatus } from "../src/consent/precedence";
 
@@ -10,11 +9,8 @@ type Query = <R = Record<string, any>>(text: string, values: unknown[], name?: s
 
 const ts = (column: string, alias: string) => `to_char(t.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${alias}"`;
 const day = (column: string, alias: string) => `to_char(t.${column}, 'YYYY-MM-DD') AS "${alias}"`;
-/** Prisma's select list: every column, table-qualified, enums as text. */
-const prismaColumns = (table: string, columns: string) =>
-  columns.split(" ").map((c) => (c.endsWith("::text") ? `"public"."${table}"."${c.slice(0, -6)}"::text` : `"public"."${table}"."${c}"`)).join(", ");
-/** Prisma's `IN ($a,$b,…)` from `first` on. */
-const list = (n: number, first: number) => Array.from({ length: n }, (_, i) => `$${first + i}`).join(",");
+/** data/sql.ts anyOf: a uuid array as one text parameter. */
+const uuids = (ids: string[]) => `{${ids.join(",")}}`;
 
 const SQL = {
   master: `SELECT t.id AS "id", t.given_name AS "givenName", t.family_name AS "familyName", t.email AS "email", t.phone AS "phone", t.language AS "language", t.country_code AS "countryCode", ${day("birth_date", "birthDate")}, t.vip AS "vip", ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM master_profiles t WHERE t.property_group_id = $1::uuid AND t.id = $2::uuid LIMIT $3`,
@@ -44,14 +40,28 @@ const SQL = {
             AND x.kind IN ('charge', 'adjustment', 'refund')
           GROUP BY x.currency, x.category`,
   events: `SELECT t.seq AS "seq", t.property_group_id AS "propertyGroupId", t.entity_type AS "entityType", t.entity_id AS "entityId", t.guest_profile_id AS "guestProfileId", t.property_id AS "propertyId", t.integration_id AS "integrationId", t.operation AS "operation", t.delta AS "delta", ${ts("occurred_at", "occurredAt")}, ${ts("recorded_at", "recordedAt")}, t.txid AS "txid" FROM events t WHERE t.property_group_id = $1::uuid AND t.guest_profile_id = ANY($2::uuid[]) ORDER BY t.seq DESC LIMIT $3`,
-  // Prisma's statements (src/data/loyalty.ts, engagement.ts, consents.ts and the property and integration loaders).
-  loyaltyMembers: (n: number) => `SELECT ${prismaColumns("loyalty_members", "id property_group_id program_id guest_profile_id master_profile_id enrolment_property_id member_number tier status::text points_balance lifetime_points enrolled_at tier_expires_at created_at updated_at")} FROM "public"."loyalty_members" WHERE (("public"."loyalty_members"."guest_profile_id" IN (${list(n, 1)}) OR "public"."loyalty_members"."master_profile_id" = $${n + 1}) AND "public"."loyalty_members"."property_group_id" = $${n + 2}) ORDER BY "public"."loyalty_members"."lifetime_points" DESC, "public"."loyalty_members"."id" ASC OFFSET $${n + 3}`,
-  latestReview: (n: number) => `SELECT ${prismaColumns("reviews", "id property_group_id property_id integration_id source_id guest_profile_id reservation_id source rating source_rating source_scale title body language published_at response_body responded_at created_at")} FROM "public"."reviews" WHERE ("public"."reviews"."guest_profile_id" IN (${list(n, 1)}) AND "public"."reviews"."property_group_id" = $${n + 1}) ORDER BY "public"."reviews"."published_at" DESC, "public"."reviews"."id" ASC LIMIT $${n + 2} OFFSET $${n + 3}`,
-  reviewSummary: (n: number) => `SELECT COUNT(*) AS "_count$_all", AVG("rating") AS "_avg$rating" FROM (SELECT "public"."reviews"."id", "public"."reviews"."rating" FROM "public"."reviews" WHERE ("public"."reviews"."guest_profile_id" IN (${list(n, 1)}) AND "public"."reviews"."property_group_id" = $${n + 1}) OFFSET $${n + 2}) AS "sub"`,
-  observations: (n: number) => `SELECT ${prismaColumns("consent_observations", "id property_group_id property_id integration_id guest_profile_id contact_type::text contact_value purpose channel status::text source observed_at created_at")} FROM "public"."consent_observations" WHERE ("public"."consent_observations"."property_group_id" = $1 AND "public"."consent_observations"."contact_value" IN (${list(n, 2)}) AND "public"."consent_observations"."property_group_id" = $${n + 2}) ORDER BY "public"."consent_observations"."observed_at" DESC, "public"."consent_observations"."id" ASC OFFSET $${n + 3}`,
-  integrations: (n: number) => `SELECT ${prismaColumns("integrations", "id property_group_id property_id provider name status::text status_detail source_ref last_synced_at created_at updated_at")} FROM "public"."integrations" WHERE ("public"."integrations"."id" IN (${list(n, 1)}) AND "public"."integrations"."property_group_id" = $${n + 1}) OFFSET $${n + 2}`,
-  properties: (n: number) => `SELECT ${prismaColumns("properties", "id property_group_id name code kind::text timezone country_code city address_line currency room_count seat_count created_at updated_at")} FROM "public"."properties" WHERE ("public"."properties"."id" IN (${list(n, 1)}) AND "public"."properties"."property_group_id" = $${n + 1}) OFFSET $${n + 2}`,
-  programs: (n: number) => `SELECT ${prismaColumns("loyalty_programs", "id property_group_id name code points_name tiers active created_at updated_at")} FROM "public"."loyalty_programs" WHERE ("public"."loyalty_programs"."id" IN (${list(n, 1)}) AND "public"."loyalty_programs"."property_group_id" = $${n + 1}) OFFSET $${n + 2}`,
+  // src/data/loyalty.ts membershipsOfPerson, engagement.ts reviewsOfPerson, consents.ts decideInSql,
+  // properties.ts providersByIds and namesByIds.
+  memberships: (withMaster: boolean) => `SELECT t.program_id AS "programId", t.member_number AS "memberNumber", t.tier, t.status::text AS status,
+            t.points_balance AS "pointsBalance", p.name AS "programName", p.tiers AS "programTiers", p.points_name AS "pointsName"
+          FROM loyalty_members t
+          LEFT JOIN loyalty_programs p ON p.id = t.program_id AND p.property_group_id = $1::uuid
+          WHERE t.property_group_id = $2::uuid AND (t.guest_profile_id = ANY($3::uuid[])${withMaster ? " OR t.master_profile_id = $4::uuid" : ""})
+          ORDER BY t.lifetime_points DESC, t.id`,
+  reviews: `SELECT s.count, s.average, l.*
+          FROM (SELECT count(*)::int AS count, avg(t.rating)::text AS average FROM reviews t
+                WHERE t.property_group_id = $1::uuid AND t.guest_profile_id = ANY($2::uuid[])) s
+          LEFT JOIN LATERAL (SELECT t.id, t.rating, t.source, t.title, t.body, ${ts("published_at", "publishedAt")},
+                t.property_id AS "propertyId"
+              FROM reviews t WHERE t.property_group_id = $3::uuid AND t.guest_profile_id = ANY($4::uuid[])
+              ORDER BY t.published_at DESC, t.id LIMIT 1) l ON true`,
+  observations: `SELECT t.id, t.property_id AS "propertyId", t.contact_type::text AS "contactType", t.contact_value AS "contactValue",
+            t.purpose, t.channel, t.status::text AS status, t.source, ${ts("observed_at", "observedAt")}
+          FROM consent_observations t
+          WHERE t.property_group_id = $1::uuid AND t.contact_value = ANY($2::text[])
+          ORDER BY t.observed_at DESC, t.id`,
+  integrations: `SELECT t.id, t.provider FROM integrations t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
+  properties: `SELECT t.id, t.name FROM properties t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
 };
 
 const PROFILES_SHOWN = 10;
@@ -84,7 +94,6 @@ export async function guestContext(message: any, group: string, query: Query) {
 
 async function sections(group: string, id: string, master: Record<string, any>, guests: Record<string, any>[], query: Query) {
   const ids = guests.map((g) => g.id as string);
-  const n = ids.length;
   const shown = guests.slice(0, PROFILES_SHOWN);
   const people = [master, ...guests];
   const contacts = distinct([
@@ -92,42 +101,37 @@ async function sections(group: string, id: string, master: Record<string, any>, 
     ...people.map((x) => x.phone && normaliseContact("phone", x.phone)),
   ]);
   const integrationIds = distinct(shown.map((g) => g.integrationId));
-  const [[stay], spendRows, members, [latest], [summary], observations, events, integrations] = await Promise.all([
+  const [[stay], spendRows, members, [review], observations, events, integrations] = await Promise.all([
     query(SQL.stays, [group, group, ids]),
     query<{ currency: string; category: string; amountMinor: string; transactions: number }>(SQL.spend, [group, ids]),
-    query(SQL.loyaltyMembers(n), [...ids, id, group, 0]),
-    query(SQL.latestReview(n), [...ids, group, 1, 0]),
-    query(SQL.reviewSummary(n), [...ids, group, 0]),
-    contacts.length ? query(SQL.observations(contacts.length), [group, ...contacts, group, 0]) : Promise.resolve([]),
+    query(SQL.memberships(true), [group, group, uuids(ids), id]),
+    query(SQL.reviews, [group, uuids(ids), group, uuids(ids)]),
+    contacts.length ? query(SQL.observations, [group, contacts]) : Promise.resolve([]),
     query(SQL.events, [group, ids, EVENTS_SHOWN + 1]),
-    integrationIds.length ? query(SQL.integrations(integrationIds.length), [...integrationIds, group, 0]) : Promise.resolve([]),
+    integrationIds.length ? query(SQL.integrations, [group, uuids(integrationIds)]) : Promise.resolve([]),
   ]);
 
   // Consent: each contact, purpose and type decided over its observations (latest first), by key.
   const byKey = new Map<string, Record<string, any>[]>();
   for (const o of observations) {
-    const key = `${o.contact_value}\u0000${o.purpose}\u0000${o.contact_type}`;
+    const key = `${o.contactValue}\u0000${o.purpose}\u0000${o.contactType}`;
     const mine = byKey.get(key);
     if (mine) mine.push(o);
     else byKey.set(key, [o]);
   }
   const decisions = [...byKey.keys()].sort().map((key) => {
     const mine = byKey.get(key)!;
-    return { o: mine[0], effective: effectiveConsent(mine.map((x) => ({ id: x.id, status: x.status as ConsentStatus, observedAt: x.observed_at, row: x }))) };
+    return { o: mine[0], effective: effectiveConsent(mine.map((x) => ({ id: x.id, status: x.status as ConsentStatus, observedAt: new Date(x.observedAt), row: x }))) };
   });
-  const order = (d: (typeof decisions)[number]) => `${d.o.purpose}\u0000${d.o.contact_value}`;
+  const order = (d: (typeof decisions)[number]) => `${d.o.purpose}\u0000${d.o.contactValue}`;
   decisions.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
   const consentShown = decisions.slice(0, CONSENTS_SHOWN);
 
-  const programIds = distinct(members.map((m) => m.program_id));
-  const propertyIds = distinct([...shown.map((g) => g.propertyId), latest?.property_id, ...consentShown.map((d) => (d.effective.decidedBy as any)?.row.property_id)]);
-  const [properties, programs] = await Promise.all([
-    propertyIds.length ? query(SQL.properties(propertyIds.length), [...propertyIds, group, 0]) : Promise.resolve([]),
-    programIds.length ? query(SQL.programs(programIds.length), [...programIds, group, 0]) : Promise.resolve([]),
-  ]);
+  const latest = review.id == null ? null : review;
+  const propertyIds = distinct([...shown.map((g) => g.propertyId), latest?.propertyId, ...consentShown.map((d) => (d.effective.decidedBy as any)?.row.propertyId)]);
+  const properties = propertyIds.length ? await query(SQL.properties, [group, uuids(propertyIds)]) : [];
   const names = new Map(properties.map((p) => [p.id as string, p.name as string]));
   const provider = new Map(integrations.map((i) => [i.id as string, i.provider as string]));
-  const programById = new Map(programs.map((p) => [p.id as string, p]));
   const more = (tool: string, extra: Record<string, unknown> = {}) => ({ tool, arguments: { master_profile_id: id, ...extra } });
 
   const currencies = new Map<string, { currency: string; total: bigint; categories: { category: string; amount: bigint; transactions: number }[] }>();
@@ -142,7 +146,7 @@ async function sections(group: string, id: string, master: Record<string, any>, 
   for (const c of spend) c.categories.sort((a, b) => bySize(a.amount, b.amount) || a.category.localeCompare(b.category));
 
   const body: string | null = latest?.body ?? null;
-  const average = summary._avg$rating == null ? null : Math.round(Number(summary._avg$rating) * 100) / 100;
+  const average = review.average == null ? null : Math.round(Number(review.average) * 100) / 100;
   return {
     found: true,
     master_profile_id: id,
@@ -174,9 +178,9 @@ async function sections(group: string, id: string, master: Record<string, any>, 
       effective: consentShown.map(({ o, effective }) => {
         const by = (effective.decidedBy as any)?.row as Record<string, any> | undefined;
         return {
-          contact_type: o.contact_type, contact_value: o.contact_value, purpose: o.purpose, status: effective.status, observation_count: effective.observationCount,
+          contact_type: o.contactType, contact_value: o.contactValue, purpose: o.purpose, status: effective.status, observation_count: effective.observationCount,
           decided_by: by
-            ? { id: by.id, status: by.status, channel: by.channel, source: by.source, observed_at: (by.observed_at as Date).toISOString(), property: by.property_id ? (names.get(by.property_id) ?? null) : null }
+            ? { id: by.id, status: by.status, channel: by.channel, source: by.source, observed_at: by.observedAt, property: by.propertyId ? (names.get(by.propertyId) ?? null) : null }
             : null,
         };
       }),
@@ -185,23 +189,22 @@ async function sections(group: string, id: string, master: Record<string, any>, 
     },
     loyalty: {
       memberships: members.map((m) => {
-        const program = programById.get(m.program_id);
-        const tiers: { code: string; name: string }[] = Array.isArray(program?.tiers) ? program.tiers : [];
+        const tiers: { code: string; name: string }[] = Array.isArray(m.programTiers) ? m.programTiers : [];
         return {
-          program: program?.name ?? m.program_id, member_number: m.member_number, tier: tiers.find((t) => t.code === m.tier)?.name ?? m.tier,
-          status: m.status, points_balance: Number(m.points_balance), points_name: program?.points_name ?? "points",
+          program: m.programName ?? m.programId, member_number: m.memberNumber, tier: tiers.find((t) => t.code === m.tier)?.name ?? m.tier,
+          status: m.status, points_balance: m.pointsBalance, points_name: m.pointsName ?? "points",
         };
       }),
       more: more("list_loyalty_members"),
     },
     reviews: {
-      count: Number(summary._count$_all),
+      count: review.count,
       average_rating: average,
       latest: latest
         ? {
             rating: latest.rating, source: latest.source, title: latest.title,
             excerpt: body && body.length > EXCERPT_CHARS ? `${body.slice(0, EXCERPT_CHARS - 1)}…` : body,
-            published_at: (latest.published_at as Date).toISOString(), property: names.get(latest.property_id) ?? null,
+            published_at: latest.publishedAt, property: names.get(latest.propertyId) ?? null,
           }
         : null,
       more: more("list_reviews"),

@@ -4,13 +4,14 @@
 // delivery engine all call it; table filters decide the same rule in SQL (data/filter-document.ts) over
 // the same normalised contact values (consent/precedence.ts normaliseContact).
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
-import { effectiveConsent, normaliseContact, type ContactType, type EffectiveConsent } from "../consent/precedence";
+import { effectiveConsent, normaliseContact, type ConsentStatus, type ContactType, type EffectiveConsent } from "../consent/precedence";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { tenantWhere } from "./tenant";
 import { given, guestFilter, insensitive, range } from "./where";
+import { raw, renderColumn, sql } from "./sql";
 
 export interface ConsentFilter {
   guestProfileId?: string | null;
@@ -103,6 +104,26 @@ export async function decideConsent(
   });
 }
 
+/** An observation as decideInSql reads it. */
+export interface SqlObservation {
+  id: string;
+  propertyId: string | null;
+  contactType: ContactType;
+  contactValue: string;
+  purpose: string;
+  channel: string;
+  status: ConsentStatus;
+  source: string;
+  observedAt: string;
+}
+
+export interface SqlConsentDecision {
+  contactType: ContactType;
+  contactValue: string;
+  purpose: string;
+  effective: { status: ConsentStatus | "unknown"; observationCount: number; decidedBy: SqlObservation | null };
+}
+
 export const consentKeyOf = createdAtKey;
 
 /** An effective-consent key: contact value, purpose and contact type. */
@@ -163,6 +184,37 @@ export function consents(r: Readers) {
           take: 100,
         })
       ).map((p) => p.purpose),
+
+    /**
+     * `decide` for the guest context: the same rule over the same rows, read in one SQL statement (no
+     * Prisma per-row cost), only the columns the answer shows, instants as ISO text.
+     */
+    async decideInSql(values: readonly string[]): Promise<SqlConsentDecision[]> {
+      if (values.length === 0) return [];
+      const rows = await r.groupSql.query<SqlObservation>(
+        (scoped) => sql`SELECT t.id, t.property_id AS "propertyId", t.contact_type::text AS "contactType", t.contact_value AS "contactValue",
+            t.purpose, t.channel, t.status::text AS status, t.source, ${raw(renderColumn("instant", "t.observed_at"))} AS "observedAt"
+          FROM consent_observations t
+          WHERE ${scoped("ConsentObservation", "t")} AND t.contact_value = ANY(${[...new Set(values.map(contactValueOf))]}::text[])
+          ORDER BY t.observed_at DESC, t.id`,
+      );
+      // As decideConsent: per contact, purpose and type (latest first), in key order.
+      const byKey = new Map<string, { id: string; status: ConsentStatus; observedAt: Date; row: SqlObservation }[]>();
+      for (const row of rows) {
+        const key = `${row.contactValue}\u0000${row.purpose}\u0000${row.contactType}`;
+        const observation = { id: row.id, status: row.status, observedAt: new Date(row.observedAt), row };
+        const list = byKey.get(key);
+        if (list) list.push(observation);
+        else byKey.set(key, [observation]);
+      }
+      return [...byKey.keys()].sort().map((key) => {
+        const mine = byKey.get(key)!;
+        const { contactType, contactValue, purpose } = mine[0].row;
+        const { status, decidedBy, observationCount } = effectiveConsent(mine);
+        // decidedBy is one of `mine`: its row.
+        return { contactType, contactValue, purpose, effective: { status, observationCount, decidedBy: (decidedBy as (typeof mine)[number] | null)?.row ?? null } };
+      });
+    },
 
     /** decideConsent across the caller's whole group, even for a request narrowed to one property. */
     decide: async (values: readonly string[], narrow?: { purpose?: string; contactType?: ContactType }) =>

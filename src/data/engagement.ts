@@ -1,10 +1,22 @@
-// Actions (guest tasks) and reviews. Read through Prisma: these lists are not on a hot path.
+// Actions (guest tasks) and reviews. Read through Prisma (these lists are not on a hot path), but for
+// the guest context's one SQL statement.
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given, guestFilter, range } from "./where";
+import { anyOf, raw, renderColumn, sql } from "./sql";
+
+/** The latest review as the guest context reads it. */
+export interface PersonReview {
+  rating: number;
+  source: string;
+  title: string | null;
+  body: string | null;
+  publishedAt: string;
+  propertyId: string;
+}
 
 export interface ActionFilter {
   guestProfileId?: string | null;
@@ -107,13 +119,19 @@ export function engagement(r: Readers) {
     },
 
     /** How many reviews these guests wrote, their average rating, and the latest one. */
+    /** Count, average rating and the latest of these guest profiles' reviews: one SQL statement (the guest context). */
     async reviewsOfPerson(guestIds: readonly string[]) {
-      const where = { guestProfileId: { in: [...guestIds] } };
-      const [summary, latest] = await Promise.all([
-        r.prisma.review.aggregate({ where, _count: { _all: true }, _avg: { rating: true } }),
-        r.prisma.review.findFirst({ where, orderBy: [{ publishedAt: "desc" }, { id: "asc" }] }),
-      ]);
-      return { count: summary._count._all, averageRating: round2(summary._avg.rating), latest: instantsAsText(latest) };
+      const [row] = await r.sql.query<{ count: number; average: string | null } & Partial<PersonReview> & { id: string | null }>(
+        (scoped) => sql`SELECT s.count, s.average, l.*
+          FROM (SELECT count(*)::int AS count, avg(t.rating)::text AS average FROM reviews t
+                WHERE ${scoped("Review", "t")} AND ${anyOf(raw("t.guest_profile_id"), guestIds)}) s
+          LEFT JOIN LATERAL (SELECT t.id, t.rating, t.source, t.title, t.body, ${raw(renderColumn("instant", "t.published_at"))} AS "publishedAt",
+                t.property_id AS "propertyId"
+              FROM reviews t WHERE ${scoped("Review", "t")} AND ${anyOf(raw("t.guest_profile_id"), guestIds)}
+              ORDER BY t.published_at DESC, t.id LIMIT 1) l ON true`,
+      );
+      const latest = row.id == null ? null : (row as PersonReview);
+      return { count: row.count, averageRating: round2(row.average == null ? null : Number(row.average)), latest };
     },
   };
 }

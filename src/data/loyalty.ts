@@ -1,10 +1,23 @@
-// Loyalty programs and their members. Read through Prisma: not a hot path.
+// Loyalty programs and their members. Read through Prisma (not a hot path), but for the guest context's one SQL statement.
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given } from "./where";
+import { anyOf, empty, raw, sql } from "./sql";
+
+/** A membership as the guest context reads it: its program's labels beside it (null without the program). */
+export interface PersonMembership {
+  programId: string;
+  memberNumber: string;
+  tier: string;
+  status: string;
+  pointsBalance: number;
+  programName: string | null;
+  programTiers: unknown;
+  pointsName: string | null;
+}
 
 export interface LoyaltyProgramFilter {
   active?: boolean | null;
@@ -52,15 +65,20 @@ export function loyalty(r: Readers) {
       allInstantsAsText(await r.prisma.loyaltyMember.findMany(createdAtPrisma.all({ masterProfileId: { in: [...ids] } }))),
 
     /** A person's memberships (of their guest profiles or their master profile), largest first, with their programs. */
-    async membershipsOfPerson(guestIds: readonly string[], masterProfileId: string | null) {
-      const members = await r.prisma.loyaltyMember.findMany({
-        where: { OR: [{ guestProfileId: { in: [...guestIds] } }, ...(masterProfileId ? [{ masterProfileId }] : [])] },
-        orderBy: [{ lifetimePoints: "desc" }, { id: "asc" }],
-      });
-      // Programs in a second statement, not a nested include: one statement per Prisma query (db/sql-count.ts).
-      const programs =
-        members.length === 0 ? [] : await r.prisma.loyaltyProgram.findMany({ where: { id: { in: [...new Set(members.map((m) => m.programId))] } } });
-      return { members: allInstantsAsText(members), programs: allInstantsAsText(programs) };
-    },
+    /**
+     * A person's memberships (of their guest profiles or their master profile), largest lifetime points
+     * first, each with its program's name, tiers and points name: one SQL statement (the guest context).
+     */
+    membershipsOfPerson: (guestIds: readonly string[], masterProfileId: string | null) =>
+      r.sql.query<PersonMembership>(
+        (scoped) => sql`SELECT t.program_id AS "programId", t.member_number AS "memberNumber", t.tier, t.status::text AS status,
+            t.points_balance AS "pointsBalance", p.name AS "programName", p.tiers AS "programTiers", p.points_name AS "pointsName"
+          FROM loyalty_members t
+          LEFT JOIN loyalty_programs p ON p.id = t.program_id AND ${scoped("LoyaltyProgram", "p")}
+          WHERE ${scoped("LoyaltyMember", "t")} AND (${anyOf(raw("t.guest_profile_id"), guestIds)}${
+            masterProfileId ? sql` OR t.master_profile_id = ${masterProfileId}::uuid` : empty
+          })
+          ORDER BY t.lifetime_points DESC, t.id`,
+      ),
   };
 }

@@ -6,6 +6,7 @@ import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given } from "./where";
+import { anyOf, raw, sql } from "./sql";
 
 export interface ChannelFilter {
   propertyId?: string | null;
@@ -29,6 +30,15 @@ export function properties(r: Readers) {
     all: async (): Promise<PropertyRow[]> => allInstantsAsText(await r.prisma.property.findMany({ orderBy: byName })),
     byIds: async (ids: readonly string[]): Promise<PropertyRow[]> =>
       allInstantsAsText(await r.prisma.property.findMany({ where: { id: { in: [...ids] } } })),
+
+    /** The names of these properties, one SQL statement (the guest context names its rows' properties). */
+    namesByIds: (ids: readonly string[]) =>
+      r.sql.query<{ id: string; name: string }>((scoped) => sql`SELECT t.id, t.name FROM properties t WHERE ${scoped("Property", "t")} AND ${anyOf(raw("t.id"), ids)}`),
+    /** The source systems (providers) of these integrations, one SQL statement. */
+    providersByIds: (ids: readonly string[]) =>
+      r.sql.query<{ id: string; provider: string }>(
+        (scoped) => sql`SELECT t.id, t.provider FROM integrations t WHERE ${scoped("Integration", "t")} AND ${anyOf(raw("t.id"), ids)}`,
+      ),
 
     integrations: async (): Promise<IntegrationRow[]> => allInstantsAsText(await r.prisma.integration.findMany({ orderBy: byName })),
     integrationsByIds: async (ids: readonly string[]): Promise<IntegrationRow[]> =>

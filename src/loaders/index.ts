@@ -14,6 +14,14 @@ function byId<T extends { id: string }>(fetch: (ids: string[]) => Promise<T[]>) 
   });
 }
 
+/** One value per key (or null): `fetch` answers [key, value] pairs. */
+function valueById<V>(fetch: (ids: string[]) => Promise<[string, V][]>) {
+  return new DataLoader<string, V | null>(async (ids) => {
+    const values = new Map(await fetch([...ids]));
+    return ids.map((id) => values.get(id) ?? null);
+  });
+}
+
 /** All rows per key, matched by a foreign key, in the order the read returns them. */
 function byForeignKey<T>(fetch: (keys: string[]) => Promise<T[]>, keyOf: (row: T) => string | null) {
   return new DataLoader<string, T[]>(async (keys) => {
@@ -45,6 +53,9 @@ export function createLoaders(data: Data) {
   return {
     property: byId((ids) => data.properties.byIds(ids)),
     integration: byId((ids) => data.properties.integrationsByIds(ids)),
+    /** Only the name or provider, in plain SQL: the guest context's labels. */
+    propertyName: valueById(async (ids) => (await data.properties.namesByIds(ids)).map((p) => [p.id, p.name])),
+    integrationProvider: valueById(async (ids) => (await data.properties.providersByIds(ids)).map((i) => [i.id, i.provider])),
     masterProfile: byId((ids) => data.masterProfiles.byIds(ids)),
     guest: byId((ids) => data.guests.byIds(ids)),
     guestsByMasterProfile: byForeignKeyPerShape<GuestRow>((ids, shape) => data.guests.byMasterProfiles(ids, shape), "masterProfileId"),

@@ -1,6 +1,7 @@
 // The MCP server at /mcp (streamable HTTP, stateless). The tools (tools.ts) are built once; each
-// request gets a server holding the tools its credential may use, run with the request's context, so
-// tenant scoping and scopes are enforced exactly as on /v1. A tool answers its result as structured
+// request gets a server holding the tools its credential may use (a tools/call request: only those
+// it names, see toolsFor), run with the request's context, so tenant scoping and scopes are
+// enforced exactly as on /v1. A tool answers its result as structured
 // content and as JSON text; a failure is a tool result with isError and the REST error body as text.
 // One request's tool calls (a batch) share the credential's slots and one byte budget for their results.
 import type { Request, Response } from "express";
@@ -8,6 +9,7 @@ import type { GraphQLSchema } from "graphql";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { createContext, type RequestContext } from "../context";
 import { prepareOperations, TOOL_OPERATIONS_DIR, type PreparedOperations } from "../api/execute";
 import { sendError } from "../http/respond";
@@ -66,12 +68,37 @@ function tooLarge(budget: CallBudget): CallToolResult {
   return { isError: true, content: [{ type: "text", text: JSON.stringify({ error: "response_too_large", detail }) }] };
 }
 
-function buildMcpServer(tools: McpTool[], guide: string, context: RequestContext, req: Request, budget: CallBudget): McpServer {
-  const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide });
+/**
+ * The tools a request's server registers, of those the credential may use: for a request of
+ * tools/call messages only, the ones they name (registering costs per tool, and the answers are the
+ * same: a name not registered is "not found" either way); else, or when none of the names is one of
+ * them, all of them.
+ */
+function toolsFor(tools: McpTool[], context: RequestContext, messages: unknown[]): McpTool[] {
+  // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
+  const allowed = tools.filter((tool) => !tool.scope || context.credential.scopes.has(tool.scope));
+  const names = new Set<unknown>();
+  for (const m of messages as { method?: unknown; params?: { name?: unknown } }[]) {
+    if (m?.method !== "tools/call") return allowed;
+    names.add(m.params?.name);
+  }
+  const named = allowed.filter((t) => names.has(t.name));
+  return named.length ? named : allowed;
+}
+
+function buildMcpServer(
+  tools: McpTool[],
+  guide: string,
+  validator: AjvJsonSchemaValidator,
+  context: RequestContext,
+  req: Request,
+  budget: CallBudget,
+): McpServer {
+  // The server's JSON Schema validator (it checks elicitation answers, which this server never asks
+  // for) is shared: the SDK would otherwise build an Ajv instance, with its formats, per request.
+  const server = new McpServer({ name: "guest-context-service", version: "1.0.0" }, { instructions: guide, jsonSchemaValidator: validator });
   const turn = atMost(budget.parallel);
   for (const tool of tools) {
-    // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
-    if (tool.scope && !context.credential.scopes.has(tool.scope)) continue;
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations },
@@ -104,10 +131,12 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
   for (const name of own.keys()) if (operations.has(name)) throw new Error(`operation ${name} is defined for both REST and MCP`);
   const tools = buildTools(schema, operations, new Map([...operations, ...own]), tasks);
   const guide = instructions(tasks);
+  const validator = new AjvJsonSchemaValidator();
   return async (req: Request, res: Response) => {
     try {
+      const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body];
       // Each tool call of a batch takes a slot of the credential (up to the cap), as a request would.
-      const calls = (Array.isArray(req.body) ? req.body : [req.body]).filter((m) => m?.method === "tools/call").length;
+      const calls = messages.filter((m) => (m as { method?: unknown })?.method === "tools/call").length;
       const gate = services.credentialGate;
       const context = await createContext(services, {
         authorization: req.get("authorization"),
@@ -120,11 +149,19 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
       res.locals.credential = context.credential;
       const maxBytes = services.config.graphqlMaxResponseBytes;
       const parallel = Math.max(1, gate ? Math.min(calls, gate.max) : calls);
-      const server = buildMcpServer(tools, guide, context, req, { parallel, bytes: maxBytes, maxBytes });
+      const server = buildMcpServer(toolsFor(tools, context, messages), guide, validator, context, req, { parallel, bytes: maxBytes, maxBytes });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
-        void transport.close();
-        void server.close();
+        // Closing makes the SDK build an Error to reject pending outgoing requests, which a stateless
+        // server never has: without its stack trace (the Error is made in the synchronous part of close).
+        const stackTraceLimit = Error.stackTraceLimit;
+        Error.stackTraceLimit = 0;
+        try {
+          void transport.close();
+          void server.close();
+        } finally {
+          Error.stackTraceLimit = stackTraceLimit;
+        }
       });
       await server.connect(transport);
       await transport.handleRequest(req, res, req.body);

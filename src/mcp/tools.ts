@@ -6,6 +6,7 @@
 import type { DocumentNode, GraphQLSchema } from "graphql";
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { objectFromShape } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import type { RequestContext } from "../context";
 import { invalidRequest } from "../errors";
 import { routeArguments, routeKey, type ArgumentDoc } from "../api/openapi/generate";
@@ -25,7 +26,8 @@ export interface McpTool {
   /** The credential must hold this scope for the tool to be listed at all. */
   scope?: string;
   inputSchema: z.ZodType;
-  outputSchema: z.ZodType | z.ZodRawShape;
+  /** A schema object, never a raw shape: the SDK would wrap a shape anew on every registration. */
+  outputSchema: z.ZodType;
   annotations: ToolAnnotations;
   run(args: Record<string, unknown>, context: RequestContext): Promise<Record<string, unknown>>;
 }
@@ -176,17 +178,20 @@ function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: T
   const document = operations.get(task.operation);
   if (!document) throw new Error(`MCP tool ${task.name} names unknown operation ${task.operation} (src/api/operations/tools)`);
   const known = Object.keys(task.inputSchema);
+  // Built once: zod compiles an object schema's parser on its first parse, per schema object.
+  const input = z.object(task.inputSchema);
   return {
     name: task.name,
     title: task.title,
     description: task.description,
     scope: task.scope,
     inputSchema: taskArgumentsSchema(task.inputSchema),
-    outputSchema: task.outputSchema,
+    // What the SDK itself makes of a raw shape (listed and checked the same), made once.
+    outputSchema: objectFromShape(task.outputSchema) as unknown as z.ZodType,
     annotations: task.annotations,
     async run(args, context) {
       rejectUnknown(args, known);
-      const parsed = z.object(task.inputSchema).safeParse(args);
+      const parsed = input.safeParse(args);
       if (!parsed.success) throw invalidRequest(argumentIssue(parsed.error.issues[0], args));
       task.check?.(parsed.data);
       const data = await runOperation(schema, document, task.toVariables(parsed.data), context);

@@ -31,13 +31,30 @@ export interface TaskTool {
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
+// Keys are the operations' field names (and a few argument names): a small, fixed set.
+const snakeNames = new Map<string, string>();
+const snakeName = (key: string) => {
+  let name = snakeNames.get(key);
+  if (name === undefined) {
+    name = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snakeNames.size < 10_000) snakeNames.set(key, name);
+  }
+  return name;
+};
+
 /** camelCase → snake_case keys, deeply: tool results read like the REST bodies (and their arguments). */
 export function snakeKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeKeys);
   if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeKeys(v)]),
-  );
+  const out: Record<string, unknown> = {};
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    const v = snakeKeys((value as Record<string, unknown>)[k]);
+    // An own member even for "__proto__" (a JSON scalar's key), as Object.fromEntries makes it.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[snakeName(k)] = v;
+  }
+  return out;
 }
 
 /** The arguments that were given, renamed to the operation's variables. */

@@ -77,19 +77,24 @@ function contactPoints(p: Person): string[] {
   ]);
 }
 
+/** id → name or provider, of the ids a loader found. */
+function found(ids: string[], values: (string | null | Error)[]): Map<string, string> {
+  return new Map(ids.flatMap((id, i) => (typeof values[i] === "string" ? [[id, values[i]] as [string, string]] : [])));
+}
+
 async function propertyNames(ctx: RequestContext, ids: (string | null)[]): Promise<Map<string, string>> {
   const wanted = distinct(ids);
-  const rows = await ctx.loaders.property.loadMany(wanted);
-  return new Map(rows.flatMap((r) => (r && !(r instanceof Error) ? [[r.id, r.name] as [string, string]] : [])));
+  return found(wanted, await ctx.loaders.propertyName.loadMany(wanted));
 }
 
 async function identity(p: Person, _: unknown, ctx: RequestContext) {
   const shown = p.guests.slice(0, PROFILES_SHOWN);
-  const [names, integrations] = await Promise.all([
+  const integrationIds = distinct(shown.map((g) => g.integrationId));
+  const [names, providers] = await Promise.all([
     propertyNames(ctx, shown.map((g) => g.propertyId)),
-    ctx.loaders.integration.loadMany(distinct(shown.map((g) => g.integrationId))),
+    ctx.loaders.integrationProvider.loadMany(integrationIds),
   ]);
-  const provider = new Map(integrations.flatMap((i) => (i && !(i instanceof Error) ? [[i.id, i.provider] as [string, string]] : [])));
+  const provider = found(integrationIds, providers);
   const first = p.master ?? p.guests[0];
   return {
     givenName: first?.givenName ?? null,
@@ -166,7 +171,7 @@ export function evidence(o: ObservationRow, names: Map<string, string>) {
  * (spec 1.5): a withdrawal at a property outside a narrowed request still decides.
  */
 async function consent(p: Person, _: unknown, ctx: RequestContext) {
-  const decisions = await ctx.data.consents.decide(contactPoints(p));
+  const decisions = await ctx.data.consents.decideInSql(contactPoints(p));
   // By purpose, then contact.
   const order = (d: { purpose: string; contactValue: string }) => `${d.purpose}\u0000${d.contactValue}`;
   decisions.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
@@ -192,19 +197,17 @@ interface Tier {
 }
 
 async function loyalty(p: Person, _: unknown, ctx: RequestContext) {
-  const { members, programs } = await ctx.data.loyalty.membershipsOfPerson(guestIds(p), p.masterProfileId);
-  const programById = new Map(programs.map((pr) => [pr.id, pr]));
+  const members = await ctx.data.loyalty.membershipsOfPerson(guestIds(p), p.masterProfileId);
   return {
     memberships: members.map((m) => {
-      const program = programById.get(m.programId);
-      const tiers = Array.isArray(program?.tiers) ? (program.tiers as unknown as Tier[]) : [];
+      const tiers = Array.isArray(m.programTiers) ? (m.programTiers as Tier[]) : [];
       return {
-        program: program?.name ?? m.programId,
+        program: m.programName ?? m.programId,
         memberNumber: m.memberNumber,
         tier: tiers.find((t) => t.code === m.tier)?.name ?? m.tier,
         status: m.status,
         pointsBalance: m.pointsBalance,
-        pointsName: program?.pointsName ?? "points",
+        pointsName: m.pointsName ?? "points",
       };
     }),
     more: more(p, "list_loyalty_members"),
