@@ -10,7 +10,9 @@
 // preview, reservations, transactions, the MCP guest_context; combines with BENCH_ONLY),
 // BENCH_CPU_PROF=<dir> (the service and the ceiling write V8 CPU profiles there on exit: with
 // BENCH_ONLY naming one scenario, where each spends its CPU; bench/profile-top.ts summarises one),
-// BENCH_CHECK=1 (no load: sends each scenario's request to the service and the ceiling once and
+// BENCH_RLS_AB=1 (the tenant wall's cost: a second service with GCS_ROW_SECURITY=false, "service
+// (RLS off)", beside the service on the guests page, the events timeline and nested GraphQL, in the
+// same rounds; the notes give each scenario's cost), BENCH_CHECK=1 (no load: sends each scenario's request to the service and the ceiling once and
 // reports where the answers' bytes differ), BENCH_LABEL (results go to <date>-<label>.md; a
 // BENCH_ONLY or BENCH_ROUTES run defaults to "partial", so it never overwrites a full run's results).
 //
@@ -41,7 +43,11 @@ const ROUNDS = env("BENCH_ROUNDS", 2);
 const CONNECTIONS = env("BENCH_CONNECTIONS", 32);
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-type System = "service" | "ceiling" | "postgraphile";
+type System = "service" | "ceiling" | "postgraphile" | typeof RLS_OFF;
+/** The service with the tenant wall's policies out of play (BENCH_RLS_AB=1): statements run as the superuser login. */
+const RLS_OFF = "service (RLS off)";
+/** The scenarios the RLS A/B measures. */
+const RLS_AB = /^(guests page \(limit 100\)|events timeline, one guest|GraphQL: 100 guests \+ reservations)/;
 interface Request {
   method?: "GET" | "POST";
   path: string;
@@ -81,7 +87,7 @@ async function main() {
   try {
     const manifest = await loadData(databaseUrl);
     build();
-    const ports = { service: await freePort(), ceiling: await freePort(), postgraphile: await freePort() };
+    const ports = { service: await freePort(), ceiling: await freePort(), postgraphile: await freePort(), [RLS_OFF]: await freePort() };
     // The schema must be complete before PostGraphile introspects it.
     migrate(databaseUrl);
     await hideFromPostGraphile(databaseUrl);
@@ -92,7 +98,8 @@ async function main() {
       service: startService(children, databaseUrl, ports.service),
       postgraphile: start(children, NODE, ["--require", "tsx/cjs", path.join(ROOT, "node_modules/.bin/postgraphile"), "-c", databaseUrl, "-s", "public", "-P", pgPresets, "-p", String(ports.postgraphile), "-n", "127.0.0.1"], { GRAPHILE_ENV: "production" }),
     };
-    await Promise.all([waitForPort(ports.service), waitForPort(ports.postgraphile)]);
+    if (process.env.BENCH_RLS_AB) servers[RLS_OFF] = startService(children, databaseUrl, ports[RLS_OFF], { GCS_ROW_SECURITY: "false" });
+    await Promise.all([waitForPort(ports.service), waitForPort(ports.postgraphile), process.env.BENCH_RLS_AB && waitForPort(ports[RLS_OFF])]);
     // The service has made its cursor secret by now; the ceiling signs cursors with the same one.
     const setup = await prepareDatabase(databaseUrl, manifest);
     // tsx as an in-process loader, so the measured pid is the server itself.
@@ -100,6 +107,7 @@ async function main() {
     await waitForPort(ports.ceiling);
 
     const scenarios = only(buildScenarios(manifest, setup)).filter((s) => !process.env.BENCH_ROUTES || s.route);
+    if (process.env.BENCH_RLS_AB) for (const s of scenarios) if (RLS_AB.test(s.name) && s.systems.service) s.systems[RLS_OFF] = s.systems.service;
     if (process.env.BENCH_CHECK) return await checkAnswers(scenarios, ports);
     const runs = new Map<string, RunSamples>();
     for (let round = 1; round <= ROUNDS; round++) {
@@ -225,7 +233,7 @@ function migrate(databaseUrl: string) {
 /** --cpu-prof into BENCH_CPU_PROF/<name>, when set. */
 const profileArgs = (name: string) => (process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.join(path.resolve(process.env.BENCH_CPU_PROF), name)}`] : []);
 
-function startService(children: ChildProcess[], databaseUrl: string, port: number): ChildProcess {
+function startService(children: ChildProcess[], databaseUrl: string, port: number, extraEnv: Record<string, string> = {}): ChildProcess {
   return start(children, NODE, [...profileArgs("service"), ...productionArgs()], {
     DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", NODE_ENV: "production", LOG_LEVEL: "info",
     GCS_DELIVERY_WORKER: "false", DATABASE_POOL_SIZE: "10",
@@ -241,6 +249,7 @@ function startService(children: ChildProcess[], databaseUrl: string, port: numbe
     GCS_RATE_LIMIT: process.env.GCS_RATE_LIMIT ?? "1000000",
     GCS_CREDENTIAL_MAX_CONCURRENCY: process.env.GCS_CREDENTIAL_MAX_CONCURRENCY ?? "1000",
     GCS_CREDENTIAL_QUEUE_MS: process.env.GCS_CREDENTIAL_QUEUE_MS ?? "60000",
+    ...extraEnv,
   });
 }
 
@@ -792,7 +801,7 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
     ...rows.map((r) => `| ${r.scenario} | ${r.system}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
   ].join("\n");
   const notes = scenarios.filter((s) => s.note).map((s) => `- ${s.name}: ${s.note}`);
-  const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}`;
+  const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}${rlsCost(rows)}`;
   process.stdout.write(markdown);
   const dir = path.join(__dirname, "results");
   mkdirSync(dir, { recursive: true });
@@ -801,6 +810,18 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
   writeFileSync(path.join(dir, `${name}.md`), markdown);
   writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(rows, null, 2) + "\n");
   log(`written bench/results/${name}.md and .json`);
+}
+
+/** What the tenant wall costs each A/B scenario: req/s and CPU per request, on against off. */
+function rlsCost(rows: Row[]): string {
+  const lines = rows
+    .filter((r) => r.system === RLS_OFF)
+    .map((off) => {
+      const on = rows.find((r) => r.scenario === off.scenario && r.system === "service")!;
+      const pct = (a: number, b: number) => `${(((a - b) / b) * 100).toFixed(1)}%`;
+      return `- ${off.scenario}: ${on.rps} req/s with RLS, ${off.rps} without (${pct(on.rps, off.rps)}); CPU ${on.cpu_us_per_request} µs against ${off.cpu_us_per_request} µs per request (${pct(on.cpu_us_per_request, off.cpu_us_per_request)}); p50 ${on.p50_ms} against ${off.p50_ms} ms`;
+    });
+  return lines.length ? `\nRow Level Security A/B (the same rounds; "RLS off" sends no role or group, so a superuser login skips the policies):\n${lines.join("\n")}\n` : "";
 }
 
 main().catch((err) => {
