@@ -10,9 +10,10 @@ const path = require("node:path");
 
 /** Test files that never reach PgBouncer here: leaving them out keeps the run short. */
 const EXEMPT_FILES = [
-  // Each starts a PostgreSQL of its own (log_statement, a server stopped and restarted, SIGTERM
-  // with locks held): they connect to it directly, so through PgBouncer they repeat `npm test`.
-  "statement-isolation.test.ts",
+  // Each starts a PostgreSQL of its own (a server stopped and restarted, SIGTERM with locks held):
+  // they connect to it directly, so through PgBouncer they repeat `npm test`. (The statement
+  // isolation test starts a PgBouncer in front of its own server here: both tenant walls are
+  // checked through the pooler.)
   "database-outage.test.ts",
   "shutdown.test.ts",
   // Embedded PGlite: no server, no pooler.

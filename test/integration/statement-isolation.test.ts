@@ -34,6 +34,7 @@ import { routes, type RouteSpec } from "../../src/api/routes";
 import { leaveOutApplicationPredicateForTests, tenantSql } from "../../src/data/tenant";
 import { startAppOn, type TestApp } from "../helpers/app";
 import { startOwnPostgres } from "../helpers/own-postgres";
+import { startPgBouncer, type TestPgBouncer } from "../helpers/pgbouncer";
 import type { TestPostgres } from "../helpers/postgres";
 import { LOG_LINE_PREFIX, StatementLog, type LoggedStatement } from "../helpers/statement-log";
 import { checkStatement, readTenantTables, type Caller, type TenantTables } from "../helpers/tenant-isolation";
@@ -50,6 +51,7 @@ let markers: Client;
 let log: StatementLog;
 let tenant: TenantTables;
 let keyring: Keyring;
+let bouncer: TestPgBouncer | undefined;
 
 beforeAll(async () => {
   ({ pg, manifest } = await startOwnPostgres());
@@ -62,7 +64,10 @@ beforeAll(async () => {
   await markers.query("SELECT pg_reload_conf()");
   log = new StatementLog(pg.logFile, markers, MARKER_APPLICATION);
   // Bounds on /graphql operations out of the way: the selections below are wide on purpose.
-  t = await startAppOn(pg.adminUrl(), manifest, {
+  // npm run test:pgbouncer: the app reaches this file's own server through PgBouncer in transaction
+  // mode, so both walls are checked there too; the log is the server's either way.
+  if (process.env.GCS_TEST_PGBOUNCER === "1") bouncer = await startPgBouncer(pg.adminUrl());
+  t = await startAppOn(bouncer ? bouncer.url(new URL(pg.adminUrl()).pathname.slice(1)) : pg.adminUrl(), manifest, {
     GCS_GRAPHQL_MAX_DEPTH: "20",
     GCS_GRAPHQL_MAX_COST: "100000000",
     GCS_GRAPHQL_MAX_SELECTIONS: "1000000",
@@ -76,6 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
+  bouncer?.stop();
   log?.close();
   await markers?.end();
   pg?.stop();
