@@ -86,3 +86,22 @@ function intern(full: RowShape, columns: string[]): RowShape {
 export function selectedFields(info: GraphQLResolveInfo): ReadonlySet<string> {
   return fieldNames(info.fieldNodes.map((f) => f.selectionSet), info.fragments).names;
 }
+
+const underByFieldNode = new WeakMap<FieldNode, Map<string, ReadonlySet<string>>>();
+
+/**
+ * The names of the fields selected below the current field's `under` (a page's `nodes`), worked out
+ * once per field node: a page resolver asks it on every request to decide what to read with the page.
+ */
+export function selectedUnder(info: GraphQLResolveInfo, under: string): ReadonlySet<string> {
+  const node = info.fieldNodes[0];
+  let byUnder = underByFieldNode.get(node);
+  if (!byUnder) underByFieldNode.set(node, (byUnder = new Map()));
+  let names = byUnder.get(under);
+  if (!names) {
+    const sets = fieldNames(info.fieldNodes.map((f) => f.selectionSet), info.fragments).nodes.get(under) ?? [];
+    names = fieldNames(sets, info.fragments).names;
+    byUnder.set(under, names);
+  }
+  return names;
+}

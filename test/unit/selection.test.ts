@@ -2,7 +2,7 @@
 import { Kind, parse, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type OperationDefinitionNode } from "graphql";
 import { GUEST, RESERVATION } from "../../src/graphql/row-types";
 import { RESERVATION_ROW } from "../../src/data/stays";
-import { selectedShape, type RowType } from "../../src/graphql/selection";
+import { selectedShape, selectedUnder, type RowType } from "../../src/graphql/selection";
 
 /** The resolve info of the operation's first root field, as far as selection.ts reads it. */
 function infoOf(document: string) {
@@ -39,5 +39,18 @@ describe("selectedShape", () => {
     const a = selectedShape(infoOf(`{ reservations { status } }`), RESERVATION);
     const b = selectedShape(infoOf(`{ reservations { status id } }`), RESERVATION);
     expect(a).toBe(b);
+  });
+});
+
+describe("selectedUnder", () => {
+  it("names the fields below a page's nodes, fragments followed, aliases by their field", () => {
+    const document = `
+      query { tableMembers(tableId: "x") { data: nodes { ...Member } hasMore } }
+      fragment Member on TableMember { member_id: memberId ... on TableMember { guest { id } } }`;
+    expect([...selectedUnder(infoOf(document), "nodes")]).toEqual(["memberId", "guest"]);
+  });
+
+  it("is empty when nothing is selected there", () => {
+    expect(selectedUnder(infoOf(`{ tableMembers(tableId: "x") { hasMore } }`), "nodes").size).toBe(0);
   });
 });

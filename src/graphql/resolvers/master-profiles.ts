@@ -5,7 +5,7 @@ import type { RequestContext } from "../../context";
 import { GUEST_KEYS } from "../../data/guests";
 import { masterProfileKeyOf, type MasterProfileFilter } from "../../data/master-profiles";
 import { GUEST, MASTER_PROFILE } from "../row-types";
-import { selectedShape } from "../selection";
+import { selectedShape, selectedUnder } from "../selection";
 import { getById, selectedKeysetList, type PageArgs } from "./lists";
 
 const listMasterProfiles = selectedKeysetList<MasterProfileFilter, { createdAt: string; id: string }>(
@@ -14,6 +14,19 @@ const listMasterProfiles = selectedKeysetList<MasterProfileFilter, { createdAt: 
   masterProfileKeyOf,
   (ctx) => ctx.data.masterProfiles.page,
 );
+
+type WithGuestIds = { id: string; guestProfileIds?: string[] };
+
+/**
+ * Each profile's guest ids, read with the page: the statement the loader batches, without a load
+ * and a promise per profile.
+ */
+async function withGuestIds(ctx: RequestContext, nodes: WithGuestIds[]) {
+  const ids = new Map<string, string[]>(nodes.map((n) => [n.id, []]));
+  const guests = await ctx.data.guests.byMasterProfiles<{ id: string; masterProfileId: string }>([...ids.keys()], GUEST_KEYS);
+  for (const g of guests) ids.get(g.masterProfileId)?.push(g.id);
+  for (const n of nodes) n.guestProfileIds = ids.get(n.id);
+}
 
 export const masterProfileResolvers = {
   Query: {
@@ -26,6 +39,7 @@ export const masterProfileResolvers = {
       const page = await listMasterProfiles(parent, args, ctx, info);
       // The total is asked for on the first page only: later pages never carry it.
       const totalCount = args.includeTotal && !args.cursor ? await ctx.data.masterProfiles.count(args.filter ?? {}) : null;
+      if (page.nodes.length > 0 && selectedUnder(info, "nodes").has("guestProfileIds")) await withGuestIds(ctx, page.nodes);
       return { ...page, totalCount };
     },
     masterProfile: getById("master profile", (ctx, id, info) => ctx.data.masterProfiles.byId(id, selectedShape(info, MASTER_PROFILE))),
@@ -34,8 +48,9 @@ export const masterProfileResolvers = {
   MasterProfile: {
     guests: (row: { id: string }, _: unknown, ctx: RequestContext, info: GraphQLResolveInfo) =>
       ctx.loaders.guestsByMasterProfile(selectedShape(info, GUEST)).load(row.id),
-    guestProfileIds: async (row: { id: string }, _: unknown, ctx: RequestContext) =>
-      (await ctx.loaders.guestsByMasterProfile(GUEST_KEYS).load(row.id)).map((g) => g.id),
+    // Synchronous when read with the page: no promise per profile.
+    guestProfileIds: (row: WithGuestIds, _: unknown, ctx: RequestContext) =>
+      row.guestProfileIds ?? ctx.loaders.guestsByMasterProfile(GUEST_KEYS).load(row.id).then((guests) => guests.map((g) => g.id)),
     loyaltyMemberships: (row: { id: string }, _: unknown, ctx: RequestContext) => ctx.loaders.loyaltyByMaster.load(row.id),
   },
 };
