@@ -99,8 +99,15 @@ function toolError(detail: string): CallToolResult {
 /** The answer as the SDK writes it: its JSON-RPC envelope and key order, through @hono/node-server's headers. */
 export function sendResult(res: Response, id: string | number, result: CallToolResult): void {
   // Key order as the SDK's result schema parse leaves it: content, structuredContent, isError.
-  const ordered = result.isError ? { content: result.content, isError: true } : { content: result.content, structuredContent: result.structuredContent };
-  const body = JSON.stringify({ result: ordered, jsonrpc: "2.0", id });
+  let body: string;
+  const [first] = result.content;
+  if (!result.isError && result.content.length === 1 && first.type === "text") {
+    // callTool's text is JSON.stringify(structuredContent): reused rather than serialised again.
+    body = `{"result":{"content":[{"type":"text","text":${JSON.stringify(first.text)}}],"structuredContent":${first.text}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+  } else {
+    const ordered = result.isError ? { content: result.content, isError: true } : { content: result.content, structuredContent: result.structuredContent };
+    body = JSON.stringify({ result: ordered, jsonrpc: "2.0", id });
+  }
   res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);
 }
