@@ -4,6 +4,8 @@
 // enforced exactly as on /v1. A tool answers its result as structured
 // content and as JSON text; a failure is a tool result with isError and the REST error body as text.
 // One request's tool calls (a batch) share the credential's slots and one byte budget for their results.
+// A request that is a single tools/call of a read tool takes the fast path (fast-path.ts): the same
+// tool call (callTool), answered with the SDK's bytes without building its server and transport.
 import type { Request, Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -20,6 +22,7 @@ import { jsonSize } from "../graphql/limits";
 import { taskTools, type TaskTool } from "../api/tools/task-tools";
 import { MCP_DEFAULT_LIMIT } from "../api/tools/route-tools";
 import { buildTools, type McpTool } from "./tools";
+import { checkOutput, fastArguments, fastCall, fastTool, sendResult, type FastTool } from "./fast-path";
 
 /** What a model reads once on connecting: how the tools fit together. */
 function instructions(tasks: readonly TaskTool[]): string {
@@ -86,6 +89,35 @@ function toolsFor(tools: McpTool[], context: RequestContext, messages: unknown[]
   return named.length ? named : allowed;
 }
 
+/**
+ * One tool call as both paths answer it: run in a slot, the result measured against the request's
+ * byte budget, a failure turned into a tool error with the REST error body.
+ */
+async function callTool(
+  tool: McpTool,
+  args: unknown,
+  context: RequestContext,
+  req: Request,
+  budget: CallBudget,
+  turn: ReturnType<typeof atMost>,
+): Promise<CallToolResult> {
+  try {
+    // Always an object: every input schema is a (loose) zod object.
+    const result = await turn(() => tool.run(args as Record<string, unknown>, context));
+    // Sent twice, as structured content and as text; measured without serialising.
+    const size = 2 * jsonSize(result, budget.bytes);
+    if (size > budget.bytes) return tooLarge(budget);
+    budget.bytes -= size;
+    return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+  } catch (err) {
+    // Text only: the SDK client checks any structuredContent against the tool's outputSchema.
+    const { body, unexpected } = toHttpError(req.faults.errorFor(err, "/mcp") ?? err);
+    // A fault of ours: the cause goes to the log (X-Request-Id finds it), never into the result.
+    if (unexpected) req.log.error({ err, requestId: req.id, tool: tool.name }, "unhandled error");
+    return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }] };
+  }
+}
+
 function buildMcpServer(
   tools: McpTool[],
   guide: string,
@@ -102,23 +134,7 @@ function buildMcpServer(
     server.registerTool(
       tool.name,
       { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations },
-      async (args: unknown): Promise<CallToolResult> => {
-        try {
-          // Always an object: every input schema is a (loose) zod object.
-          const result = await turn(() => tool.run(args as Record<string, unknown>, context));
-          // Sent twice, as structured content and as text; measured without serialising.
-          const size = 2 * jsonSize(result, budget.bytes);
-          if (size > budget.bytes) return tooLarge(budget);
-          budget.bytes -= size;
-          return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
-        } catch (err) {
-          // Text only: the SDK client checks any structuredContent against the tool's outputSchema.
-          const { body, unexpected } = toHttpError(req.faults.errorFor(err, "/mcp") ?? err);
-          // A fault of ours: the cause goes to the log (X-Request-Id finds it), never into the result.
-          if (unexpected) req.log.error({ err, requestId: req.id, tool: tool.name }, "unhandled error");
-          return { isError: true, content: [{ type: "text", text: JSON.stringify(body) }] };
-        }
-      },
+      (args: unknown) => callTool(tool, args, context, req, budget, turn),
     );
   }
   return server;
@@ -132,8 +148,11 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
   const tools = buildTools(schema, operations, new Map([...operations, ...own]), tasks);
   const guide = instructions(tasks);
   const validator = new AjvJsonSchemaValidator();
+  // The tools the fast path answers: the read ones (a write goes through the SDK).
+  const fast = new Map<string, FastTool>(tools.filter((t) => t.annotations.readOnlyHint === true).map((t) => [t.name, fastTool(t)]));
   return async (req: Request, res: Response) => {
     try {
+      const call = fastCall(req);
       const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body];
       // Each tool call of a batch takes a slot of the credential (up to the cap), as a request would.
       const calls = messages.filter((m) => (m as { method?: unknown })?.method === "tools/call").length;
@@ -149,7 +168,17 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
       res.locals.credential = context.credential;
       const maxBytes = services.config.graphqlMaxResponseBytes;
       const parallel = Math.max(1, gate ? Math.min(calls, gate.max) : calls);
-      const server = buildMcpServer(toolsFor(tools, context, messages), guide, validator, context, req, { parallel, bytes: maxBytes, maxBytes });
+      const budget: CallBudget = { parallel, bytes: maxBytes, maxBytes };
+      const named = call && fast.get(call.name);
+      if (call && named && (!named.tool.scope || context.credential.scopes.has(named.tool.scope))) {
+        const args = fastArguments(named, call);
+        if (args !== undefined) {
+          const result = await callTool(named.tool, args, context, req, budget, atMost(parallel));
+          sendResult(res, call.id, checkOutput(named, result));
+          return;
+        }
+      }
+      const server = buildMcpServer(toolsFor(tools, context, messages), guide, validator, context, req, budget);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
         // Closing makes the SDK build an Error to reject pending outgoing requests, which a stateless
