@@ -11,7 +11,8 @@
 // BENCH_CPU_PROF=<dir> (the service and the ceiling write V8 CPU profiles there on exit: with
 // BENCH_ONLY naming one scenario, where each spends its CPU; bench/profile-top.ts summarises one),
 // BENCH_CHECK=1 (no load: sends each scenario's request to the service and the ceiling once and
-// reports where the answers' bytes differ), BENCH_LABEL (results go to <date>-<label>.md; a
+// reports where the answers' bytes differ), BENCH_SYSTEMS (comma-separated: only these systems, e.g.
+// service,ceiling), BENCH_LABEL (results go to <date>-<label>.md; a
 // BENCH_ONLY or BENCH_ROUTES run defaults to "partial", so it never overwrites a full run's results).
 //
 // BENCH_SIZES=20000,200000,1000000 runs the "how cost grows" mode instead (sizes() below): the
@@ -40,6 +41,8 @@ const WARMUP = env("BENCH_WARMUP", 3);
 const ROUNDS = env("BENCH_ROUNDS", 2);
 const CONNECTIONS = env("BENCH_CONNECTIONS", 32);
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+/** BENCH_SYSTEMS=service,ceiling: only these systems' rows (a rerun of the fast ones on a busy machine). */
+const SYSTEMS = process.env.BENCH_SYSTEMS?.split(",").map((x) => x.trim());
 
 /** "live GROUP BY": a reference row of the aggregates, served by the ceiling's process (/live/*). */
 type System = "service" | "ceiling" | "live GROUP BY" | "postgraphile";
@@ -113,6 +116,7 @@ async function main() {
       for (const scenario of scenarios) {
         // Interleaved: each scenario's systems run back to back within a round.
         for (const [system, request] of Object.entries(scenario.systems) as [System, Request][]) {
+          if (SYSTEMS && !SYSTEMS.includes(system)) continue;
           const port = ports[system];
           const sql = await sqlCount(port, request); // PostGraphile sends no count: null, but an error still throws
           await measure(runs, `${scenario.name}\u0000${system}`, { round, label: `${scenario.name} / ${system}`, port, pid: servers[system]!.pid!, request, connections: scenario.connections, sql });
@@ -754,7 +758,8 @@ function summarise(runs: Map<string, RunSamples>): Row[] {
   const rows: Row[] = [...runs].map(([key, r]) => {
     const [scenario, system] = key.split("\u0000") as [string, System];
     return {
-      scenario, system, rps: Math.round(median(r.rps)), p50_ms: median(r.p50), p99_ms: median(r.p99),
+      // Whole requests per second, or tenths below 10 (the live GROUP BY).
+      scenario, system, rps: median(r.rps) < 10 ? Math.round(median(r.rps) * 10) / 10 : Math.round(median(r.rps)), p50_ms: median(r.p50), p99_ms: median(r.p99),
       rss_mb: Math.max(...r.rss), cpu_us_per_request: Math.round(median(r.cpuUs)), sql_per_request: r.sql, vs_ceiling: null, vs_peer: null, failed: r.failed,
     };
   });
