@@ -4,7 +4,8 @@
 // rendering; named where the service prepares them), with the same signed cursors and envelopes, and
 // nothing else: GET /v1/guests, /v1/events (guest or master profile timeline), /v1/reservations,
 // /v1/transactions, /v1/master-profiles (include_total), /v1/tables/:id/members (offset),
-// POST /v1/tables/preview (a consent filter), POST /mcp (guest_context), and the dashboard aggregates.
+// POST /v1/tables/preview (a consent filter), POST /mcp (guest_context), and the dashboard aggregates
+// (GET /aggregate/*: the service's rollup read; GET /live/*: the live GROUP BY, a reference row).
 // bench/ceiling-check.ts compares its answers with the service's.
 // Usage: tsx bench/ceiling-server.ts <database-url> <port> <cursor-secret>
 import { createHash } from "node:crypto";
@@ -47,11 +48,12 @@ const SQL = {
 const KEYSET = " AND t.created_at >= $2 AND (t.created_at > $3 OR t.id > $4::uuid) ORDER BY t.created_at, t.id LIMIT $5";
 const FIRST = " ORDER BY t.created_at, t.id LIMIT $2";
 
-// The ceiling of the dashboard aggregates (bench/run.ts aggregateScenarios): the same GROUP BY as
-// src/data/metrics.ts written by hand for one grouping, on the same tables and indexes, with no
-// GraphQL, scoping layer or tenant helper. $1 is the caller's group; `params` come from the query.
+// The dashboard aggregates' reference row "live GROUP BY" (GET /live/<kind>, bench/run.ts
+// aggregateScenarios): the live GROUP BY of src/data/metrics.ts written by hand for one grouping, on
+// the same tables and indexes, with no GraphQL, scoping layer or tenant helper: what the service
+// would cost without its rollups. $1 is the caller's group; `params` come from the query.
 const SPEND = "CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END";
-const AGGREGATES: Record<string, { sql: string; params: string[] }> = {
+const LIVE_GROUP_BY: Record<string, { sql: string; params: string[] }> = {
   stays: {
     params: ["from", "to"],
     sql: `WITH s AS (
@@ -120,8 +122,93 @@ const AGGREGATES: Record<string, { sql: string; params: string[] }> = {
   },
 };
 
-const send = (res: http.ServerResponse, status: number, body: unknown, statements: number) => {
-  const text = JSON.stringify(body);
+// The dashboard aggregates' ceiling (GET /aggregate/<kind>?by=<dimension>[&from&to]): the statement
+// the service runs for that request (src/data/metric-rollups.ts, text from its statement log, the
+// same parameters) after the same API-key lookup, and the GraphQL body the service answers for the
+// bench's selection (bench/run.ts aggregateScenarios), built by hand. Only what the bench asks: one
+// grouping, a calendar year, purpose email_marketing (guests: with sms_marketing).
+// The freshness check of every stored read (freshState), on group $g and metric $m.
+const fresh = (g: string, m: string) => `SELECT s.variants FROM metric_rollup_state s WHERE s.property_group_id = ${g}::uuid AND s.metric = ${m} AND NOT EXISTS (SELECT 1 FROM metric_rollup_changes c WHERE c.property_group_id = s.property_group_id AND c.metric = s.metric AND c.changed_at < now() - interval '600 seconds')`;
+const rollupRead = (shapeIs: string, variantIs: string, required = "") =>
+  `WITH st AS (${fresh("$1", "$2")}) SELECT (SELECT st.variants FROM st${required}) AS variants, coalesce((SELECT json_agg(json_build_object('v', m.variant, 'b', m.bucket) ORDER BY m.bucket->>$3) FROM metric_rollups m WHERE m.property_group_id = $4::uuid AND m.metric = $5 AND ${shapeIs} AND ${variantIs} ), '[]'::json) AS rows`;
+const ROLLUP_SQL = {
+  // A stay grouping over whole buckets (by month), or a range that is one year (by anything else).
+  stays: rollupRead("m.shape = $6 AND m.period >= $7::date AND m.period <= $8::date", "m.variant = (SELECT coalesce(st.variants[1], '') FROM st)"),
+  // Weeks over a calendar year: the whole weeks, and the two part weeks split at the year's ends.
+  staysWeeks: `WITH st AS (${fresh("$1", "$2")}) SELECT (SELECT st.variants FROM st WHERE EXISTS (SELECT 1 FROM metric_rollups x WHERE x.property_group_id = $3::uuid AND x.metric = $4 AND x.shape = $5)) AS variants, coalesce((SELECT json_agg(json_build_object('v', m.variant, 'b', m.bucket) ORDER BY m.bucket->>$6) FROM metric_rollups m WHERE m.property_group_id = $7::uuid AND m.metric = $8 AND ((m.shape = $9 AND m.period >= $10::date AND m.period <= $11::date) OR (m.shape = $12 AND (m.period, m.bucket->>'inMonth') IN (($13::date, $14), ($15::date, $16)))) AND m.variant = (SELECT coalesce(st.variants[1], '') FROM st) ), '[]'::json) AS rows`,
+  purposes: rollupRead("m.shape = $6", "m.variant = ANY($7::text[])"),
+  reviews: (key: string, field: string) => `WITH b AS ( SELECT p.id, p.timezone, ($1::timestamptz AT TIME ZONE p.timezone) AS lf, ($2::timestamptz AT TIME ZONE p.timezone) AS lt FROM properties p WHERE p.property_group_id = $3::uuid), d AS (SELECT b.*, CASE WHEN b.lf::time = '00:00' THEN b.lf::date ELSE b.lf::date + 1 END AS hs, b.lt::date AS te FROM b), w AS (SELECT d.*, date_trunc('month', d.hs + interval '1 month' - interval '1 day')::date AS he, date_trunc('month', d.te)::date AS ts FROM d), stored AS ( SELECT x.property_id, x.period, x.source, x.reviews, x.rating_sum, x.r1, x.r2, x.r3, x.r4, x.r5 FROM review_rollups x JOIN w ON w.id = x.property_id WHERE x.property_group_id = $4::uuid AND CASE WHEN coalesce(w.he, '-infinity'::date) <= coalesce(w.ts, 'infinity'::date) THEN (x.grain = 'month' AND x.period >= coalesce(w.he, '-infinity'::date) AND x.period < coalesce(w.ts, 'infinity'::date)) OR (x.grain = 'day' AND ((x.period >= w.hs AND x.period < w.he) OR (x.period >= w.ts AND x.period < w.te))) ELSE x.grain = 'day' AND x.period >= w.hs AND x.period < w.te END), ranges AS ( SELECT w.id, w.timezone, v.a, v.b FROM w CROSS JOIN LATERAL (VALUES (CASE WHEN w.hs > w.te OR w.lf::time <> '00:00' THEN $5::timestamptz END, CASE WHEN w.hs > w.te THEN $6::timestamptz WHEN w.lf::time <> '00:00' THEN w.hs::timestamp AT TIME ZONE w.timezone END), (CASE WHEN w.hs <= w.te AND w.lt::time <> '00:00' THEN w.te::timestamp AT TIME ZONE w.timezone END, CASE WHEN w.hs <= w.te AND w.lt::time <> '00:00' THEN $7::timestamptz END)) AS v(a, b) WHERE v.a IS NOT NULL AND v.b IS NOT NULL), partial AS ( SELECT x.property_id, (x.published_at AT TIME ZONE ranges.timezone)::date AS period, x.source, 1 AS reviews, x.rating AS rating_sum, (x.rating = 1)::int AS r1, (x.rating = 2)::int AS r2, (x.rating = 3)::int AS r3, (x.rating = 4)::int AS r4, (x.rating = 5)::int AS r5 FROM ranges JOIN reviews x ON x.property_id = ranges.id AND x.published_at >= ranges.a AND x.published_at < ranges.b WHERE x.property_group_id = $8::uuid), x AS (SELECT * FROM stored UNION ALL SELECT * FROM partial), g AS ( SELECT ${key} AS "${field}", coalesce(sum(x.reviews), 0)::int AS n, sum(x.rating_sum)::text AS "ratingSum", ARRAY[coalesce(sum(x.r1), 0)::int, coalesce(sum(x.r2), 0)::int, coalesce(sum(x.r3), 0)::int, coalesce(sum(x.r4), 0)::int, coalesce(sum(x.r5), 0)::int] AS r FROM x GROUP BY 1) SELECT EXISTS (${fresh("$9", "$10")}) AS built, coalesce((SELECT json_agg(g ORDER BY g."${field}") FROM g WHERE g.n > 0), '[]'::json) AS rows`,
+};
+const REVIEW_KEYS: Record<string, string> = { property: "x.property_id::text", month: "to_char(date_trunc('month', x.period), 'YYYY-MM-DD')", source: "x.source" };
+/** The bucket field of each dimension (data/metric-rollups.ts FIELD). */
+const FIELD: Record<string, string> = { property: "propertyId", month: "period", week: "period", channel: "channel", guest_country: "guestCountry", country: "country", loyalty_tier: "loyaltyTier", vip: "vip", source: "source" };
+const DIMENSIONS: Record<string, string[]> = {
+  stays: ["month", "week", "property", "channel", "guest_country"], guests: ["property", "country", "loyalty_tier", "vip"], consent: ["month", "property"], reviews: ["month", "property", "source"],
+};
+const ROOT_FIELD: Record<string, string> = { stays: "stayMetrics", guests: "guestMetrics", consent: "consentMetrics", reviews: "reviewMetrics" };
+const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+/** The Monday of a date's ISO week. */
+const monday = (date: string) => addDays(date, -((new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7));
+type Bucket = Record<string, any>;
+
+/** One rollup read, as the service reads it for the bench's request, and the buckets as it answers them. */
+async function rollupAggregate(kind: string, by: string, url: URL, group: string): Promise<Bucket[]> {
+  const field = FIELD[by];
+  const notBuilt = () => new HttpError(503, "rollups_not_built");
+  if (kind === "reviews") {
+    const [from, to] = [url.searchParams.get("from"), url.searchParams.get("to")];
+    const [a, b] = [new Date(`${from}T00:00:00Z`).toISOString(), new Date(`${addDays(to!, 1)}T00:00:00Z`).toISOString()];
+    const [row] = await query<{ built: boolean; rows: { n: number; ratingSum: string | null; r: number[] }[] }>(ROLLUP_SQL.reviews(REVIEW_KEYS[by], field), [a, b, group, group, a, b, b, group, group, "reviews"]);
+    if (!row.built) throw notBuilt();
+    return row.rows.map(({ n, ratingSum, r, ...key }) => ({
+      [field]: (key as Bucket)[field], count: n, averageRating: n > 0 && ratingSum != null ? Math.round((Number(ratingSum) / n) * 100) / 100 : null,
+      byRating: r.map((count, i) => ({ rating: i + 1, count })),
+    }));
+  }
+  let text: string;
+  let values: unknown[];
+  if (kind === "stays") {
+    const [from, to] = [url.searchParams.get("from")!, url.searchParams.get("to")!];
+    if (!/^\d{4}-01-01$/.test(from) || to !== `${from.slice(0, 4)}-12-31`) throw new HttpError(400, "the ceiling counts stays over a calendar year");
+    if (by === "week") {
+      // Whole weeks from the year's first Monday to its last Sunday; the part weeks around them.
+      const [first, last] = [monday(from) === from ? from : addDays(monday(from), 7), addDays(monday(to), -1)];
+      text = ROLLUP_SQL.staysWeeks;
+      values = [group, "stays", group, "stays", "week:in_month", "period", group, "stays", "week:", first, last, "week:in_month", monday(from), from, monday(to), `${to.slice(0, 7)}-01`];
+    } else {
+      text = ROLLUP_SQL.stays;
+      values = [group, "stays", field, group, "stays", by === "month" ? "month:" : `year:${by}`, from, to];
+    }
+  } else {
+    text = ROLLUP_SQL.purposes;
+    const [shape, variants] = kind === "guests" ? [by, ["email_marketing", "sms_marketing"]] : [`any:${by}`, ["email_marketing"]];
+    values = [group, kind, field, group, kind, shape, variants];
+  }
+  const [row] = await query<{ variants: string[] | null; rows: { v: string; b: Bucket }[] }>(text, values);
+  if (!row.variants) throw notBuilt();
+  switch (kind) {
+    case "stays":
+      return row.rows.map(({ b }) => ({
+        [field]: b[field], stays: b.stays, nights: b.nights, distinctGuests: b.distinctGuests,
+        revenue: b.revenue.map((m: Bucket) => ({
+          currency: m.currency, revenueMinor: Number(m.revenueMinor), roomRevenueMinor: Number(m.roomRevenueMinor), roomNights: m.roomNights,
+          averageDailyRateMinor: m.averageDailyRateMinor == null ? null : Number(m.averageDailyRateMinor),
+        })),
+      }));
+    case "guests": {
+      // Each bucket comes once per purpose: e-mail reach from one, SMS reach from the other.
+      const sms = new Map(row.rows.filter((x) => x.v === "sms_marketing").map(({ b }) => [b[field], b.reachableBySms]));
+      return row.rows.filter((x) => x.v === "email_marketing")
+        .map(({ b }) => ({ [field]: b[field], guests: b.guests, masterProfiles: b.masterProfiles, reachableByEmail: b.reachableByEmail, reachableBySms: sms.get(b[field]) ?? 0 }));
+    }
+    default:
+      return row.rows.map(({ b }) => ({ [field]: b[field], granted: b.granted, withdrawn: b.withdrawn, denied: b.denied, unknown: b.unknown }));
+  }
+}
+
+/** `end`: "\n" after a GraphQL body, as the service's GraphQL server ends it. */
+const send = (res: http.ServerResponse, status: number, body: unknown, statements: number, end = "") => {
+  const text = JSON.stringify(body) + end;
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), "x-sql-statements": String(statements) });
   res.end(text);
 };
@@ -299,14 +386,19 @@ const server = http.createServer(async (req, res) => {
   try {
     const url = new URL(req.url ?? "/", "http://x");
     const path = url.pathname;
-    const aggregate = /^\/aggregate\/(\w+)$/.exec(path)?.[1];
+    const [, mode, aggregate] = /^\/(aggregate|live)\/(\w+)$/.exec(path) ?? [];
     if (aggregate !== undefined) {
-      if (!Object.hasOwn(AGGREGATES, aggregate)) throw new HttpError(404, "not_found");
+      if (!Object.hasOwn(LIVE_GROUP_BY, aggregate)) throw new HttpError(404, "not_found");
       // The scope of the aggregate's root field (schema.graphql @requiresScope).
       const scope = { stays: "read:reservations", guests: "read:guests", consent: "read:consents", reviews: "read:reviews" }[aggregate]!;
       const group = await groupOf(req, scope);
-      const { sql, params } = AGGREGATES[aggregate];
-      return send(res, 200, { data: await query(sql, [group, ...params.map((p) => url.searchParams.get(p))]) }, at());
+      if (mode === "live") {
+        const { sql, params } = LIVE_GROUP_BY[aggregate];
+        return send(res, 200, { data: await query(sql, [group, ...params.map((p) => url.searchParams.get(p))]) }, at());
+      }
+      const by = url.searchParams.get("by") ?? "";
+      if (!DIMENSIONS[aggregate].includes(by)) throw new HttpError(400, "invalid_request");
+      return send(res, 200, { data: { [ROOT_FIELD[aggregate]]: await rollupAggregate(aggregate, by, url, group) } }, at(), "\n");
     }
     if (req.method === "POST" && path === "/mcp") {
       const message = JSON.parse(await readBody(req));

@@ -12,8 +12,10 @@
 // BENCH_ONLY naming one scenario, where each spends its CPU; bench/profile-top.ts summarises one),
 // BENCH_RLS_AB=1 (the tenant wall's cost: a second service with GCS_ROW_SECURITY=false, "service
 // (RLS off)", beside the service on the guests page, the events timeline and nested GraphQL, in the
-// same rounds; the notes give each scenario's cost), BENCH_CHECK=1 (no load: sends each scenario's request to the service and the ceiling once and
-// reports where the answers' bytes differ), BENCH_LABEL (results go to <date>-<label>.md; a
+// same rounds; the notes give each scenario's cost), BENCH_CHECK=1 (no load: sends each scenario's
+// request to the service and the ceiling once and reports where the answers' bytes differ),
+// BENCH_SYSTEMS (comma-separated: only these systems, e.g. service,ceiling), BENCH_LABEL (results
+// go to <date>-<label>.md; a
 // BENCH_ONLY or BENCH_ROUTES run defaults to "partial", so it never overwrites a full run's results).
 //
 // BENCH_SIZES=20000,200000,1000000 runs the "how cost grows" mode instead (sizes() below): the
@@ -42,8 +44,11 @@ const WARMUP = env("BENCH_WARMUP", 3);
 const ROUNDS = env("BENCH_ROUNDS", 2);
 const CONNECTIONS = env("BENCH_CONNECTIONS", 32);
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+/** BENCH_SYSTEMS=service,ceiling: only these systems' rows (a rerun of the fast ones on a busy machine). */
+const SYSTEMS = process.env.BENCH_SYSTEMS?.split(",").map((x) => x.trim());
 
-type System = "service" | "ceiling" | "postgraphile" | typeof RLS_OFF;
+/** "live GROUP BY": a reference row of the aggregates, served by the ceiling's process (/live/*). */
+type System = "service" | "ceiling" | "live GROUP BY" | "postgraphile" | typeof RLS_OFF;
 /** The service with the tenant wall's policies out of play (BENCH_RLS_AB=1): statements run as the superuser login. */
 const RLS_OFF = "service (RLS off)";
 /** The scenarios the RLS A/B measures. */
@@ -53,6 +58,10 @@ interface Request {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Load of this system alone: its connections, a number of requests instead of BENCH_DURATION (no warm-up), autocannon's timeout in s. */
+  connections?: number;
+  amount?: number;
+  timeout?: number;
 }
 interface Scenario {
   name: string;
@@ -87,7 +96,8 @@ async function main() {
   try {
     const manifest = await loadData(databaseUrl);
     build();
-    const ports = { service: await freePort(), ceiling: await freePort(), postgraphile: await freePort(), [RLS_OFF]: await freePort() };
+    const ports: Record<System, number> = { service: await freePort(), ceiling: await freePort(), "live GROUP BY": 0, postgraphile: await freePort(), [RLS_OFF]: await freePort() };
+    ports["live GROUP BY"] = ports.ceiling;
     // The schema must be complete before PostGraphile introspects it.
     migrate(databaseUrl);
     await hideFromPostGraphile(databaseUrl);
@@ -104,6 +114,7 @@ async function main() {
     const setup = await prepareDatabase(databaseUrl, manifest);
     // tsx as an in-process loader, so the measured pid is the server itself.
     servers.ceiling = start(children, NODE, [...profileArgs("ceiling"), "--require", "tsx/cjs", path.join(__dirname, "ceiling-server.ts"), databaseUrl, String(ports.ceiling), setup.cursorSecret], {});
+    servers["live GROUP BY"] = servers.ceiling;
     await waitForPort(ports.ceiling);
 
     const scenarios = only(buildScenarios(manifest, setup)).filter((s) => !process.env.BENCH_ROUTES || s.route);
@@ -114,6 +125,7 @@ async function main() {
       for (const scenario of scenarios) {
         // Interleaved: each scenario's systems run back to back within a round.
         for (const [system, request] of Object.entries(scenario.systems) as [System, Request][]) {
+          if (SYSTEMS && !SYSTEMS.includes(system)) continue;
           const port = ports[system];
           const sql = await sqlCount(port, request); // PostGraphile sends no count: null, but an error still throws
           await measure(runs, `${scenario.name}\u0000${system}`, { round, label: `${scenario.name} / ${system}`, port, pid: servers[system]!.pid!, request, connections: scenario.connections, sql });
@@ -197,10 +209,12 @@ async function measure(
   m: { round: number; label: string; port: number; pid: number; request: Request; connections?: number; sql: number | null },
 ) {
   await databaseQuiet();
-  await load(m.port, m.request, m.connections ?? CONNECTIONS, WARMUP);
+  const connections = m.request.connections ?? m.connections ?? CONNECTIONS;
+  // A run of a number of requests has no warm-up: sqlCount() has just sent one.
+  if (!m.request.amount) await load(m.port, m.request, connections, WARMUP);
   const sampler = sampleRss(m.pid);
   const cpuBefore = cpuMs(m.pid);
-  const result = await load(m.port, m.request, m.connections ?? CONNECTIONS, DURATION);
+  const result = await load(m.port, m.request, connections, DURATION);
   const cpuUs = ((cpuMs(m.pid) - cpuBefore) * 1000) / Math.max(result.requests.total, 1);
   const rss = sampler.stop();
   const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], cpuUs: [], sql: m.sql, failed: false };
@@ -551,77 +565,56 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
 }
 
 /**
- * The dashboard aggregates (issue 28), each with one grouping over a year, beside the ceiling: the
- * same GROUP BY written by hand on the same tables (bench/ceiling-server.ts /aggregate/*), behind
- * the same API-key lookup. PostGraphile with @graphile/pg-aggregates joins them in
- * postGraphileAggregates() below, with the closest query it can express.
+ * The dashboard aggregates (issue 28), every one grouping, over a year where the aggregate takes a
+ * range, each beside its ceiling: a hand-written node:http + pg handler that runs the statement the
+ * service runs for that request (the API-key lookup, then the same rollup read on the same tables)
+ * and answers the same bytes (bench/ceiling-server.ts /aggregate/*; BENCH_CHECK=1 compares them).
+ * One scenario per aggregate also runs the live GROUP BY (/live/*, what the rollups save: one
+ * connection, a few requests, each given 120 s, so that it records a p50 instead of timing out) and
+ * PostGraphile with @graphile/pg-aggregates (postGraphileAggregates() below).
  */
 function aggregateScenarios(manifest: FixtureManifest, gql: (query: string) => Request, get: (p: string) => Request): Scenario[] {
-  // The calendar year before the anchor's: whole months, as a dashboard asks (the rollups keep
-  // calendar buckets; data/metric-rollups.ts). Group A's properties are in Europe/London, where
-  // 1 January starts at 00:00Z, so the review range is whole local days too.
+  // The calendar year before the anchor's, as a dashboard asks (the rollups keep calendar buckets;
+  // data/metric-rollups.ts); by week its first and last weeks are part weeks. Group A's properties
+  // are in Europe/London, where 1 January starts at 00:00Z, so the review range is whole local days.
   const y = Number(manifest.anchor_date.slice(0, 4)) - 1;
   const [from, to] = [`${y}-01-01`, `${y}-12-31`];
   const year = `from=${from}&to=${to}`;
-  return [
+  const field: Record<string, string> = { property: "propertyId", month: "period", week: "period", channel: "channel", guest_country: "guestCountry", country: "country", loyalty_tier: "loyaltyTier", vip: "vip", source: "source" };
+  const live = (p: string): Request => ({ ...get(p), connections: 1, amount: 3, timeout: 120 });
+  const aggregates: { kind: string; name: (dim: string) => string; dims: string[]; query: (dim: string) => string; range: boolean }[] = [
     {
-      name: "aggregate: stayMetrics by month, one year",
-      systems: {
-        service: gql(`{ stayMetrics(filter: { arrivalFrom: "${from}", arrivalTo: "${to}" }, groupBy: [month]) { period stays nights distinctGuests revenue { currency revenueMinor roomRevenueMinor roomNights averageDailyRateMinor } } }`),
-        ceiling: get(`/aggregate/stays?${year}`),
-      },
+      kind: "stays", name: (dim) => `stayMetrics by ${dim}, one year`, dims: ["month", "property", "channel", "guest_country", "week"], range: true,
+      query: (dim) => `{ stayMetrics(filter: { arrivalFrom: "${from}", arrivalTo: "${to}" }, groupBy: [${dim}]) { ${field[dim]} stays nights distinctGuests revenue { currency revenueMinor roomRevenueMinor roomNights averageDailyRateMinor } } }`,
     },
     {
-      name: "aggregate: guestMetrics by property",
-      systems: {
-        service: gql("{ guestMetrics(groupBy: [property]) { propertyId guests masterProfiles reachableByEmail reachableBySms } }"),
-        ceiling: get("/aggregate/guests"),
-      },
+      kind: "guests", name: (dim) => `guestMetrics by ${dim}`, dims: ["property", "country", "loyalty_tier", "vip"], range: false,
+      query: (dim) => `{ guestMetrics(groupBy: [${dim}]) { ${field[dim]} guests masterProfiles reachableByEmail reachableBySms } }`,
     },
     {
-      name: "aggregate: consentMetrics by month",
-      systems: {
-        service: gql(`{ consentMetrics(purpose: "email_marketing", groupBy: [month]) { period granted withdrawn denied unknown } }`),
-        ceiling: get("/aggregate/consent"),
-      },
+      kind: "consent", name: (dim) => `consentMetrics by ${dim}`, dims: ["month", "property"], range: false,
+      query: (dim) => `{ consentMetrics(purpose: "email_marketing", groupBy: [${dim}]) { ${field[dim]} granted withdrawn denied unknown } }`,
     },
     {
-      name: "aggregate: reviewMetrics by month, one year",
-      systems: {
-        service: gql(`{ reviewMetrics(filter: { publishedFrom: "${from}T00:00:00.000Z", publishedTo: "${y + 1}-01-01T00:00:00.000Z" }, groupBy: [month]) { period count averageRating byRating { rating count } } }`),
-        ceiling: get(`/aggregate/reviews?${year}`),
-      },
+      kind: "reviews", name: (dim) => `reviewMetrics by ${dim}, one year`, dims: ["month", "property", "source"], range: true,
+      query: (dim) => `{ reviewMetrics(filter: { publishedFrom: "${from}T00:00:00.000Z", publishedTo: "${y + 1}-01-01T00:00:00.000Z" }, groupBy: [${dim}]) { ${field[dim]} count averageRating byRating { rating count } } }`,
     },
-    // The other single groupings (no hand-written ceiling: the same rollup read as above).
-    ...(["property", "channel", "guest_country"] as const).map((dim) => ({
-      name: `aggregate: stayMetrics by ${dim}, one year`,
-      systems: { service: gql(`{ stayMetrics(filter: { arrivalFrom: "${from}", arrivalTo: "${to}" }, groupBy: [${dim}]) { propertyId channel guestCountry period stays nights distinctGuests revenue { currency revenueMinor averageDailyRateMinor } } }`) },
-    })),
-    {
-      // 52 whole ISO weeks from the year's first Monday (a range starting mid-week counts its part
-      // weeks live: data/metrics.ts).
-      name: "aggregate: stayMetrics by week, 52 weeks",
-      systems: { service: gql(`{ stayMetrics(filter: { arrivalFrom: "${firstMonday(y)}", arrivalTo: "${plusDays(firstMonday(y), 363)}" }, groupBy: [week]) { period stays nights distinctGuests revenue { currency revenueMinor averageDailyRateMinor } } }`) },
-    },
-    ...(["country", "loyalty_tier", "vip"] as const).map((dim) => ({
-      name: `aggregate: guestMetrics by ${dim}`,
-      systems: { service: gql(`{ guestMetrics(groupBy: [${dim}]) { country loyaltyTier vip guests masterProfiles reachableByEmail reachableBySms } }`) },
-    })),
-    {
-      name: "aggregate: consentMetrics by property",
-      systems: { service: gql(`{ consentMetrics(purpose: "email_marketing", groupBy: [property]) { propertyId granted withdrawn denied unknown } }`) },
-    },
-    ...(["property", "source"] as const).map((dim) => ({
-      name: `aggregate: reviewMetrics by ${dim}, one year`,
-      systems: { service: gql(`{ reviewMetrics(filter: { publishedFrom: "${from}T00:00:00.000Z", publishedTo: "${y + 1}-01-01T00:00:00.000Z" }, groupBy: [${dim}]) { propertyId source count averageRating byRating { rating count } } }`) },
-    })),
   ];
+  return aggregates.flatMap(({ kind, name, dims, query, range }) => dims.map((dim, i) => ({
+    name: `aggregate: ${name(dim)}`,
+    systems: {
+      service: gql(query(dim)),
+      ceiling: get(`/aggregate/${kind}?by=${dim}${range ? `&${year}` : ""}`),
+      // The first grouping of each: the live GROUP BY reference row (PostGraphile joins it).
+      ...(i === 0 ? { "live GROUP BY": live(`/live/${kind}${range ? `?${year}` : ""}`) } : {}),
+    },
+  })));
 }
 
 /**
  * Adds PostGraphile (with @graphile/pg-aggregates, the connection filter and a month group-by:
- * bench/postgraphile-aggregates.ts) to each aggregate scenario, reading the date range from the
- * ceiling's URL so that all three answer over the same days. It is the closest query the plugin can
+ * bench/postgraphile-aggregates.ts) to each aggregate scenario with a live GROUP BY row, reading the
+ * date range from its URL so that all of them answer over the same days. It is the closest query the plugin can
  * express, scoped like the other PostGraphile scenarios by a propertyGroupId condition (it has no
  * API keys). It knows no hospitality rules, so parts differ from the service's answer (each
  * scenario's note, printed under the results table):
@@ -658,7 +651,7 @@ function postGraphileAggregates(scenarios: Scenario[], groupId: string): Scenari
     }),
   };
   return scenarios.map((scenario) => {
-    const [, kind, search] = /^\/aggregate\/(\w+)\??(.*)$/.exec(scenario.systems.ceiling?.path ?? "") ?? [];
+    const [, kind, search] = /^\/live\/(\w+)\??(.*)$/.exec(scenario.systems["live GROUP BY"]?.path ?? "") ?? [];
     if (!kind || !queries[kind]) return scenario;
     const range = new URLSearchParams(search);
     const { query, note } = queries[kind](range.get("from") ?? "", range.get("to") ?? "");
@@ -668,8 +661,6 @@ function postGraphileAggregates(scenarios: Scenario[], groupId: string): Scenari
 }
 
 const plusDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
-/** The first Monday of a year, as YYYY-MM-DD. */
-const firstMonday = (year: number) => plusDays(`${year}-01-01`, (8 - new Date(Date.UTC(year, 0, 1)).getUTCDay()) % 7);
 const nextDay = (date: string) => plusDays(date, 1);
 
 /** A reservation's nights as a PostGraphile computed column, so that the plugin can sum them. */
@@ -691,7 +682,8 @@ function load(port: number, request: Request, connections: number, duration: num
     headers: request.headers,
     body: request.body,
     connections,
-    duration,
+    ...(request.amount ? { amount: request.amount } : { duration }),
+    ...(request.timeout ? { timeout: request.timeout } : {}),
   });
 }
 
@@ -776,7 +768,8 @@ function summarise(runs: Map<string, RunSamples>): Row[] {
   const rows: Row[] = [...runs].map(([key, r]) => {
     const [scenario, system] = key.split("\u0000") as [string, System];
     return {
-      scenario, system, rps: Math.round(median(r.rps)), p50_ms: median(r.p50), p99_ms: median(r.p99),
+      // Whole requests per second, or tenths below 10 (the live GROUP BY).
+      scenario, system, rps: median(r.rps) < 10 ? Math.round(median(r.rps) * 10) / 10 : Math.round(median(r.rps)), p50_ms: median(r.p50), p99_ms: median(r.p99),
       rss_mb: Math.max(...r.rss), cpu_us_per_request: Math.round(median(r.cpuUs)), sql_per_request: r.sql, vs_ceiling: null, vs_peer: null, failed: r.failed,
     };
   });
@@ -789,6 +782,14 @@ function summarise(runs: Map<string, RunSamples>): Row[] {
   return rows;
 }
 
+/** " (1 connection, 3 requests)" for a system measured with its own load. */
+function loadNote(scenarios: Scenario[], row: Row): string {
+  const request = scenarios.find((s) => s.name === row.scenario)?.systems[row.system];
+  if (!request?.connections && !request?.amount) return "";
+  const c = request.connections ?? CONNECTIONS;
+  return ` (${c} connection${c === 1 ? "" : "s"}${request.amount ? `, ${request.amount} requests` : ""})`;
+}
+
 function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
   const date = new Date().toISOString().slice(0, 10);
   const header = `# Benchmark ${date}\n\n${GUESTS.toLocaleString("en")} guests per group (${manifest.groups.A.counts.events?.toLocaleString("en") ?? "?"} events in group A), ` +
@@ -798,7 +799,7 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
   const table = [
     "| scenario | system | req/s | p50 ms | p99 ms | CPU µs/request | peak RSS MB | SQL/request | vs ceiling | vs PostGraphile |",
     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => `| ${r.scenario} | ${r.system}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
+    ...rows.map((r) => `| ${r.scenario} | ${r.system}${loadNote(scenarios, r)}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
   ].join("\n");
   const notes = scenarios.filter((s) => s.note).map((s) => `- ${s.name}: ${s.note}`);
   const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}${rlsCost(rows)}`;

@@ -15,11 +15,16 @@ export type Metric = "stays" | "guests" | "consent" | "reviews";
 export const METRICS: readonly Metric[] = ["stays", "guests", "consent", "reviews"];
 
 export type Grain = "day" | "week" | "month" | "year";
-type StayShapeDimension = "property" | "channel" | "guest_country";
+type StayShapeDimension = "property" | "channel" | "guest_country" | "in_month";
 
-/** The stay shapes kept: every grain alone or by property; months and years also by channel or guest country. */
+/**
+ * The stay shapes kept: every grain alone or by property; months and years also by channel or guest
+ * country; weeks also split at month ends (`in_month`), the part weeks at the ends of a range of
+ * whole months (a calendar year starts and ends mid-week).
+ */
 export const STAY_SHAPES: { grain: Grain; dims: StayShapeDimension[] }[] = [
   ...(["day", "week"] as const).flatMap((grain) => [[], ["property"]].map((dims) => ({ grain, dims: dims as StayShapeDimension[] }))),
+  ...[["in_month"], ["property", "in_month"]].map((dims) => ({ grain: "week" as const, dims: dims as StayShapeDimension[] })),
   ...(["month", "year"] as const).flatMap((grain) =>
     [[], ["channel"], ["guest_country"], ["property"], ["property", "channel"], ["property", "guest_country"]].map((dims) => ({ grain, dims: dims as StayShapeDimension[] })),
   ),
@@ -115,15 +120,21 @@ interface Stored {
  * The stored buckets of one shape in one statement, with the family's state: `variants` null means
  * not built. `variants` asks for those variants; null takes the first the family has.
  */
-async function readStored(r: Readers, metric: Metric, shape: string, variants: string[] | null, where: Sql[], orderFields: string[]): Promise<Stored> {
+async function readStored(
+  r: Readers, metric: Metric, shape: string | Sql, variants: string[] | null, where: Sql[], orderFields: string[],
+  /** A shape the last rebuild must have stored (it has rows), else the answer is "not built". */
+  required?: string,
+): Promise<Stored> {
   const order = orderFields.length ? sql` ORDER BY ${join(orderFields.map((f) => sql`m.bucket->>${f}`), ", ")}` : empty;
   const variantIs = variants ? sql`m.variant = ANY(${variants}::text[])` : sql`m.variant = (SELECT coalesce(st.variants[1], '') FROM st)`;
+  const shapeIs = typeof shape === "string" ? sql`m.shape = ${shape}` : shape;
   const [row] = await r.sql.query<Stored>(
     (scoped) => sql`WITH st AS (${freshState(scoped, metric)})
-      SELECT (SELECT st.variants FROM st) AS variants,
+      SELECT (SELECT st.variants FROM st${required === undefined ? empty
+          : sql` WHERE EXISTS (SELECT 1 FROM metric_rollups x WHERE ${scoped("MetricRollup", "x")} AND x.metric = ${metric} AND x.shape = ${required})`}) AS variants,
         coalesce((SELECT json_agg(json_build_object('v', m.variant, 'b', m.bucket)${order})
           FROM metric_rollups m
-          WHERE ${scoped("MetricRollup", "m")} AND m.metric = ${metric} AND m.shape = ${shape} AND ${variantIs}
+          WHERE ${scoped("MetricRollup", "m")} AND m.metric = ${metric} AND ${shapeIs} AND ${variantIs}
             ${where.length ? sql`AND ${join(where, " AND ")}` : empty}), '[]'::json) AS rows`,
   );
   return row;
@@ -145,7 +156,8 @@ const STAY_MEASURES = ["stays", "nights", "distinctGuests", "revenue"];
 /**
  * Stays from the rollups, or undefined when no stored shape answers these arguments exactly (then
  * they are counted live): at most one of channel and guest country, a time grouping over whole
- * buckets or, without one, a range that is exactly one day, week, month or year.
+ * buckets (weeks also over whole months: the part weeks at the ends are stored split at month ends)
+ * or, without one, a range that is exactly one day, week, month or year.
  */
 export async function staysFromRollups(r: Readers, filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean): Promise<Bucket[] | undefined> {
   const time = groupBy.find((d): d is "day" | "week" | "month" => d === "day" || d === "week" || d === "month");
@@ -160,21 +172,39 @@ export async function staysFromRollups(r: Readers, filter: StayMetricsFilter, gr
 
   const { arrivalFrom: from, arrivalTo: to } = filter;
   let grain: Grain | undefined = time;
+  // Part weeks at the ends of a range of whole months: (week start, month) of the week-in-month shape.
+  const parts: [string, string][] = [];
+  let [wholeFrom, wholeTo] = [from, to];
   if (grain) {
-    if (bucketStart(grain, from) !== from || bucketEnd(grain, to) !== to) return undefined;
+    if (bucketStart(grain, from) !== from || bucketEnd(grain, to) !== to) {
+      if (grain !== "week" || bucketStart("month", from) !== from || bucketEnd("month", to) !== to) return undefined;
+      if (bucketStart("week", from) !== from) {
+        parts.push([bucketStart("week", from), from]);
+        wholeFrom = nextDay(bucketEnd("week", from));
+      }
+      if (bucketEnd("week", to) !== to) {
+        parts.push([bucketStart("week", to), bucketStart("month", to)]);
+        wholeTo = previousDay(bucketStart("week", to));
+      }
+    }
   } else {
     grain = (["year", "month", "week", "day"] as const).find((g) => bucketStart(g, from) === from && bucketEnd(g, from) === to);
     if (!grain) return undefined;
   }
-  const dims = [...(byProperty ? ["property" as const] : []), ...(extra ? [extra] : [])];
+  const dims: StayShapeDimension[] = [...(byProperty ? ["property" as const] : []), ...(extra ? [extra] : [])];
+  const partDims: StayShapeDimension[] = [...dims, "in_month"];
   if (!STAY_SHAPES.some((s) => s.grain === grain && dimsKey(s.dims) === dimsKey(dims))) return undefined;
+  if (parts.length && !STAY_SHAPES.some((s) => s.grain === grain && dimsKey(s.dims) === dimsKey(partDims))) return undefined;
 
+  const whole = sql`m.shape = ${stayShapeKey(grain, dims)} AND m.period >= ${wholeFrom}::date AND m.period <= ${wholeTo}::date`;
+  const shape = parts.length
+    ? sql`((${whole}) OR (m.shape = ${stayShapeKey(grain, partDims)} AND (m.period, m.bucket->>'inMonth') IN (${join(parts.map(([week, month]) => sql`(${week}::date, ${month})`), ", ")})))`
+    : whole;
   const where = [
-    sql`m.period >= ${from}::date AND m.period <= ${to}::date`,
     property != null ? sql`m.bucket->>'propertyId' = ${property}` : undefined,
     filter.channel != null ? sql`m.bucket->>'channel' = ${filter.channel}` : undefined,
   ].filter((c): c is Sql => c !== undefined);
-  const stored = await readStored(r, "stays", stayShapeKey(grain, dims), null, where, fieldsOf(groupBy));
+  const stored = await readStored(r, "stays", shape, null, where, fieldsOf(groupBy), parts.length ? stayShapeKey(grain, partDims) : undefined);
   if (!stored.variants) return undefined;
   const keep = fieldsOf(groupBy);
   const rows = stored.rows.map(({ b }) => ({ ...pick(b, keep, STAY_MEASURES), revenue: withRevenue ? b.revenue : null }));

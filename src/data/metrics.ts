@@ -17,8 +17,11 @@ import { empty, equals, join, raw, sql, type Sql } from "./sql";
 import { guestConditions } from "./where";
 
 export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
-/** The stay dimensions, and years: the rollups keep calendar years (not a GraphQL dimension). */
-export type StayGrouping = StayDimension | "year";
+/**
+ * The stay dimensions, years, and the month of a week's days (`in_month`: a week split at month
+ * ends): the rollups keep both (not GraphQL dimensions).
+ */
+export type StayGrouping = StayDimension | "year" | "in_month";
 export type GuestDimension = "property" | "country" | "loyalty_tier" | "vip";
 export type ConsentDimension = "property" | "month";
 /** The consent dimensions, and the contact type: the rollups keep each type apart (not a GraphQL dimension). */
@@ -84,6 +87,7 @@ const STAY_KEYS: Record<StayGrouping, Key> = {
   year: { field: "period", expr: sql`to_char(date_trunc('year', s.arrival_date), 'YYYY-MM-DD')` },
   channel: { field: "channel", expr: sql`s.booking_channel` },
   guest_country: { field: "guestCountry", expr: sql`s.country_code::text` },
+  in_month: { field: "inMonth", expr: sql`to_char(date_trunc('month', s.arrival_date), 'YYYY-MM-DD')` },
 };
 
 const GUEST_KEYS: Record<GuestDimension, Key> = {
