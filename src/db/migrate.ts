@@ -49,6 +49,8 @@ export async function migrate(connectionString: string): Promise<MigrationResult
           return false;
         }
         try {
+          // The owner sees group rows only inside a migration (the row level security policy `migrations`).
+          await client.query("SELECT set_config('gcs.migrating', 'on', true)");
           await client.query(sql);
         } catch (err) {
           throw new Error(`migration ${name} failed: ${(err as Error).message}`);

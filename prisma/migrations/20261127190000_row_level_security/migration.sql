@@ -3,9 +3,10 @@
 --   gcs_tenant  the caller's group only: property_group_id = the statement's gcs.group_id setting;
 --               with no setting, no rows.
 --   gcs_system  the documented cross-group paths (db/session.ts CROSS_GROUP_PATHS).
--- Neither owns a table, logs in or has BYPASSRLS. Migrations run as the login role, which owns the
--- tables; FORCE makes the owner subject to the policies too (no policy names it: it sees no rows
--- unless it is a superuser or switches to one of the roles).
+-- Neither owns a table, logs in or has BYPASSRLS. Migrations run as the login role that owns the
+-- tables; FORCE makes the owner subject to the policies too: its policy `migrations` lets it see
+-- rows only inside a migration (db/migrate.ts sets gcs.migrating there), so a data migration works
+-- under an owner that is not a superuser, and the owner's other connections see nothing.
 DO $$
 BEGIN
   -- Roles are the cluster's, not the database's: another database of the cluster may have made them.
@@ -53,6 +54,9 @@ BEGIN
       'CREATE POLICY tenant_wall ON %I TO gcs_tenant USING (property_group_id = nullif(current_setting(''gcs.group_id'', true), '''')::uuid) WITH CHECK (property_group_id = nullif(current_setting(''gcs.group_id'', true), '''')::uuid)',
       t);
     EXECUTE format('CREATE POLICY cross_group_paths ON %I TO gcs_system USING (true) WITH CHECK (true)', t);
+    EXECUTE format(
+      'CREATE POLICY migrations ON %I TO CURRENT_USER USING (current_setting(''gcs.migrating'', true) = ''on'') WITH CHECK (current_setting(''gcs.migrating'', true) = ''on'')',
+      t);
   END LOOP;
 END $$;
 
@@ -64,3 +68,5 @@ CREATE POLICY tenant_wall ON partner_access_tokens TO gcs_tenant
   USING (EXISTS (SELECT 1 FROM partner_credentials p WHERE p.id = partner_credential_id))
   WITH CHECK (EXISTS (SELECT 1 FROM partner_credentials p WHERE p.id = partner_credential_id));
 CREATE POLICY cross_group_paths ON partner_access_tokens TO gcs_system USING (true) WITH CHECK (true);
+CREATE POLICY migrations ON partner_access_tokens TO CURRENT_USER
+  USING (current_setting('gcs.migrating', true) = 'on') WITH CHECK (current_setting('gcs.migrating', true) = 'on');
