@@ -28,9 +28,8 @@ const cols = (list: string) => list.split(/\s+/).filter(Boolean).map((c) => { co
 // Output columns are qualified with the table alias: an unqualified ORDER BY created_at would sort
 // by the to_char() text of the same name instead of using the index.
 const SQL = {
-  // Prepared, as the service's (named gcs_token_api_key).
-  apiKey: `SELECT id, property_group_id, property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, false AS expired
-    FROM api_keys WHERE token_hash = $1`,
+  // Prepared, as the service's (named gcs_token_api_key): the credential lookup's SECURITY DEFINER function.
+  apiKey: "SELECT * FROM gcs_credential_api_key($1)",
   // The guests page, prepared as the service's (its flat-row path names it per select list).
   guests: `SELECT ${cols("id property_id integration_id source_id master_profile_id given_name family_name email phone language country_code city")}, ${day("birth_date", "birth_date")}, t.vip_code AS "vip_code", ${ts("created_at", "created_at")}, ${ts("updated_at", "updated_at")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid`,
   guestRow: `SELECT ${cols("id property_id:propertyId integration_id:integrationId source_id:sourceId master_profile_id:masterProfileId given_name:givenName family_name:familyName email phone language country_code:countryCode city")}, ${day("birth_date", "birthDate")}, t.vip_code AS "vipCode", ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,

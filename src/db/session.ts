@@ -48,3 +48,8 @@ function started<T>(value: T): T {
 }
 
 export const currentSession = (): Session | undefined => current.getStore();
+
+/** Runs `fn` in `session` (one currentSession() returned earlier), or in none. */
+export function inSession<T>(session: Session | undefined, fn: () => T): T {
+  return session === current.getStore() ? fn() : session ? current.run(session, fn) : current.exit(fn);
+}

@@ -17,8 +17,7 @@ import type { Services } from "../services";
 import { CONSENT_PATH, ConsentPage } from "./consent";
 import { CONNECTOR_SCOPES, PgOAuthProvider } from "./provider";
 import { registrationHandler } from "./register";
-import { AsyncResource } from "node:async_hooks";
-import { acrossGroups } from "../db/session";
+import { acrossGroups, currentSession, inSession } from "../db/session";
 
 const OAUTH_PATH = /^\/(?:\.well-known\/oauth-(?:authorization-server|protected-resource)(?:\/mcp)?|authorize(?:\/consent)?|token|register|revoke)\/?$/;
 
@@ -38,8 +37,9 @@ export function oauthRoutes(services: Services): OAuthRoutes {
       if (!OAUTH_PATH.test(req.path)) return next();
       router ??= build(services, base, resourceUrl);
       // Clients, codes and tokens before any group's session: OAuth's cross-group path (db/session.ts).
-      // A request the router passes on leaves that path again (next bound to the caller's context).
-      const passOn = AsyncResource.bind(next);
+      // A request the router passes on leaves that path again (next runs in the caller's session).
+      const session = currentSession();
+      const passOn: NextFunction = (err?: unknown) => inSession(session, () => next(err));
       acrossGroups("OAuth", () => router!(req, res, passOn));
     },
   };

@@ -65,8 +65,8 @@ describe("tracing", () => {
     const sql = spans.filter((s) => s.kind === SpanKind.CLIENT);
     // The credential lookup runs before the operation; the page's statements inside it.
     const lookup = sql.find((s) => parentOf(s) === idOf(server))!;
-    expect(lookup.attributes["db.query.text"]).toMatch(/FROM api_keys WHERE token_hash = \$1/);
-    expect(lookup.name).toBe("SELECT api_keys");
+    expect(lookup.attributes["db.query.text"]).toMatch(/FROM gcs_credential_api_key\(\$1\)/);
+    expect(lookup.name).toBe("SELECT gcs_credential_api_key");
     const inOperation = sql.filter((s) => parentOf(s) === idOf(operation));
     expect(inOperation.length).toBeGreaterThanOrEqual(1);
     expect(inOperation.some((s) => /FROM guest_profiles/.test(String(s.attributes["db.query.text"])))).toBe(true);

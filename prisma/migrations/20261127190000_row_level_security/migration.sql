@@ -50,8 +50,9 @@ BEGIN
   LOOP
     EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
     EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
+    -- The group as a subquery: evaluated once per statement (an InitPlan), not once per row.
     EXECUTE format(
-      'CREATE POLICY tenant_wall ON %I TO gcs_tenant USING (property_group_id = nullif(current_setting(''gcs.group_id'', true), '''')::uuid) WITH CHECK (property_group_id = nullif(current_setting(''gcs.group_id'', true), '''')::uuid)',
+      'CREATE POLICY tenant_wall ON %I TO gcs_tenant USING (property_group_id = (SELECT nullif(current_setting(''gcs.group_id'', true), '''')::uuid)) WITH CHECK (property_group_id = (SELECT nullif(current_setting(''gcs.group_id'', true), '''')::uuid))',
       t);
     EXECUTE format('CREATE POLICY cross_group_paths ON %I TO gcs_system USING (true) WITH CHECK (true)', t);
     EXECUTE format(
@@ -70,3 +71,48 @@ CREATE POLICY tenant_wall ON partner_access_tokens TO gcs_tenant
 CREATE POLICY cross_group_paths ON partner_access_tokens TO gcs_system USING (true) WITH CHECK (true);
 CREATE POLICY migrations ON partner_access_tokens TO CURRENT_USER
   USING (current_setting('gcs.migrating', true) = 'on') WITH CHECK (current_setting('gcs.migrating', true) = 'on');
+
+-- The credential lookup, before any group is known: one SECURITY DEFINER function per kind of token,
+-- owned by gcs_system (whose policy sees every group). The service calls them as its login, with no
+-- settings sent before (db/tenant-pool.ts): no second statement on the hottest path of all. Each
+-- answers one row, for the hash it is given, and nothing else.
+CREATE FUNCTION gcs_credential_api_key(hash text)
+  RETURNS TABLE (id uuid, property_group_id uuid, property_id uuid, scopes text, revoked boolean, expired boolean)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT k.id, k.property_group_id, k.property_id, array_to_string(k.scopes, ' '), k.revoked_at IS NOT NULL, false
+    FROM api_keys k WHERE k.token_hash = hash;
+END $$;
+CREATE FUNCTION gcs_credential_partner(hash text)
+  RETURNS TABLE (id uuid, property_group_id uuid, property_id uuid, scopes text, revoked boolean, expired boolean)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT a.id, p.property_group_id, NULL::uuid, array_to_string(p.scopes, ' '),
+      (a.revoked_at IS NOT NULL OR p.revoked_at IS NOT NULL), a.expires_at <= now()
+    FROM partner_access_tokens a JOIN partner_credentials p ON p.id = a.partner_credential_id WHERE a.token_hash = hash;
+END $$;
+CREATE FUNCTION gcs_credential_mcp(hash text)
+  RETURNS TABLE (id uuid, property_group_id uuid, property_id uuid, scopes text, revoked boolean, expired boolean)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT m.id, m.property_group_id, NULL::uuid, array_to_string(m.scopes, ' '), m.revoked_at IS NOT NULL, m.expires_at <= now()
+    FROM mcp_tokens m WHERE m.token_hash = hash;
+END $$;
+CREATE FUNCTION gcs_credential_static(hash text)
+  RETURNS TABLE (id uuid, property_group_id uuid, property_id uuid, scopes text, revoked boolean, expired boolean)
+  LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY SELECT s.id, s.property_group_id, NULL::uuid, array_to_string(s.scopes, ' '), s.revoked_at IS NOT NULL, false
+    FROM static_tokens s WHERE s.token_hash = hash;
+END $$;
+-- A role that is not a superuser may give a function only to a role that can create in its schema.
+GRANT CREATE ON SCHEMA public TO gcs_system;
+ALTER FUNCTION gcs_credential_api_key(text) OWNER TO gcs_system;
+ALTER FUNCTION gcs_credential_partner(text) OWNER TO gcs_system;
+ALTER FUNCTION gcs_credential_mcp(text) OWNER TO gcs_system;
+ALTER FUNCTION gcs_credential_static(text) OWNER TO gcs_system;
+REVOKE CREATE ON SCHEMA public FROM gcs_system;

@@ -17,18 +17,16 @@ export interface TokenRow {
 }
 
 // One statement per request, in plain SQL: it runs before anything else on every call, and Prisma's
-// per-query cost would be a fixed tax on all of them. Credentials are looked up by hash only. Scopes
-// come as one space-separated text (scope names hold no space), which scopeSet() below reads.
+// per-query cost would be a fixed tax on all of them. Credentials are looked up by hash only, each
+// kind by its SECURITY DEFINER function (migration 20261127190000_row_level_security, owned by
+// gcs_system: the credential lookup's cross-group path, docs/security.md), called with no settings
+// sent before it (db/tenant-pool.ts). Scopes come as one space-separated text (scope names hold no
+// space), which scopeSet() below reads.
 const TOKEN_LOOKUPS: Record<OpaqueTokenKind, string> = {
-  api_key: `SELECT id, property_group_id, property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, false AS expired
-    FROM api_keys WHERE token_hash = $1`,
-  partner: `SELECT a.id, p.property_group_id, NULL AS property_id, array_to_string(p.scopes, ' ') AS scopes,
-      (a.revoked_at IS NOT NULL OR p.revoked_at IS NOT NULL) AS revoked, a.expires_at <= now() AS expired
-    FROM partner_access_tokens a JOIN partner_credentials p ON p.id = a.partner_credential_id WHERE a.token_hash = $1`,
-  mcp: `SELECT id, property_group_id, NULL AS property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
-    FROM mcp_tokens WHERE token_hash = $1`,
-  static: `SELECT id, property_group_id, NULL AS property_id, array_to_string(scopes, ' ') AS scopes, revoked_at IS NOT NULL AS revoked, false AS expired
-    FROM static_tokens WHERE token_hash = $1`,
+  api_key: "SELECT * FROM gcs_credential_api_key($1)",
+  partner: "SELECT * FROM gcs_credential_partner($1)",
+  mcp: "SELECT * FROM gcs_credential_mcp($1)",
+  static: "SELECT * FROM gcs_credential_static($1)",
 };
 
 /** The token row with this hash, or undefined. */
