@@ -111,6 +111,28 @@ describe("what a statement sees", () => {
     expect(total).toBeGreaterThan(500);
   });
 
+  it("keeps the lookups' indexes: an e-mail lookup and a name prefix as the tenant role are index scans, not the group's rows", async () => {
+    const plans: string[] = [];
+    await admin.query("BEGIN");
+    try {
+      await admin.query(`SET LOCAL ROLE ${TENANT_ROLE}`);
+      await admin.query("SELECT set_config('gcs.group_id', $1, true)", [A().id]);
+      await admin.query("SET LOCAL enable_seqscan = off"); // the fixtures are small: make the index the only cheap way
+      for (const sql of [
+        "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND lower(t.email) = lower('Someone@Example.org')",
+        "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND gcs_fold(t.family_name) LIKE gcs_fold('smi') || '%'",
+      ]) {
+        const { rows } = await admin.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, [A().id]);
+        plans.push(rows.map((r) => r["QUERY PLAN"]).join("\n"));
+      }
+    } finally {
+      await admin.query("ROLLBACK");
+    }
+    // The lookup's own condition is an index condition, not a filter over every row of the group.
+    expect(plans[0]).toMatch(/Index Cond: .*lower\(email\)/);
+    expect(plans[1]).toMatch(/Index Cond: .*lower\(translate\(family_name/); // gcs_fold, inlined
+  });
+
   it("writes only into the group set: a row of group B is refused", async () => {
     await admin.query("BEGIN");
     try {
