@@ -58,6 +58,6 @@ it("exports the request's spans over OTLP/HTTP as guest-context-service, in the 
   }
   const spans = batches.flatMap((b) => b.scopeSpans.flatMap((s) => s.spans)).filter((s) => s.traceId === traceId);
   const names = spans.map((s) => s.name);
-  expect(names).toEqual(expect.arrayContaining(["GET /v1/properties", "query ListProperties", "SELECT api_keys"]));
+  expect(names).toEqual(expect.arrayContaining(["GET /v1/properties", "query ListProperties", "SELECT gcs_credential_api_key"]));
   expect(spans.find((s) => s.name === "GET /v1/properties")?.parentSpanId).toBe("b7ad6b7169203331");
 });
