@@ -4,9 +4,10 @@
 // in one or two batched statements over all the person's guest profiles, and says where its rows
 // are (`more`: the list tool and its arguments) and whether it shows only some (`truncated`).
 import type { RequestContext } from "../../context";
-import { normaliseContact, type ConsentStatus } from "../../consent/precedence";
+import { normaliseContact } from "../../consent/precedence";
 import { GUEST_ROW, type GuestRow } from "../../data/guests";
 import type { MasterProfileRow } from "../../data/master-profiles";
+import type { SqlObservation } from "../../data/consents";
 import { invalidRequest } from "../../errors";
 import { isStorableText, unstorableDetail } from "../text";
 
@@ -141,17 +142,8 @@ async function spend(p: Person, _: unknown, ctx: RequestContext) {
   return { byCurrency: currencies, more: more(p, "list_transactions") };
 }
 
-interface ObservationRow {
-  id: string;
-  propertyId: string | null;
-  contactType: "email" | "phone";
-  contactValue: string;
-  purpose: string;
-  channel: string;
-  status: ConsentStatus;
-  source: string;
-  observedAt: string;
-}
+/** An observation as the consent reads give it (data/consents.ts). */
+type ObservationRow = SqlObservation;
 
 /** An observation as evidence: what decided, where and when. */
 export function evidence(o: ObservationRow, names: Map<string, string>) {
