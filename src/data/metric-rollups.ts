@@ -291,7 +291,10 @@ export async function reviewsFromRollups(r: Readers, filter: ReviewMetricsFilter
             OR (x.grain = 'day' AND ((x.period >= w.hs AND x.period < w.he) OR (x.period >= w.ts AND x.period < w.te)))
           ELSE x.grain = 'day' AND x.period >= w.hs AND x.period < w.te END),
       -- The part days at bounds that are not local midnights, as instant ranges (one range when
-      -- both bounds fall in one local day), read through the (group, property, published_at) index.
+      -- both bounds fall in one local day), read through the (group, property, published_at) index:
+      -- LATERAL, and kept a subquery (OFFSET 0), so that even the plan PostgreSQL keeps for the prepared
+      -- statement (made without the bounds) reads a range's reviews by the index, never the whole
+      -- group's (160 ms at 1M guests).
       ranges AS (
         SELECT w.id, w.timezone, v.a, v.b FROM w CROSS JOIN LATERAL (VALUES
           (CASE WHEN w.hs > w.te OR w.lf::time <> '00:00' THEN ${from}::timestamptz END,
@@ -302,8 +305,8 @@ export async function reviewsFromRollups(r: Readers, filter: ReviewMetricsFilter
       partial AS (
         SELECT x.property_id, (x.published_at AT TIME ZONE ranges.timezone)::date AS period, x.source, 1 AS reviews, x.rating AS rating_sum,
           (x.rating = 1)::int AS r1, (x.rating = 2)::int AS r2, (x.rating = 3)::int AS r3, (x.rating = 4)::int AS r4, (x.rating = 5)::int AS r5
-        FROM ranges JOIN reviews x ON x.property_id = ranges.id AND x.published_at >= ranges.a AND x.published_at < ranges.b
-        WHERE ${scoped("Review", "x")}${source}),
+        FROM ranges CROSS JOIN LATERAL (SELECT * FROM reviews x
+          WHERE ${scoped("Review", "x")} AND x.property_id = ranges.id AND x.published_at >= ranges.a AND x.published_at < ranges.b${source} OFFSET 0) x),
       x AS (SELECT * FROM stored UNION ALL SELECT * FROM partial),
       g AS (
         SELECT ${keys.length ? sql`${join(keys, ", ")}, ` : empty}coalesce(sum(${count}), 0)::int AS n, sum(${ratingSum})::text AS "ratingSum",
@@ -312,6 +315,8 @@ export async function reviewsFromRollups(r: Readers, filter: ReviewMetricsFilter
       SELECT EXISTS (${freshState(scoped, "reviews")}) AS built,
         coalesce((SELECT json_agg(g${positions.length ? sql` ORDER BY ${join(groupBy.map((d) => sql`g.${raw(`"${FIELD[d]}"`)}`), ", ")}` : empty}) FROM g
           ${positions.length ? sql`WHERE g.n > 0` : empty}), '[]'::json) AS rows`,
+    // Prepared: planning this statement costs PostgreSQL three times running it (0.7 against 0.25 ms).
+    { prepare: true },
   );
   if (!result.built) return undefined;
   return result.rows.map(({ n, ratingSum, r: byRating, ...keysOf }) => ({
