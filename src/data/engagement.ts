@@ -84,7 +84,6 @@ export function engagement(r: Readers) {
       const where = await actionWhere(filter);
       return allInstantsAsText(await r.prisma.action.findMany(createdAtPrisma.page(where, after, take)));
     },
-    // findFirst, not findUnique: see memberById in loyalty.ts.
     actionById: async (id: string): Promise<ActionRow | null> => instantsAsText(await r.prisma.action.findFirst({ where: { id } })),
     actionsOfGuests: async (ids: readonly string[]): Promise<ActionRow[]> =>
       allInstantsAsText(await r.prisma.action.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),

@@ -55,8 +55,6 @@ export function loyalty(r: Readers) {
       });
       return allInstantsAsText(await r.prisma.loyaltyMember.findMany(createdAtPrisma.page(where, after, take)));
     },
-    // findFirst, not findUnique: Prisma runs the findUniques of one tick as one batch, from the first
-    // caller's async context, so another request's lookup would run in that caller's group (db/session.ts).
     memberById: async (id: string): Promise<LoyaltyMemberRow | null> => instantsAsText(await r.prisma.loyaltyMember.findFirst({ where: { id } })),
 
     membersOfGuests: async (ids: readonly string[]): Promise<LoyaltyMemberRow[]> =>

@@ -136,7 +136,7 @@ export function masterAtProperty(alias: string, groupId: Sql, properties: Sql): 
 }
 
 const WHERE_OPERATIONS = new Set([
-  "findUnique", "findUniqueOrThrow", "findFirst", "findFirstOrThrow", "findMany",
+  "findFirst", "findFirstOrThrow", "findMany",
   "count", "aggregate", "groupBy", "update", "updateMany", "updateManyAndReturn", "delete", "deleteMany", "upsert",
 ]);
 
@@ -147,6 +147,9 @@ export function scopedPrisma(prisma: PrismaClient, scope: Scope): PrismaClient {
       // the group; model operations get the tenant rule as well.
       $allOperations({ model, operation, args, query }) {
         if (model === undefined) return asGroup(scope.propertyGroupId, () => query(args));
+        // Prisma runs the findUniques of one tick as one batch, in the first caller's async context:
+        // another request's lookup would run in that caller's group (db/session.ts). findFirst is not batched.
+        if (operation === "findUnique" || operation === "findUniqueOrThrow") throw new Error(`${model}.${operation} on a request's scoped client: use findFirst`);
         const fragment = tenantWhere(model, scope);
         if (!fragment) throw new Error(`${model} is not tenant data: it cannot be read through a request's scoped client`);
         const a = (args ?? {}) as { where?: Where; data?: unknown };

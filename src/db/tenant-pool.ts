@@ -24,18 +24,31 @@ const RUN_AS_SENT = /^\s*(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT|SA
 
 type Callback = (err: Error | null, result?: unknown) => void;
 
-// The settings' Parse/Bind/Execute messages, made once per role and group: the same bytes pg would
-// serialise for every statement.
-const PARSE_AND_EXECUTE = [serialize.parse({ text: SET_SESSION, name: "", types: [] }), serialize.execute({ portal: "", rows: 0 })];
+// The settings statement is prepared once per connection, under this name: PostgreSQL then binds
+// and runs it without parsing and planning it again for every statement. Behind a pooler in
+// transaction mode (PgBouncer before 1.21) a connection's prepared statements may be on another
+// server connection: the first such refusal turns the name off for this process (as for the read
+// paths' statements, db/sql-count.ts) and the query is sent again, unnamed. Nothing had run: the
+// settings come first, and a refused statement skips the rest of its round trip. Inside an explicit
+// transaction the settings stay unnamed, since a refusal there would abort the caller's transaction.
+const SETTINGS_NAME = "gcs_session";
+const POOLER_PREPARED_ERRORS = new Set(["26000", "42P05"]);
+let namingSettings = true;
+
+// The settings' messages, made once per form, role and group: the same bytes pg would serialise.
+const EXECUTE = serialize.execute({ portal: "", rows: 0 });
+const PARSE = { named: serialize.parse({ text: SET_SESSION, name: SETTINGS_NAME, types: [] }), unnamed: serialize.parse({ text: SET_SESSION, name: "", types: [] }) };
+type SettingsForm = "parseNamed" | "named" | "unnamed";
 const MAX_CACHED_SESSIONS = 10_000;
 const sessionBytes = new Map<string, Buffer>();
-function sessionMessages([role, group]: [string, string]): Buffer {
-  const key = `${role}:${group}`;
+function sessionMessages(form: SettingsForm, [role, group]: [string, string]): Buffer {
+  const key = `${form}:${role}:${group}`;
   let bytes = sessionBytes.get(key);
   if (!bytes) {
     if (sessionBytes.size >= MAX_CACHED_SESSIONS) sessionBytes.clear();
-    const bind = serialize.bind({ portal: "", statement: "", values: [role, group], valueMapper: (v: unknown) => v });
-    sessionBytes.set(key, (bytes = Buffer.concat([PARSE_AND_EXECUTE[0], bind, PARSE_AND_EXECUTE[1]])));
+    const bind = serialize.bind({ portal: "", statement: form === "unnamed" ? "" : SETTINGS_NAME, values: [role, group], valueMapper: (v: unknown) => v });
+    const parse = form === "parseNamed" ? [PARSE.named] : form === "unnamed" ? [PARSE.unnamed] : [];
+    sessionBytes.set(key, (bytes = Buffer.concat([...parse, bind, EXECUTE])));
   }
   return bytes;
 }
@@ -46,20 +59,34 @@ interface QuerySteps {
   prepare(connection: { stream: { write(b: Buffer): boolean } }): void;
   handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: unknown): void;
+  handleError(err: Error, connection: unknown): void;
 }
 const Query = (pg as unknown as { Query: new (config: unknown, values?: unknown, callback?: Callback) => QuerySteps }).Query;
 
 /** A query that first sets the session's role and group, in the same implicit transaction. */
 class SessionQuery extends Query {
   private settingsPending = true;
-  constructor(private readonly settings: [string, string], config: unknown, values?: unknown, callback?: Callback) {
+  /** The settings' own ParseComplete is still to come (TenantClient consumes it, see there). */
+  settingsParsePending = false;
+  /** The settings went by name: a pooler's refusal of the name may be retried unnamed. */
+  namedSettings = false;
+  constructor(
+    private readonly client: TenantClient,
+    private readonly settings: [string, string],
+    config: unknown,
+    values?: unknown,
+    callback?: Callback,
+  ) {
     super(config, values, callback);
   }
   override requiresPreparation() {
     return true;
   }
   override prepare(connection: { stream: { write(b: Buffer): boolean } }) {
-    connection.stream.write(sessionMessages(this.settings));
+    this.namedSettings = namingSettings && this.client.idle();
+    const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared ? "named" : "parseNamed";
+    this.settingsParsePending = form !== "named";
+    connection.stream.write(sessionMessages(form, this.settings));
     super.prepare(connection);
   }
   // The settings statement answers one row and its completion before the statement's own.
@@ -70,6 +97,10 @@ class SessionQuery extends Query {
     if (this.settingsPending) this.settingsPending = false;
     else super.handleCommandComplete(msg, connection);
   }
+  /** Whether `err` is a pooler refusing the settings' name (before anything ran). */
+  refusedByPooler(err: Error) {
+    return this.settingsPending && this.namedSettings && POOLER_PREPARED_ERRORS.has((err as { code?: string }).code ?? "");
+  }
 }
 
 interface TenantPoolConfig extends pg.PoolConfig {
@@ -79,9 +110,15 @@ interface TenantPoolConfig extends pg.PoolConfig {
 
 class TenantClient extends pg.Client {
   private readonly rowSecurity: boolean;
+  /** This connection holds the settings statement, prepared under SETTINGS_NAME. */
+  settingsPrepared = false;
   constructor(config: TenantPoolConfig) {
     super(config);
     this.rowSecurity = config.rowSecurity !== false;
+  }
+  /** Outside any explicit transaction (pg keeps the status of the last ReadyForQuery). */
+  idle() {
+    return (this as unknown as { _txStatus: string | null })._txStatus === "I";
   }
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(config: any, values?: any, callback?: any): any {
@@ -93,12 +130,30 @@ class TenantClient extends pg.Client {
       session && "crossGroup" in session ? [CROSS_GROUP_ROLE, ""] : [TENANT_ROLE, session && "groupId" in session ? session.groupId : ""];
     if (typeof values === "function") [values, callback] = [undefined, values];
     if (callback) {
-      super.query(new SessionQuery(settings, config, values, callback) as never);
+      this.submit(settings, config, values, callback);
       return undefined;
     }
-    return new Promise((resolve, reject) => {
-      super.query(new SessionQuery(settings, config, values, (err, result) => (err ? reject(err) : resolve(result))) as never);
+    return new Promise((resolve, reject) => this.submit(settings, config, values, (err, result) => (err ? reject(err) : resolve(result))));
+  }
+  private submit(settings: [string, string], config: unknown, values: unknown, callback: Callback) {
+    const query: SessionQuery = new SessionQuery(this, settings, config, values, (err, result) => {
+      if (!err || !query.refusedByPooler(err)) return callback(err, result);
+      namingSettings = false;
+      this.settingsPrepared = false;
+      this.submit(settings, config, values, callback);
     });
+    super.query(query as never);
+  }
+  // The settings' ParseComplete is theirs: pg would credit it to the statement behind them, and
+  // take that statement for prepared on this connection even when its own Parse then failed.
+  _handleParseComplete() {
+    const active = (this as unknown as { _getActiveQuery(): unknown })._getActiveQuery();
+    if (active instanceof SessionQuery && active.settingsParsePending) {
+      active.settingsParsePending = false;
+      if (active.namedSettings) this.settingsPrepared = true;
+      return;
+    }
+    (pg.Client.prototype as unknown as { _handleParseComplete(this: pg.Client): void })._handleParseComplete.call(this);
   }
 }
 

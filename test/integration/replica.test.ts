@@ -501,7 +501,7 @@ describe("lag, outage and shutdown", () => {
     const db = scopedPrisma(server.services.db.primary, { propertyGroupId: A().id, propertyId: null });
     const before = await confirmed(pair.standby.adminUrl());
     // A new guest with e-mail marketing granted, added to the bound table: on the primary only.
-    const source = await db.guestProfile.findUniqueOrThrow({ where: { id: A().guest_lookup.guest_id } });
+    const source = await db.guestProfile.findFirstOrThrow({ where: { id: A().guest_lookup.guest_id } });
     const id = randomUUID();
     const email = "replica.delivery@example.org";
     await db.guestProfile.create({

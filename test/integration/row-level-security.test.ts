@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
-import { CROSS_GROUP_PATHS } from "../../src/db/session";
+import { CROSS_GROUP_PATHS, asGroup } from "../../src/db/session";
+import { scopedPrisma } from "../../src/data/tenant";
 import { CROSS_GROUP_ROLE, TENANT_ROLE } from "../../src/db/tenant-pool";
 import { loadManifest, startAppOn, startTestApp, type TestApp } from "../helpers/app";
 import { loadTestFixtures } from "../helpers/own-postgres";
@@ -156,6 +157,60 @@ describe("what a statement sees", () => {
     const res = await t.api.get("/v1/guests?limit=5").set("Authorization", `Bearer ${A().credentials.api_key}`);
     expect(res.status).toBe(200);
     expect(res.body.data.length).toBe(5);
+  });
+});
+
+describe("the settings sent with each statement", () => {
+  const guestOf = async (group: string) =>
+    (await admin.query<{ id: string }>("SELECT id FROM guest_profiles WHERE property_group_id = $1 ORDER BY id LIMIT 1", [group])).rows[0].id;
+
+  it("are prepared once per connection, and a connection that loses them (as behind a pooler) answers, unnamed from then on", async () => {
+    const client = await t.db.primaryPool.connect();
+    try {
+      const names = async () =>
+        (await asGroup(A().id, () => client.query<{ name: string }>("SELECT name FROM pg_prepared_statements ORDER BY name"))).rows.map((r) => r.name);
+      expect(await names()).toContain("gcs_session");
+      // What a pooler's other server connection looks like: the name is not there.
+      await asGroup(A().id, () => client.query("DEALLOCATE gcs_session"));
+      const { rows } = await asGroup(A().id, () => client.query<{ n: string; foreign: string }>(
+        "SELECT count(*) AS n, count(*) FILTER (WHERE property_group_id <> $1::uuid) AS foreign FROM guest_profiles", [A().id]));
+      expect(Number(rows[0].n)).toBeGreaterThan(0);
+      expect(Number(rows[0].foreign)).toBe(0);
+      expect(await names()).not.toContain("gcs_session");
+    } finally {
+      client.release();
+    }
+  });
+
+  it("hold inside an explicit transaction, statement after statement; a statement nobody scoped runs there as the tenant role with no group", async () => {
+    const client = await t.db.primaryPool.connect();
+    try {
+      await client.query("BEGIN");
+      const inA = await asGroup(A().id, () => client.query<{ g: string; n: string }>(
+        "SELECT current_setting('gcs.group_id', true) AS g, (SELECT count(*) FROM guest_profiles WHERE property_group_id <> $1::uuid) AS n", [A().id]));
+      const inB = await asGroup(B().id, () => client.query<{ g: string; n: string }>(
+        "SELECT current_setting('gcs.group_id', true) AS g, (SELECT count(*) FROM guest_profiles WHERE property_group_id <> $1::uuid) AS n", [B().id]));
+      await client.query("COMMIT");
+      expect([inA.rows[0].g, Number(inA.rows[0].n)]).toEqual([A().id, 0]);
+      expect([inB.rows[0].g, Number(inB.rows[0].n)]).toEqual([B().id, 0]);
+      const after = await client.query<{ g: string | null; role: string }>("SELECT current_setting('gcs.group_id', true) AS g, current_user AS role");
+      expect(after.rows[0].g ?? "").toBe("");
+      expect(after.rows[0].role).toBe(TENANT_ROLE);
+    } finally {
+      client.release();
+    }
+  });
+
+  it("a request's scoped client refuses findUnique, which Prisma batches across requests; findFirsts of two groups in one tick each see their own row", async () => {
+    const [guestA, guestB] = await Promise.all([guestOf(A().id), guestOf(B().id)]);
+    const scopedA = scopedPrisma(t.db.primary, { propertyGroupId: A().id, propertyId: null });
+    const scopedB = scopedPrisma(t.db.primary, { propertyGroupId: B().id, propertyId: null });
+    await expect(scopedA.guestProfile.findUnique({ where: { id: guestA } })).rejects.toThrow(/use findFirst/);
+    const [a, b] = await Promise.all([
+      scopedA.guestProfile.findFirst({ where: { id: guestA }, select: { id: true } }),
+      scopedB.guestProfile.findFirst({ where: { id: guestB }, select: { id: true } }),
+    ]);
+    expect([a?.id, b?.id]).toEqual([guestA, guestB]);
   });
 });
 

