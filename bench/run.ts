@@ -11,8 +11,8 @@
 // BENCH_CPU_PROF=<dir> (the service and the ceiling write V8 CPU profiles there on exit: with
 // BENCH_ONLY naming one scenario, where each spends its CPU; bench/profile-top.ts summarises one),
 // BENCH_RLS_AB=1 (the tenant wall's cost: a second service with GCS_ROW_SECURITY=false, "service
-// (RLS off)", beside the service on the guests page, the events timeline and nested GraphQL, in the
-// same rounds; the notes give each scenario's cost), BENCH_CHECK=1 (no load: sends each scenario's
+// (RLS off)", run right after the service on the guests page, the events timeline and nested GraphQL
+// in every round; the notes give each scenario's cost, paired by round), BENCH_CHECK=1 (no load: sends each scenario's
 // request to the service and the ceiling once and reports where the answers' bytes differ),
 // BENCH_SYSTEMS (comma-separated: only these systems, e.g. service,ceiling), BENCH_LABEL (results
 // go to <date>-<label>.md; a
@@ -118,13 +118,17 @@ async function main() {
     await waitForPort(ports.ceiling);
 
     const scenarios = only(buildScenarios(manifest, setup)).filter((s) => !process.env.BENCH_ROUTES || s.route);
-    if (process.env.BENCH_RLS_AB) for (const s of scenarios) if (RLS_AB.test(s.name) && s.systems.service) s.systems[RLS_OFF] = s.systems.service;
+    // "RLS off" runs right after the service, so that the two see the same machine.
+    if (process.env.BENCH_RLS_AB)
+      for (const s of scenarios) if (RLS_AB.test(s.name) && s.systems.service) s.systems = { service: s.systems.service, [RLS_OFF]: s.systems.service, ...s.systems };
     if (process.env.BENCH_CHECK) return await checkAnswers(scenarios, ports);
     const runs = new Map<string, RunSamples>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenario of scenarios) {
-        // Interleaved: each scenario's systems run back to back within a round.
-        for (const [system, request] of Object.entries(scenario.systems) as [System, Request][]) {
+        // Interleaved: each scenario's systems run back to back within a round, in the reverse order
+        // every other round, so that a machine growing faster or slower favours none of them.
+        const systems = Object.entries(scenario.systems) as [System, Request][];
+        for (const [system, request] of round % 2 ? systems : systems.reverse()) {
           if (SYSTEMS && !SYSTEMS.includes(system)) continue;
           const port = ports[system];
           const sql = await sqlCount(port, request); // PostGraphile sends no count: null, but an error still throws
@@ -132,7 +136,7 @@ async function main() {
         }
       }
     }
-    report(summarise(runs), manifest, scenarios);
+    report(summarise(runs), manifest, scenarios, runs);
   } finally {
     for (const child of children) child.kill("SIGTERM");
     // Profiles are written as the servers exit, before the database goes away.
@@ -774,12 +778,23 @@ function summarise(runs: Map<string, RunSamples>): Row[] {
     };
   });
   for (const row of rows) {
-    const ceiling = rows.find((r) => r.scenario === row.scenario && r.system === "ceiling");
-    const peer = rows.find((r) => r.scenario === row.scenario && r.system === "postgraphile");
-    row.vs_ceiling = ceiling && ceiling.rps > 0 ? Math.round((row.rps / ceiling.rps) * 100) / 100 : null;
-    row.vs_peer = peer && peer.rps > 0 ? Math.round((row.rps / peer.rps) * 100) / 100 : null;
+    row.vs_ceiling = pairedRatio(runs, row.scenario, row.system, "ceiling");
+    row.vs_peer = pairedRatio(runs, row.scenario, row.system, "postgraphile");
   }
   return rows;
+}
+
+/**
+ * `system`'s req/s over `other`'s, as the median of each round's ratio (both ran in that round, back
+ * to back), not the ratio of the medians: the machine's pace drifts between rounds (it shares its
+ * host), and a ratio taken within a round cancels it. Null when `other` did not run.
+ */
+function pairedRatio(runs: Map<string, RunSamples>, scenario: string, system: System, other: System, of: "rps" | "cpuUs" = "rps", digits = 2): number | null {
+  const a = runs.get(`${scenario}\u0000${system}`)?.[of];
+  const b = runs.get(`${scenario}\u0000${other}`)?.[of];
+  if (!a || !b || a.length !== b.length || b.some((x) => x <= 0)) return null;
+  const scale = 10 ** digits;
+  return Math.round(median(a.map((x, i) => x / b[i])) * scale) / scale;
 }
 
 /** " (1 connection, 3 requests)" for a system measured with its own load. */
@@ -790,10 +805,10 @@ function loadNote(scenarios: Scenario[], row: Row): string {
   return ` (${c} connection${c === 1 ? "" : "s"}${request.amount ? `, ${request.amount} requests` : ""})`;
 }
 
-function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
+function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[], runs: Map<string, RunSamples>) {
   const date = new Date().toISOString().slice(0, 10);
   const header = `# Benchmark ${date}\n\n${GUESTS.toLocaleString("en")} guests per group (${manifest.groups.A.counts.events?.toLocaleString("en") ?? "?"} events in group A), ` +
-    `autocannon ${CONNECTIONS} connections (unless noted), ${WARMUP} s warm-up, ${DURATION} s runs, median of ${ROUNDS} interleaved rounds, ` +
+    `autocannon ${CONNECTIONS} connections (unless noted), ${WARMUP} s warm-up, ${DURATION} s runs, median of ${ROUNDS} interleaved rounds (ratios: the median of each round's ratio), ` +
     `Node ${process.versions.node}, PostgreSQL 15, ${require("node:os").cpus().length} cores shared with the load generator. ` +
     `The service runs as \`npm run start:production\` does (\`node ${productionArgs().filter((a) => a.startsWith("--")).join(" ")}\`).\n\n`;
   const table = [
@@ -802,7 +817,7 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
     ...rows.map((r) => `| ${r.scenario} | ${r.system}${loadNote(scenarios, r)}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
   ].join("\n");
   const notes = scenarios.filter((s) => s.note).map((s) => `- ${s.name}: ${s.note}`);
-  const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}${rlsCost(rows)}`;
+  const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}${rlsCost(rows, runs)}`;
   process.stdout.write(markdown);
   const dir = path.join(__dirname, "results");
   mkdirSync(dir, { recursive: true });
@@ -813,16 +828,18 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[]) {
   log(`written bench/results/${name}.md and .json`);
 }
 
-/** What the tenant wall costs each A/B scenario: req/s and CPU per request, on against off. */
-function rlsCost(rows: Row[]): string {
+/** What the tenant wall costs each A/B scenario: req/s and CPU per request, on against off, paired by round. */
+function rlsCost(rows: Row[], runs: Map<string, RunSamples>): string {
   const lines = rows
     .filter((r) => r.system === RLS_OFF)
     .map((off) => {
       const on = rows.find((r) => r.scenario === off.scenario && r.system === "service")!;
-      const pct = (a: number, b: number) => `${(((a - b) / b) * 100).toFixed(1)}%`;
-      return `- ${off.scenario}: ${on.rps} req/s with RLS, ${off.rps} without (${pct(on.rps, off.rps)}); CPU ${on.cpu_us_per_request} µs against ${off.cpu_us_per_request} µs per request (${pct(on.cpu_us_per_request, off.cpu_us_per_request)}); p50 ${on.p50_ms} against ${off.p50_ms} ms`;
+      const pct = (ratio: number | null) => (ratio == null ? "–" : `${((ratio - 1) * 100).toFixed(1)}%`);
+      const rps = pairedRatio(runs, off.scenario, "service", RLS_OFF, "rps", 4);
+      const cpu = pairedRatio(runs, off.scenario, "service", RLS_OFF, "cpuUs", 4);
+      return `- ${off.scenario}: ${pct(rps)} req/s, ${pct(cpu)} CPU per request (median of the rounds' paired ratios); medians ${on.rps} against ${off.rps} req/s, ${on.cpu_us_per_request} against ${off.cpu_us_per_request} µs, p50 ${on.p50_ms} against ${off.p50_ms} ms`;
     });
-  return lines.length ? `\nRow Level Security A/B (the same rounds; "RLS off" sends no role or group, so a superuser login skips the policies):\n${lines.join("\n")}\n` : "";
+  return lines.length ? `\nRow Level Security A/B (run back to back with the service in every round; "RLS off" sends no role or group, so a superuser login skips the policies):\n${lines.join("\n")}\n` : "";
 }
 
 main().catch((err) => {
