@@ -61,6 +61,12 @@ function get(path: string, token?: string): Promise<Answer> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// A test that fails while its lock is held must not leave the next one waiting on it.
+const lockers: Client[] = [];
+afterEach(async () => {
+  await Promise.all(lockers.splice(0).map((l) => l.end().catch(() => undefined)));
+});
+
 it("drains on SIGTERM: readyz 503, no new connections, every request in flight answered 200, exit code 0", async () => {
   const token = manifest.groups.A.credentials.api_key;
   const path = "/v1/guests?limit=5";
@@ -70,6 +76,7 @@ it("drains on SIGTERM: readyz 503, no new connections, every request in flight a
 
   const locker = new Client({ connectionString: databaseUrl });
   locker.on("error", () => undefined); // dropped with the database if the test fails midway
+  lockers.push(locker);
   await locker.connect();
   await locker.query("BEGIN; LOCK TABLE guest_profiles IN ACCESS EXCLUSIVE MODE");
   const inFlight = Array.from({ length: 20 }, () => get(path, token));
@@ -89,14 +96,15 @@ it("drains on SIGTERM: readyz 503, no new connections, every request in flight a
   contract().assert({ method: "GET", url: "/readyz", status: 503, headers: readyz.headers as Record<string, string | undefined>, contentType: readyz.headers["content-type"], body: JSON.parse(readyz.body) });
   expect(JSON.parse(readyz.body)).toEqual({ error: "unavailable", detail: expect.any(String) });
   expect(readyz.headers.connection).toBe("close");
-  // Then the listener closes: new connections are refused while the 20 are still waiting.
+  // Then the listener closes: new connections are refused while the 20 are still waiting. (A
+  // connection the kernel queued just as the listener closed is reset, not refused: look again.)
   let refused: NodeJS.ErrnoException | undefined;
-  for (let i = 0; i < 60 && !refused; i++) {
+  for (let i = 0; i < 60 && refused?.code !== "ECONNREFUSED"; i++) {
     refused = await get("/healthz").then(
       () => undefined,
       (err: NodeJS.ErrnoException) => err,
     );
-    if (!refused) await sleep(100);
+    if (refused?.code !== "ECONNREFUSED") await sleep(100);
   }
   expect(refused?.code).toBe("ECONNREFUSED");
   expect(server.child.exitCode).toBeNull();
