@@ -170,7 +170,15 @@ describe("the settings sent with each statement", () => {
       const names = async () =>
         (await asGroup(A().id, () => client.query<{ name: string }>("SELECT name FROM pg_prepared_statements ORDER BY name"))).rows.map((r) => r.name);
       // Behind PgBouncer (test:pgbouncer) the statement may land on a server connection without it.
-      if (!process.env.GCS_TEST_PGBOUNCER) expect(await names()).toContain("gcs_session");
+      if (!process.env.GCS_TEST_PGBOUNCER) {
+        expect(await names()).toContain("gcs_session");
+        // Bound by name by every statement: three statements and this count's own are four more uses.
+        const uses = async () =>
+          Number((await asGroup(A().id, () => client.query<{ n: string }>("SELECT generic_plans + custom_plans AS n FROM pg_prepared_statements WHERE name = 'gcs_session'"))).rows[0].n);
+        const before = await uses();
+        for (let i = 0; i < 3; i++) await asGroup(A().id, () => client.query("SELECT 1"));
+        expect(await uses()).toBe(before + 4);
+      }
       // What a pooler's other server connection looks like: the name is not there.
       await asGroup(A().id, () => client.query("DEALLOCATE gcs_session"));
       const { rows } = await asGroup(A().id, () => client.query<{ n: string; foreign: string }>(
