@@ -179,8 +179,9 @@ describe("the settings sent with each statement", () => {
         for (let i = 0; i < 3; i++) await asGroup(A().id, () => client.query("SELECT 1"));
         expect(await uses()).toBe(before + 4);
       }
-      // What a pooler's other server connection looks like: the name is not there.
-      await asGroup(A().id, () => client.query("DEALLOCATE gcs_session"));
+      // What a pooler's other server connection looks like: the name is not there. (Behind PgBouncer
+      // the server connection under this statement may not hold it either: the pooler does this itself.)
+      if (!process.env.GCS_TEST_PGBOUNCER) await asGroup(A().id, () => client.query("DEALLOCATE gcs_session"));
       const { rows } = await asGroup(A().id, () => client.query<{ n: string; foreign: string }>(
         "SELECT count(*) AS n, count(*) FILTER (WHERE property_group_id <> $1::uuid) AS foreign FROM guest_profiles", [A().id]));
       expect(Number(rows[0].n)).toBeGreaterThan(0);
