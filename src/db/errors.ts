@@ -58,3 +58,11 @@ function classify(e: Record<string, unknown>): DatabaseFault | undefined {
   if (known) return { kind: "unavailable", reason: message.split("\n").find((l) => known.test(l))!.slice(0, 120) };
   return undefined;
 }
+
+/**
+ * Behind a pooler in transaction mode (PgBouncer before 1.21), a prepared statement lives on the server
+ * connection that parsed it, and the next use may land on another: "does not exist" (26000), or a
+ * parse where it already exists (42P05). Either fails before anything runs.
+ */
+const POOLER_PREPARED_SQLSTATES = new Set(["26000", "42P05"]);
+export const isPoolerPreparedRefusal = (err: unknown): boolean => POOLER_PREPARED_SQLSTATES.has((err as { code?: string } | null)?.code ?? "");

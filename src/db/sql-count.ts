@@ -11,14 +11,9 @@ import type { PrismaClient } from "../generated/prisma/client";
 import { currentRecord } from "../observability/request";
 import { traceStatement } from "../observability/tracing";
 import { rowObjectBuilder } from "./row-objects";
+import { isPoolerPreparedRefusal } from "./errors";
 
-/**
- * Behind a pooler in transaction mode (PgBouncer before 1.21), a prepared statement lives on the server
- * connection that parsed it, and the next use may land on another: "does not exist" (26000), or a
- * parse where it already exists (42P05). Either fails before anything runs, so the first such error
- * turns naming off for this process and the statement runs again unnamed.
- */
-const POOLER_PREPARED_ERRORS = new Set(["26000", "42P05"]);
+/** The first time a pooler refuses a named statement (db/errors.ts), naming turns off for this process. */
 let preparing = true;
 
 /**
@@ -37,7 +32,7 @@ export async function runStatement<Row extends QueryResultRow>(pool: Pool, text:
       try {
         return await pool.query<unknown[]>({ name, text, values, rowMode: "array" });
       } catch (err) {
-        if (!POOLER_PREPARED_ERRORS.has((err as { code?: string }).code ?? "")) throw err;
+        if (!isPoolerPreparedRefusal(err)) throw err;
         preparing = false;
         return unnamed();
       }

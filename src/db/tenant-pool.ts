@@ -9,6 +9,7 @@
 import pg from "pg";
 import { serialize } from "pg-protocol";
 import { currentSession, inSession } from "./session";
+import { isPoolerPreparedRefusal } from "./errors";
 
 export const TENANT_ROLE = "gcs_tenant";
 export const CROSS_GROUP_ROLE = "gcs_system";
@@ -27,12 +28,11 @@ type Callback = (err: Error | null, result?: unknown) => void;
 // The settings statement is prepared once per connection, under this name: PostgreSQL then binds
 // and runs it without parsing and planning it again for every statement. Behind a pooler in
 // transaction mode (PgBouncer before 1.21) a connection's prepared statements may be on another
-// server connection: the first such refusal turns the name off for this process (as for the read
+// server connection: the first such refusal (db/errors.ts) turns the name off for this process (as for the read
 // paths' statements, db/sql-count.ts) and the query is sent again, unnamed. Nothing had run: the
 // settings come first, and a refused statement skips the rest of its round trip. Inside an explicit
 // transaction the settings stay unnamed, since a refusal there would abort the caller's transaction.
 const SETTINGS_NAME = "gcs_session";
-const POOLER_PREPARED_ERRORS = new Set(["26000", "42P05"]);
 let namingSettings = true;
 
 // The settings' messages, made once per form, role and group: the same bytes pg would serialise.
@@ -59,7 +59,6 @@ interface QuerySteps {
   prepare(connection: { stream: { write(b: Buffer): boolean } }): void;
   handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: unknown): void;
-  handleError(err: Error, connection: unknown): void;
 }
 const Query = (pg as unknown as { Query: new (config: unknown, values?: unknown, callback?: Callback) => QuerySteps }).Query;
 
@@ -99,7 +98,7 @@ class SessionQuery extends Query {
   }
   /** Whether `err` is a pooler refusing the settings' name (before anything ran). */
   refusedByPooler(err: Error) {
-    return this.settingsPending && this.namedSettings && POOLER_PREPARED_ERRORS.has((err as { code?: string }).code ?? "");
+    return this.settingsPending && this.namedSettings && isPoolerPreparedRefusal(err);
   }
 }
 
