@@ -3,7 +3,10 @@
 // .json. Everything runs on this machine: the load generator shares its cores with the servers.
 //
 // Environment: BENCH_GUESTS (guests per group, default 1000000), BENCH_DURATION (s, default 15),
-// BENCH_WARMUP (s, default 3), BENCH_ROUNDS (default 2), BENCH_CONNECTIONS (default 32),
+// BENCH_WARMUP (s, default 3; BENCH_WARMUP_FIRST, default 15, before a system's first run of a
+// scenario: the service takes 15–20 s of load to reach its steady pace), BENCH_ROUNDS (default 2),
+// BENCH_CONNECTIONS (default 32), BENCH_PGDATA (the data directory of the server BENCH_DATABASE_URL
+// names, for PostgreSQL's CPU per request; known when the script starts its own),
 // BENCH_DATABASE_URL (reuse a database instead of starting PostgreSQL), BENCH_ONLY (regexp on
 // scenario names), BENCH_ROUTES=1 (only the routes beside their hand-written ceilings of issue 31:
 // events timelines, master profiles with include_total, table members at an offset, the consent
@@ -32,7 +35,7 @@ import { encodeCursor } from "../src/pagination/cursor";
 import { freePort } from "../src/embedded/server";
 import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { cpuMs } from "./process";
+import { cpuMs, postgresCpuMs } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -41,6 +44,9 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 let GUESTS = env("BENCH_GUESTS", 1_000_000);
 const DURATION = env("BENCH_DURATION", 15);
 const WARMUP = env("BENCH_WARMUP", 3);
+// Measured on the events timeline at 1M guests: after 3 s of load the service spent 770–800 µs of CPU
+// per request, after 20 s 590–605 (the ceiling 300–370 either way). Round 1 gets the longer warm-up.
+const WARMUP_FIRST = env("BENCH_WARMUP_FIRST", 15);
 const ROUNDS = env("BENCH_ROUNDS", 2);
 const CONNECTIONS = env("BENCH_CONNECTIONS", 32);
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -80,6 +86,8 @@ interface Row {
   p99_ms: number;
   rss_mb: number;
   cpu_us_per_request: number;
+  /** PostgreSQL's CPU time per request, when the bench knows its data directory (BENCH_PGDATA or its own server). */
+  postgres_cpu_us_per_request: number | null;
   sql_per_request: number | null;
   vs_ceiling: number | null;
   vs_peer: number | null;
@@ -92,6 +100,7 @@ async function main() {
   const pg = process.env.BENCH_DATABASE_URL ? undefined : await startTestPostgres();
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? (await createDatabase(pg!.adminUrl(), "bench"));
   benchDatabaseUrl = databaseUrl;
+  pgDataDir = process.env.BENCH_PGDATA ?? pg?.dataDir;
   const children: ChildProcess[] = [];
   try {
     const manifest = await loadData(databaseUrl);
@@ -173,6 +182,8 @@ async function checkAnswers(scenarios: Scenario[], ports: Record<System, number>
 }
 
 let benchDatabaseUrl = "";
+/** The bench server's data directory, when known: PostgreSQL's CPU per request is measured from it. */
+let pgDataDir: string | undefined;
 /**
  * Waits until no statement runs on the bench database: a slow system's statements outlive its run
  * (the client gave up, PostgreSQL did not) and would load the next one. After 30 s the ones left
@@ -215,20 +226,24 @@ async function measure(
   await databaseQuiet();
   const connections = m.request.connections ?? m.connections ?? CONNECTIONS;
   // A run of a number of requests has no warm-up: sqlCount() has just sent one.
-  if (!m.request.amount) await load(m.port, m.request, connections, WARMUP);
+  if (!m.request.amount) await load(m.port, m.request, connections, m.round === 1 ? WARMUP_FIRST : WARMUP);
   const sampler = sampleRss(m.pid);
   const cpuBefore = cpuMs(m.pid);
+  const postgresBefore = pgDataDir ? postgresCpuMs(pgDataDir) : 0;
   const result = await load(m.port, m.request, connections, DURATION);
-  const cpuUs = ((cpuMs(m.pid) - cpuBefore) * 1000) / Math.max(result.requests.total, 1);
+  const perRequest = (ms: number) => (ms * 1000) / Math.max(result.requests.total, 1);
+  const cpuUs = perRequest(cpuMs(m.pid) - cpuBefore);
+  const postgresUs = pgDataDir ? perRequest(postgresCpuMs(pgDataDir) - postgresBefore) : undefined;
   const rss = sampler.stop();
-  const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], cpuUs: [], sql: m.sql, failed: false };
+  const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], cpuUs: [], postgresUs: [], sql: m.sql, failed: false };
   entry.rps.push(result.requests.average);
   entry.cpuUs.push(cpuUs);
+  if (postgresUs !== undefined) entry.postgresUs.push(postgresUs);
   entry.p50.push(result.latency.p50);
   entry.p99.push(result.latency.p99);
   entry.rss.push(rss);
   runs.set(key, entry);
-  log(`round ${m.round} ${m.label}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${cpuUs.toFixed(0)} µs CPU/request, non-2xx ${result.non2xx}`);
+  log(`round ${m.round} ${m.label}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${cpuUs.toFixed(0)} µs CPU/request${postgresUs !== undefined ? ` (PostgreSQL ${postgresUs.toFixed(0)})` : ""}, non-2xx ${result.non2xx}`);
   // A system that fails a scenario (errors, timeouts: PostGraphile's nested query at 1M rows
   // timed out) is reported, not fatal: the other rows still count.
   if (result.non2xx > 0 || result.errors > 0 || result.requests.total === 0) {
@@ -764,6 +779,8 @@ interface RunSamples {
   rss: number[];
   /** The server's CPU time per request (user + system, from /proc): what the others' load disturbs least. */
   cpuUs: number[];
+  /** PostgreSQL's CPU time per request (every backend of the server, from /proc), when its data directory is known. */
+  postgresUs: number[];
   sql: number | null;
   failed: boolean;
 }
@@ -774,7 +791,8 @@ function summarise(runs: Map<string, RunSamples>): Row[] {
     return {
       // Whole requests per second, or tenths below 10 (the live GROUP BY).
       scenario, system, rps: median(r.rps) < 10 ? Math.round(median(r.rps) * 10) / 10 : Math.round(median(r.rps)), p50_ms: median(r.p50), p99_ms: median(r.p99),
-      rss_mb: Math.max(...r.rss), cpu_us_per_request: Math.round(median(r.cpuUs)), sql_per_request: r.sql, vs_ceiling: null, vs_peer: null, failed: r.failed,
+      rss_mb: Math.max(...r.rss), cpu_us_per_request: Math.round(median(r.cpuUs)),
+      postgres_cpu_us_per_request: r.postgresUs.length ? Math.round(median(r.postgresUs)) : null, sql_per_request: r.sql, vs_ceiling: null, vs_peer: null, failed: r.failed,
     };
   });
   for (const row of rows) {
@@ -808,13 +826,13 @@ function loadNote(scenarios: Scenario[], row: Row): string {
 function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[], runs: Map<string, RunSamples>) {
   const date = new Date().toISOString().slice(0, 10);
   const header = `# Benchmark ${date}\n\n${GUESTS.toLocaleString("en")} guests per group (${manifest.groups.A.counts.events?.toLocaleString("en") ?? "?"} events in group A), ` +
-    `autocannon ${CONNECTIONS} connections (unless noted), ${WARMUP} s warm-up, ${DURATION} s runs, median of ${ROUNDS} interleaved rounds (ratios: the median of each round's ratio), ` +
+    `autocannon ${CONNECTIONS} connections (unless noted), ${WARMUP_FIRST} s warm-up in round 1 and ${WARMUP} s after, ${DURATION} s runs, median of ${ROUNDS} interleaved rounds (ratios: the median of each round's ratio), ` +
     `Node ${process.versions.node}, PostgreSQL 15, ${require("node:os").cpus().length} cores shared with the load generator. ` +
     `The service runs as \`npm run start:production\` does (\`node ${productionArgs().filter((a) => a.startsWith("--")).join(" ")}\`).\n\n`;
   const table = [
-    "| scenario | system | req/s | p50 ms | p99 ms | CPU µs/request | peak RSS MB | SQL/request | vs ceiling | vs PostGraphile |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => `| ${r.scenario} | ${r.system}${loadNote(scenarios, r)}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
+    "| scenario | system | req/s | p50 ms | p99 ms | CPU µs/request | PostgreSQL CPU µs/request | peak RSS MB | SQL/request | vs ceiling | vs PostGraphile |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => `| ${r.scenario} | ${r.system}${loadNote(scenarios, r)}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.postgres_cpu_us_per_request ?? "–"} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
   ].join("\n");
   const notes = scenarios.filter((s) => s.note).map((s) => `- ${s.name}: ${s.note}`);
   const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}${rlsCost(rows, runs)}`;
