@@ -301,10 +301,10 @@ async function events(url: URL, group: string) {
   if ((guest === null) === (master === null) || url.searchParams.has("mode") || url.searchParams.has("cursor")) throw new HttpError(400, "the ceiling reads first timeline pages of one guest or master profile");
   let rows: Record<string, any>[];
   if (guest !== null) {
-    rows = await query(SQL.events("t.guest_profile_id = $2") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guest, limit + 1]);
+    rows = await query(SQL.events("t.guest_profile_id = $2") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guest, limit + 1], "ceiling_events_guest");
   } else {
     const guests = await query<{ id: string }>(SQL.guestsOfMasters, [group, [master]]);
-    rows = await query(SQL.events("t.guest_profile_id = ANY($2::uuid[])") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guests.map((g) => g.id), limit + 1]);
+    rows = await query(SQL.events("t.guest_profile_id = ANY($2::uuid[])") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guests.map((g) => g.id), limit + 1], "ceiling_events_master");
   }
   const hasMore = rows.length > limit;
   if (hasMore) rows.length = limit;

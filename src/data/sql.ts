@@ -58,6 +58,8 @@ export interface Select {
   orderBy?: Sql;
   limit?: number;
   offset?: number;
+  /** Prepared on each connection (see preparedName): only for a statement whose generic plan was checked at scale. */
+  prepare?: boolean;
 }
 
 /** The caller's tenant predicate on the table aliased `alias` that holds rows of `model`. */
@@ -93,6 +95,7 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
         Prisma.sql`SELECT ${selectList(s.from, s.shape)} FROM ${tableOf(s.from)} WHERE ${whereClause(s)}${
           s.orderBy ? Prisma.sql` ORDER BY ${s.orderBy}` : Prisma.empty
         }${s.limit !== undefined ? Prisma.sql` LIMIT ${s.limit}` : Prisma.empty}${s.offset ? Prisma.sql` OFFSET ${s.offset}` : Prisma.empty}`,
+        s.prepare,
       ),
     query: async <Row>(build: (scoped: TenantPredicate) => Sql, options?: { prepare?: boolean }) => {
       let scopedTables = 0;
