@@ -235,10 +235,13 @@ async function measure(
   const cpuUs = perRequest(cpuMs(m.pid) - cpuBefore);
   const postgresUs = pgDataDir ? perRequest(postgresCpuMs(pgDataDir) - postgresBefore) : undefined;
   const rss = sampler.stop();
-  const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], cpuUs: [], postgresUs: [], sql: m.sql, failed: false };
+  const entry = runs.get(key) ?? { rps: [], p50: [], p99: [], rss: [], cpuUs: [], postgresUs: [], withPostgresUs: [], sql: m.sql, failed: false };
   entry.rps.push(result.requests.average);
   entry.cpuUs.push(cpuUs);
-  if (postgresUs !== undefined) entry.postgresUs.push(postgresUs);
+  if (postgresUs !== undefined) {
+    entry.postgresUs.push(postgresUs);
+    entry.withPostgresUs.push(cpuUs + postgresUs);
+  }
   entry.p50.push(result.latency.p50);
   entry.p99.push(result.latency.p99);
   entry.rss.push(rss);
@@ -781,6 +784,8 @@ interface RunSamples {
   cpuUs: number[];
   /** PostgreSQL's CPU time per request (every backend of the server, from /proc), when its data directory is known. */
   postgresUs: number[];
+  /** The server's and PostgreSQL's together, per request: what the tenant wall's A/B compares. */
+  withPostgresUs: number[];
   sql: number | null;
   failed: boolean;
 }
@@ -807,10 +812,10 @@ function summarise(runs: Map<string, RunSamples>): Row[] {
  * to back), not the ratio of the medians: the machine's pace drifts between rounds (it shares its
  * host), and a ratio taken within a round cancels it. Null when `other` did not run.
  */
-function pairedRatio(runs: Map<string, RunSamples>, scenario: string, system: System, other: System, of: "rps" | "cpuUs" = "rps", digits = 2): number | null {
+function pairedRatio(runs: Map<string, RunSamples>, scenario: string, system: System, other: System, of: "rps" | "cpuUs" | "withPostgresUs" = "rps", digits = 2): number | null {
   const a = runs.get(`${scenario}\u0000${system}`)?.[of];
   const b = runs.get(`${scenario}\u0000${other}`)?.[of];
-  if (!a || !b || a.length !== b.length || b.some((x) => x <= 0)) return null;
+  if (!a?.length || !b || a.length !== b.length || b.some((x) => x <= 0)) return null;
   const scale = 10 ** digits;
   return Math.round(median(a.map((x, i) => x / b[i])) * scale) / scale;
 }
@@ -855,7 +860,10 @@ function rlsCost(rows: Row[], runs: Map<string, RunSamples>): string {
       const pct = (ratio: number | null) => (ratio == null ? "–" : `${((ratio - 1) * 100).toFixed(1)}%`);
       const rps = pairedRatio(runs, off.scenario, "service", RLS_OFF, "rps", 4);
       const cpu = pairedRatio(runs, off.scenario, "service", RLS_OFF, "cpuUs", 4);
-      return `- ${off.scenario}: ${pct(rps)} req/s, ${pct(cpu)} CPU per request (median of the rounds' paired ratios); medians ${on.rps} against ${off.rps} req/s, ${on.cpu_us_per_request} against ${off.cpu_us_per_request} µs, p50 ${on.p50_ms} against ${off.p50_ms} ms`;
+      // The wall's work is mostly PostgreSQL's (the settings statement, the policies): counted too.
+      const both = pairedRatio(runs, off.scenario, "service", RLS_OFF, "withPostgresUs", 4);
+      const withPostgres = both == null ? "" : `, ${pct(both)} CPU per request with PostgreSQL's`;
+      return `- ${off.scenario}: ${pct(rps)} req/s, ${pct(cpu)} CPU per request${withPostgres} (median of the rounds' paired ratios); medians ${on.rps} against ${off.rps} req/s, ${on.cpu_us_per_request} against ${off.cpu_us_per_request} µs, p50 ${on.p50_ms} against ${off.p50_ms} ms`;
     });
   return lines.length ? `\nRow Level Security A/B (run back to back with the service in every round; "RLS off" sends no role or group, so a superuser login skips the policies):\n${lines.join("\n")}\n` : "";
 }
