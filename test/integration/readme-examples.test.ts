@@ -284,10 +284,12 @@ describe("docs/receive-changes.md examples", () => {
         demo.groups.A.id, demo.groups.A.guest_with_events,
       );
       const key = await deliverySecretKey(t.services.config, t.db.primary);
+      // The sender takes an event once every older transaction of the cluster has finished, and the
+      // test files running beside this one (other databases, same cluster) may hold one for a while.
       await waitFor(async () => {
         await sendDue(t.db.primary, { secretKey: key, policy: { allowPrivate: true, httpsOnly: false } });
         return output.includes(`reservation.updated ${seq}`);
-      });
+      }, 60_000);
       expect(output).toContain(`reservation.updated ${seq}`);
     } finally {
       abort.abort();
@@ -295,7 +297,7 @@ describe("docs/receive-changes.md examples", () => {
       if (endpointId) await fetch(`${server.base}/v1/webhook-endpoints/${endpointId}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}` } });
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });
 
 async function waitFor(check: () => Promise<boolean>, ms = 20_000) {
