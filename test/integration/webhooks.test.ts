@@ -134,12 +134,8 @@ async function appendEvent(groupId: string, guestId: string, propertyId: string 
 const opts = (more: Partial<SendOptions> = {}): SendOptions => ({ secretKey: key, policy, resolve: resolver, leaseMs: 10_000, ...more });
 const ofPath = (p: string) => received.filter((r) => r.path === p);
 
-// The sender shows a commit once every older transaction of the cluster has ended, and the test files
-// running beside this one (other databases, same server) may hold one for a while: waits are long.
-const SENDER_WAIT_MS = 40_000;
-
 /** Runs the sender until `check` holds (the timeline shows a commit once older transactions end). */
-async function sendUntil(check: () => boolean, more: Partial<SendOptions> = {}, ms = SENDER_WAIT_MS) {
+async function sendUntil(check: () => boolean, more: Partial<SendOptions> = {}, ms = 10_000) {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error("sender did not get there in time");
@@ -154,7 +150,7 @@ describe("no transaction or lock while a receiver answers", () => {
     answers.set("/hooks/held", [0]); // received, never answered (until the sender's timeout)
     await appendEvent(A().id, A().guest_with_events);
     let sending: Promise<unknown> | undefined;
-    const deadline = Date.now() + SENDER_WAIT_MS;
+    const deadline = Date.now() + 10_000;
     while (!ofPath("/hooks/held").length && Date.now() < deadline) {
       sending ??= sendDue(t.db.primary, opts({ timeoutMs: 3_000 }));
       await new Promise((r) => setTimeout(r, 50));
