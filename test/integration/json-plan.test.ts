@@ -10,7 +10,6 @@ import { loadTypeDefs } from "../../src/graphql/schema-source";
 import { GUEST, RESERVATION, TRANSACTION } from "../../src/graphql/row-types";
 import { columnOf, tableOf, type SqlModel } from "../../src/data/models";
 import { startTestApp, type TestApp } from "../helpers/app";
-import { preparedOnLastConnection } from "../helpers/prepared-statements";
 import { buildSchema as buildServiceSchema } from "../../src/graphql/schema";
 import { prepareOperations, runRoute, type PreparedOperations } from "../../src/api/execute";
 import { jsonPlan } from "../../src/graphql/json-plan";
@@ -178,8 +177,14 @@ describe("the JSON read path", () => {
 
   it("prepares the page statement on the connection, so PostgreSQL plans it once per connection", async () => {
     expect((await bothWays(NESTED)).fast).toBe(2);
-    const rows = await preparedOnLastConnection(t.db.readerPool);
-    expect(rows).toEqual(expect.arrayContaining([expect.objectContaining({ name: expect.stringMatching(/^gcs_/), statement: expect.stringContaining("row_to_json") })]));
+    // pg-pool hands out the connection released last: the one that ran the page.
+    const client = await t.db.readerPool.connect();
+    try {
+      const { rows } = await client.query("SELECT name, statement FROM pg_prepared_statements");
+      expect(rows).toEqual(expect.arrayContaining([expect.objectContaining({ name: expect.stringMatching(/^gcs_/), statement: expect.stringContaining("row_to_json") })]));
+    } finally {
+      client.release();
+    }
   });
 
   it("holds the response cap", async () => {
