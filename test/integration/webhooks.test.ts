@@ -8,8 +8,12 @@ import net from "node:net";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
+import { Client } from "pg";
 import { Webhook } from "standardwebhooks";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { startAppOn, type TestApp } from "../helpers/app";
+import { startOwnPostgres } from "../helpers/own-postgres";
+import { startPgBouncer, type TestPgBouncer } from "../helpers/pgbouncer";
+import type { TestPostgres } from "../helpers/postgres";
 import { deliverySecretKey } from "../../src/delivery/run";
 import { sendDue, startWebhookWorker, GIVE_UP_AFTER_MS, DELIVERY_RETENTION_MS, type SendOptions } from "../../src/webhooks/sender";
 import type { ResolvedAddress, Resolver } from "../../src/webhooks/ssrf";
@@ -81,6 +85,8 @@ const resolver: Resolver = async (host) => {
   return a.map((address): ResolvedAddress => ({ address, family: address.includes(":") ? 6 : 4 }));
 };
 
+let pg: TestPostgres;
+let bouncer: TestPgBouncer | undefined;
 let t: TestApp;
 let key: Keyring;
 const A = () => t.manifest.groups.A;
@@ -105,12 +111,26 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   port = (receiver.address() as AddressInfo).port;
   names.set("receiver.test", ["127.0.0.1"]);
-  t = await startTestApp({ GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_DELIVERY_WORKER: "false" });
+  // A server of this file's own: the sender shows a commit once every older transaction of the
+  // cluster has ended, and on the shared server other files' transactions would pace these tests.
+  const own = await startOwnPostgres();
+  pg = own.pg;
+  // Under `npm run test:pgbouncer`, reached through a PgBouncer in transaction mode as the rest of the suite.
+  if (process.env.GCS_TEST_PGBOUNCER === "1") {
+    bouncer = await startPgBouncer(pg.adminUrl());
+    const admin = new Client({ connectionString: pg.adminUrl() }); // the role carries jit=off, as global-setup.ts sets it
+    await admin.connect();
+    await admin.query("ALTER ROLE CURRENT_USER SET jit = off");
+    await admin.end();
+  }
+  t = await startAppOn(bouncer ? bouncer.url() : pg.adminUrl(), own.manifest, { GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_DELIVERY_WORKER: "false" });
   t.services.webhookResolver = resolver;
   key = await deliverySecretKey(t.services.config, t.db.primary);
-});
+}, 90_000); // a PostgreSQL starts, migrates and loads on a machine the test run shares
 afterAll(async () => {
-  await t.close();
+  await t?.close();
+  bouncer?.stop();
+  pg?.stop();
   receiver.closeAllConnections();
   await new Promise((r) => receiver.close(r));
 });
