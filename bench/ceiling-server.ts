@@ -16,6 +16,9 @@ import { guestContext } from "./ceiling-mcp";
 
 const [databaseUrl, port, secret] = process.argv.slice(2);
 const pool = new Pool({ connectionString: databaseUrl, max: 10 });
+// The route statements the service prepares, it runs on their generic plans (plan_cache_mode sent
+// with each, src/db/tenant-pool.ts): here, connections that keep generic plans run them.
+const keptPlans = new Pool({ connectionString: databaseUrl, max: 10, options: "-c plan_cache_mode=force_generic_plan" });
 
 // Timestamps as the service renders them: ISO text from PostgreSQL, never a Date.
 const ts = (column: string, alias: string) => `to_char(t.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${alias}"`;
@@ -218,19 +221,24 @@ class HttpError extends Error {
   }
 }
 
-/** Runs a statement; `name` prepares it per connection, as the service does for the same ones. */
+/**
+ * Runs a statement; `name` prepares it per connection and keeps its generic plan, as the service does
+ * for the same ones (the credential lookup, which the service sends as it is, keeps PostgreSQL's choice).
+ */
 let statements = 0;
 async function query<R = Record<string, any>>(text: string, values: unknown[], name?: string): Promise<R[]> {
   statements++;
-  return (await pool.query({ text, values, name })).rows as R[];
+  const on = name && name !== CREDENTIAL_LOOKUP ? keptPlans : pool;
+  return (await on.query({ text, values, name })).rows as R[];
 }
+const CREDENTIAL_LOOKUP = "gcs_token_api_key";
 
 /** The caller's group, from the same prepared lookup as the service's (src/data/credentials.ts). */
 async function groupOf(req: http.IncomingMessage, scope: string): Promise<string> {
   const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
   if (!token) throw new HttpError(401, "unauthorized");
   const hash = createHash("sha256").update(token).digest("hex");
-  const [key] = await query<{ property_group_id: string; property_id: string | null; scopes: string; revoked: boolean }>(SQL.apiKey, [hash], "gcs_token_api_key");
+  const [key] = await query<{ property_group_id: string; property_id: string | null; scopes: string; revoked: boolean }>(SQL.apiKey, [hash], CREDENTIAL_LOOKUP);
   if (!key || key.revoked) throw new HttpError(401, "unauthorized");
   if (!key.scopes.split(" ").includes(scope)) throw new HttpError(403, "forbidden");
   if (key.property_id !== null) throw new HttpError(400, "pinned keys are not handled by the ceiling");

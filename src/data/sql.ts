@@ -58,7 +58,10 @@ export interface Select {
   orderBy?: Sql;
   limit?: number;
   offset?: number;
-  /** Prepared on each connection (see preparedName): only for a statement whose generic plan was checked at scale. */
+  /**
+   * Prepared on each connection (see preparedName) and run on its generic plan (db/tenant-pool.ts):
+   * only for a statement whose generic plan was checked at scale.
+   */
   prepare?: boolean;
 }
 
@@ -114,7 +117,8 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
 }
 
 // A statement planned per request costs PostgreSQL its planning every time; a large one (the JSON
-// read path's nested page) noticeably. Prepared, each connection plans it once. The texts come from
+// read path's nested page) noticeably. Prepared and kept on its generic plan (db/tenant-pool.ts sends
+// plan_cache_mode with it), each connection plans it once. The texts come from
 // arbitrary /graphql documents, and every connection keeps every statement it prepared, so only the
 // first MAX_PREPARED texts get a name; the rest run unnamed as before.
 const MAX_PREPARED = 100;

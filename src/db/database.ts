@@ -78,7 +78,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
   const poolSize = embedded ? 1 : opts.poolSize;
   // Settings for PostgreSQL servers, sent when connecting (`options`); PGlite has no JIT and no use for them.
-  const settings: Record<string, string> = embedded ? {} : connectionSettings(opts.statementTimeoutMs);
+  const settings: Record<string, string> = embedded ? {} : connectionSettings(opts.statementTimeoutMs, opts.rowSecurity === false);
   const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(" ") || undefined;
   const pool = (connectionString: string) =>
     // The pool drops a connection the server closed and opens a new one on next use; without a
@@ -138,9 +138,16 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
  * No JIT: every statement here is short, and PostgreSQL decides to compile by estimated cost. A
  * table filter with ten consent conditions is estimated high (a subquery per condition and member):
  * it spent 7 s of 8.7 s compiling, 0.25 s running (EXPLAIN ANALYZE at 200,000 guests).
+ * With the tenant wall off (the benchmark's A/B only) no settings statement carries plan_cache_mode
+ * before a named statement (db/tenant-pool.ts): the connection keeps generic plans instead, for the
+ * A/B's scenarios, which run named statements only.
  */
-function connectionSettings(statementTimeoutMs?: number): Record<string, string> {
-  return { jit: "off", ...(statementTimeoutMs ? { statement_timeout: String(statementTimeoutMs) } : {}) };
+function connectionSettings(statementTimeoutMs?: number, wallOff = false): Record<string, string> {
+  return {
+    jit: "off",
+    ...(statementTimeoutMs ? { statement_timeout: String(statementTimeoutMs) } : {}),
+    ...(wallOff ? { plan_cache_mode: "force_generic_plan" } : {}),
+  };
 }
 
 /**

@@ -6,6 +6,10 @@
 // as Parse/Bind/Execute before the statement's own messages, with one Sync after both, so they run
 // in one implicit transaction: the settings are local to it and gone when the statement ends, the
 // same through PgBouncer's transaction pooling and on a read replica. No extra round trip.
+// A named statement (data/sql.ts `prepare`: its generic plan was checked at scale) gets a third
+// setting, plan_cache_mode = force_generic_plan: PostgreSQL otherwise plans a statement whose LIMIT is
+// a parameter afresh on every execution (it estimates the generic plan at a tenth of the table), which
+// cost the guests page about 80 µs and the nested GraphQL page about 400 µs of planning per request.
 import pg from "pg";
 import { serialize } from "pg-protocol";
 import { currentSession, inSession } from "./session";
@@ -15,6 +19,8 @@ export const TENANT_ROLE = "gcs_tenant";
 export const CROSS_GROUP_ROLE = "gcs_system";
 /** The statement sent before each of the service's own (tests leave it out when they count statements). */
 export const SET_SESSION = "SELECT set_config('role', $1, true), set_config('gcs.group_id', $2, true)";
+/** The same, before a named statement: its kept (generic) plan, never a plan made afresh per execution. */
+export const SET_SESSION_GENERIC = "SELECT set_config('role', $1, true), set_config('gcs.group_id', $2, true), set_config('plan_cache_mode', 'force_generic_plan', true)";
 // Run as sent, as the login role: transaction control (a SET TRANSACTION must come first in its
 // transaction, and a failed transaction accepts only ROLLBACK; the statements inside carry their own
 // settings), and maintenance that cannot run inside a transaction (VACUUM, by the tables' owner).
@@ -25,29 +31,36 @@ const RUN_AS_SENT = /^\s*(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT|SA
 
 type Callback = (err: Error | null, result?: unknown) => void;
 
-// The settings statement is prepared once per connection, under this name: PostgreSQL then binds
+// Each settings statement is prepared once per connection, under its name (SETTINGS): PostgreSQL then binds
 // and runs it without parsing and planning it again for every statement. Behind a pooler in
 // transaction mode (PgBouncer before 1.21) a connection's prepared statements may be on another
 // server connection: the first such refusal (db/errors.ts) turns the name off for this process (as for the read
 // paths' statements, db/sql-count.ts) and the query is sent again, unnamed. Nothing had run: the
 // settings come first, and a refused statement skips the rest of its round trip. Inside an explicit
 // transaction the settings stay unnamed, since a refusal there would abort the caller's transaction.
-const SETTINGS_NAME = "gcs_session";
 let namingSettings = true;
 
-// The settings' messages, made once per form, role and group: the same bytes pg would serialise.
+/** The two settings statements: before any statement, and before a named one (its generic plan kept). */
+const SETTINGS = {
+  plain: { name: "gcs_session", text: SET_SESSION },
+  generic: { name: "gcs_session_generic", text: SET_SESSION_GENERIC },
+} as const;
+type Settings = keyof typeof SETTINGS;
+
+// The settings' messages, made once per statement, form, role and group: the same bytes pg would serialise.
 const EXECUTE = serialize.execute({ portal: "", rows: 0 });
-const PARSE = { named: serialize.parse({ text: SET_SESSION, name: SETTINGS_NAME, types: [] }), unnamed: serialize.parse({ text: SET_SESSION, name: "", types: [] }) };
 type SettingsForm = "parseNamed" | "named" | "unnamed";
 const MAX_CACHED_SESSIONS = 10_000;
 const sessionBytes = new Map<string, Buffer>();
-function sessionMessages(form: SettingsForm, [role, group]: [string, string]): Buffer {
-  const key = `${form}:${role}:${group}`;
+function sessionMessages(settings: Settings, form: SettingsForm, [role, group]: [string, string]): Buffer {
+  const key = `${settings}:${form}:${role}:${group}`;
   let bytes = sessionBytes.get(key);
   if (!bytes) {
     if (sessionBytes.size >= MAX_CACHED_SESSIONS) sessionBytes.clear();
-    const bind = serialize.bind({ portal: "", statement: form === "unnamed" ? "" : SETTINGS_NAME, values: [role, group], valueMapper: (v: unknown) => v });
-    const parse = form === "parseNamed" ? [PARSE.named] : form === "unnamed" ? [PARSE.unnamed] : [];
+    const { name, text } = SETTINGS[settings];
+    const statement = form === "unnamed" ? "" : name;
+    const bind = serialize.bind({ portal: "", statement, values: [role, group], valueMapper: (v: unknown) => v });
+    const parse = form === "named" ? [] : [serialize.parse({ text, name: statement, types: [] })];
     sessionBytes.set(key, (bytes = Buffer.concat([...parse, bind, EXECUTE])));
   }
   return bytes;
@@ -69,23 +82,26 @@ class SessionQuery extends Query {
   settingsParsePending = false;
   /** The settings went by name: a pooler's refusal of the name may be retried unnamed. */
   namedSettings = false;
+  /** Which settings statement goes before this one. */
+  readonly settingsKind: Settings;
   constructor(
     private readonly client: TenantClient,
     private readonly settings: [string, string],
-    config: unknown,
+    config: { name?: string },
     values?: unknown,
     callback?: Callback,
   ) {
     super(config, values, callback);
+    this.settingsKind = config.name ? "generic" : "plain";
   }
   override requiresPreparation() {
     return true;
   }
   override prepare(connection: { stream: { write(b: Buffer): boolean } }) {
     this.namedSettings = namingSettings && this.client.idle();
-    const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared ? "named" : "parseNamed";
+    const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared.has(this.settingsKind) ? "named" : "parseNamed";
     this.settingsParsePending = form !== "named";
-    connection.stream.write(sessionMessages(form, this.settings));
+    connection.stream.write(sessionMessages(this.settingsKind, form, this.settings));
     super.prepare(connection);
   }
   // The settings statement answers one row and its completion before the statement's own.
@@ -109,8 +125,8 @@ interface TenantPoolConfig extends pg.PoolConfig {
 
 class TenantClient extends pg.Client {
   private readonly rowSecurity: boolean;
-  /** This connection holds the settings statement, prepared under SETTINGS_NAME. */
-  settingsPrepared = false;
+  /** The settings statements this connection holds prepared (SETTINGS). */
+  readonly settingsPrepared = new Set<Settings>();
   constructor(config: TenantPoolConfig) {
     super(config);
     this.rowSecurity = config.rowSecurity !== false;
@@ -135,10 +151,10 @@ class TenantClient extends pg.Client {
     return new Promise((resolve, reject) => this.submit(settings, config, values, (err, result) => (err ? reject(err) : resolve(result))));
   }
   private submit(settings: [string, string], config: unknown, values: unknown, callback: Callback) {
-    const query: SessionQuery = new SessionQuery(this, settings, config, values, (err, result) => {
+    const query: SessionQuery = new SessionQuery(this, settings, config as { name?: string }, values, (err, result) => {
       if (!err || !query.refusedByPooler(err)) return callback(err, result);
       namingSettings = false;
-      this.settingsPrepared = false;
+      this.settingsPrepared.clear();
       this.submit(settings, config, values, callback);
     });
     super.query(query as never);
@@ -149,7 +165,7 @@ class TenantClient extends pg.Client {
     const active = (this as unknown as { _getActiveQuery(): unknown })._getActiveQuery();
     if (active instanceof SessionQuery && active.settingsParsePending) {
       active.settingsParsePending = false;
-      if (active.namedSettings) this.settingsPrepared = true;
+      if (active.namedSettings) this.settingsPrepared.add(active.settingsKind);
       return;
     }
     (pg.Client.prototype as unknown as { _handleParseComplete(this: pg.Client): void })._handleParseComplete.call(this);

@@ -175,18 +175,33 @@ describe("the JSON read path", () => {
     expect(Object.keys(res.body.data.guests.nodes[0])).toEqual(["__proto__", "property"]);
   });
 
-  it("prepares the page statement on the connection, so PostgreSQL plans it once per connection", async () => {
-    // The planned request alone (bothWays would run the general executor last, on connections of its own).
-    const fast = await post(NESTED, A().credentials.api_key);
-    expect([fast.status, Number(fast.headers["x-sql-statements"])]).toEqual([200, 2]);
-    // pg-pool hands out the connection released last: the one that ran the page.
+  /** The statements prepared on the connection the last request used (pg-pool hands out the one released last). */
+  async function preparedOnLastConnection() {
     const client = await t.db.readerPool.connect();
     try {
-      const { rows } = await client.query("SELECT name, statement FROM pg_prepared_statements");
-      expect(rows).toEqual(expect.arrayContaining([expect.objectContaining({ name: expect.stringMatching(/^gcs_/), statement: expect.stringContaining("row_to_json") })]));
+      return (await client.query<{ name: string; statement: string; generic: number; custom: number }>(
+        "SELECT name, statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements")).rows;
     } finally {
       client.release();
     }
+  }
+
+  it("prepares the page statement on the connection and runs it on its generic plan, so PostgreSQL plans it once per connection", async () => {
+    // The planned request alone (bothWays would run the general executor last, on connections of its own).
+    const fast = await post(NESTED, A().credentials.api_key);
+    expect([fast.status, Number(fast.headers["x-sql-statements"])]).toEqual([200, 2]);
+    const page = (await preparedOnLastConnection()).find((r) => /^gcs_[0-9a-f]{32}$/.test(r.name) && r.statement.includes("row_to_json"));
+    expect(page).toBeDefined();
+    // Left to itself, PostgreSQL plans a statement whose LIMIT is a parameter afresh on every execution.
+    expect({ generic: page!.generic > 0, custom: page!.custom }).toEqual({ generic: true, custom: 0 });
+  });
+
+  it("plans a page filtered on updatedSince afresh: its kept plan would walk the whole group", async () => {
+    const since = NESTED.replace("guests(limit: 30)", 'guests(limit: 30, filter: { updatedSince: "2000-01-01T00:00:00Z" })');
+    const res = await post(since, A().credentials.api_key);
+    expect([res.status, Number(res.headers["x-sql-statements"])]).toEqual([200, 2]);
+    expect(res.body.data.guests.nodes).toHaveLength(30);
+    expect((await preparedOnLastConnection()).filter((r) => r.statement.includes("updated_at >="))).toEqual([]);
   });
 
   it("holds the response cap", async () => {

@@ -31,7 +31,7 @@ import { validated } from "../helpers/openapi-validate";
 import { queryOne, startReplicaPair, type ReplicaPair } from "../helpers/replica";
 import { openStream, seqOf, type SseEvent } from "../helpers/sse";
 import { StatementLog, type LoggedStatement } from "../helpers/statement-log";
-import { SET_SESSION } from "../../src/db/tenant-pool";
+import { SET_SESSION, SET_SESSION_GENERIC } from "../../src/db/tenant-pool";
 
 const schema = buildSchema(readFileSync(path.resolve(__dirname, "../../schema.graphql"), "utf8"));
 const MARKERS = "gcs-replica-markers";
@@ -110,7 +110,7 @@ describe("reads on the standby, writes on the primary", () => {
 
   // The tenant wall's settings travel with each statement (db/tenant-pool.ts): not statements of their own.
   const appStatements = (log: LoggedStatement[]) =>
-    log.filter((s) => !HEALTH_CHECK.test(s.text) && s.text !== SET_SESSION && s.application !== "gcs-replica-helper");
+    log.filter((s) => !HEALTH_CHECK.test(s.text) && s.text !== SET_SESSION && s.text !== SET_SESSION_GENERIC && s.application !== "gcs-replica-helper");
 
   /** Runs one request and records where its statements ran. */
   const placements: { target: string; primary: string[]; standby: number; counted: number }[] = [];
