@@ -33,7 +33,8 @@ const cols = (list: string) => list.split(/\s+/).filter(Boolean).map((c) => { co
 const SQL = {
   // Prepared, as the service's (named gcs_token_api_key): the credential lookup's SECURITY DEFINER function.
   apiKey: "SELECT * FROM gcs_credential_api_key($1)",
-  // The guests page, prepared as the service's (its flat-row path names it per select list).
+  // The guests page, prepared as the service's (its flat-row path names it per select list); the
+  // reservations, transactions and master profiles pages too (unfiltered pages: data/keyset.ts).
   guests: `SELECT ${cols("id property_id integration_id source_id master_profile_id given_name family_name email phone language country_code city")}, ${day("birth_date", "birth_date")}, t.vip_code AS "vip_code", ${ts("created_at", "created_at")}, ${ts("updated_at", "updated_at")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid`,
   guestRow: `SELECT ${cols("id property_id:propertyId integration_id:integrationId source_id:sourceId master_profile_id:masterProfileId given_name:givenName family_name:familyName email phone language country_code:countryCode city")}, ${day("birth_date", "birthDate")}, t.vip_code AS "vipCode", ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
   events: (who: string) => `SELECT ${cols("seq property_group_id:propertyGroupId entity_type:entityType entity_id:entityId guest_profile_id:guestProfileId property_id:propertyId integration_id:integrationId operation delta")}, ${ts("occurred_at", "occurredAt")}, ${ts("recorded_at", "recordedAt")}, t.txid AS "txid" FROM events t WHERE t.property_group_id = $1::uuid AND ${who} AND t.txid < (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`,
@@ -324,7 +325,7 @@ async function events(url: URL, group: string) {
 
 /** GET /v1/master-profiles(?include_total=1): the page, the kept total, each profile's guest ids. */
 async function masterProfiles(url: URL, group: string) {
-  const page = await createdAtPage(url, group, "master_profiles", SQL.masterProfiles);
+  const page = await createdAtPage(url, group, "master_profiles", SQL.masterProfiles, "ceiling_master_profiles");
   const total = url.searchParams.has("include_total") && !url.searchParams.has("cursor")
     ? Number((await query<{ total: string }>(SQL.masterProfileTotal, [group]))[0]?.total ?? 0) : null;
   const guests = await query<{ id: string; masterProfileId: string }>(SQL.guestsOfMasters, [group, page.rows.map((m) => m.id)]);
@@ -426,11 +427,11 @@ const server = http.createServer(async (req, res) => {
       case "/v1/events":
         return send(res, 200, await events(url, await groupOf(req, "read:events")), at());
       case "/v1/reservations": {
-        const page = await createdAtPage(url, await groupOf(req, "read:reservations"), "reservations", SQL.reservations);
+        const page = await createdAtPage(url, await groupOf(req, "read:reservations"), "reservations", SQL.reservations, "ceiling_reservations");
         return send(res, 200, { data: page.rows.map(reservationBody), next_cursor: page.nextCursor, has_more: page.hasMore }, at());
       }
       case "/v1/transactions": {
-        const page = await createdAtPage(url, await groupOf(req, "read:transactions"), "transactions", SQL.transactions);
+        const page = await createdAtPage(url, await groupOf(req, "read:transactions"), "transactions", SQL.transactions, "ceiling_transactions");
         return send(res, 200, { data: page.rows.map(transactionBody), next_cursor: page.nextCursor, has_more: page.hasMore }, at());
       }
       case "/v1/master-profiles":

@@ -132,3 +132,31 @@ describe("get by id", () => {
     expect((await get(`${path}/nope`)).status).toBe(400);
   });
 });
+
+describe("which pages keep their plan", () => {
+  /** Prepared statements on the connection the last request used (pg-pool hands out the one released last). */
+  async function preparedOnLastConnection() {
+    const client = await t.db.readerPool.connect();
+    try {
+      return (await client.query<{ statement: string; custom: number }>(
+        "SELECT statement, custom_plans::int AS custom FROM pg_prepared_statements WHERE name ~ '^gcs_[0-9a-f]{32}$'")).rows;
+    } finally {
+      client.release();
+    }
+  }
+  const pages = [
+    { path: "/v1/reservations", table: "reservations", filter: "status=confirmed", column: "status" },
+    { path: "/v1/transactions", table: "transactions", filter: "kind=charge", column: "kind" },
+    { path: "/v1/master-profiles", table: "master_profiles", filter: "vip=true", column: "vip" },
+  ];
+
+  it.each(pages)("$path: the group's whole page runs on its kept generic plan, a filtered one is planned afresh", async ({ path, table, filter, column }) => {
+    const key = t.manifest.groups.A.credentials.api_key;
+    const page = (statements: { statement: string }[]) => statements.filter((s) => s.statement.includes(`FROM ${table} t WHERE`) && s.statement.includes("ORDER BY t.created_at, t.id"));
+    for (let i = 0; i < 2; i++) expect((await t.api.get(`${path}?limit=2`).set("Authorization", `Bearer ${key}`)).status).toBe(200);
+    const kept = page(await preparedOnLastConnection());
+    expect(kept.map((s) => s.custom)).toEqual([0]);
+    expect((await t.api.get(`${path}?limit=2&${filter}`).set("Authorization", `Bearer ${key}`)).status).toBe(200);
+    expect(page(await preparedOnLastConnection()).filter((s) => s.statement.includes(`t.${column} =`))).toEqual([]);
+  });
+});
