@@ -152,7 +152,7 @@ describe("which pages keep their plan", () => {
 
   it.each(pages)("$path: the group's whole page runs on its kept generic plan, a filtered one is planned afresh", async ({ path, table, filter, column }) => {
     const key = t.manifest.groups.A.credentials.api_key;
-    const page = (statements: { statement: string }[]) => statements.filter((s) => s.statement.includes(`FROM ${table} t WHERE`) && s.statement.includes("ORDER BY t.created_at, t.id"));
+    const page = <S extends { statement: string }>(statements: S[]) => statements.filter((s) => s.statement.includes(`FROM ${table} t WHERE`) && s.statement.includes("ORDER BY t.created_at, t.id"));
     for (let i = 0; i < 2; i++) expect((await t.api.get(`${path}?limit=2`).set("Authorization", `Bearer ${key}`)).status).toBe(200);
     const kept = page(await preparedOnLastConnection());
     expect(kept.map((s) => s.custom)).toEqual([0]);
