@@ -34,7 +34,8 @@ const SQL = {
   // Prepared, as the service's (named gcs_token_api_key): the credential lookup's SECURITY DEFINER function.
   apiKey: "SELECT * FROM gcs_credential_api_key($1)",
   // The guests page, prepared as the service's (its flat-row path names it per select list); the
-  // reservations, transactions and master profiles pages too (unfiltered pages: data/keyset.ts).
+  // reservations, transactions and master profiles pages too (unfiltered pages: data/keyset.ts), the
+  // guest rows by id, a master profile's guest ids, the table, its members and the kept total.
   guests: `SELECT ${cols("id property_id integration_id source_id master_profile_id given_name family_name email phone language country_code city")}, ${day("birth_date", "birth_date")}, t.vip_code AS "vip_code", ${ts("created_at", "created_at")}, ${ts("updated_at", "updated_at")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid`,
   guestRow: `SELECT ${cols("id property_id:propertyId integration_id:integrationId source_id:sourceId master_profile_id:masterProfileId given_name:givenName family_name:familyName email phone language country_code:countryCode city")}, ${day("birth_date", "birthDate")}, t.vip_code AS "vipCode", ${ts("created_at", "createdAt")}, ${ts("updated_at", "updatedAt")} FROM guest_profiles t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
   events: (who: string) => `SELECT ${cols("seq property_group_id:propertyGroupId entity_type:entityType entity_id:entityId guest_profile_id:guestProfileId property_id:propertyId integration_id:integrationId operation delta")}, ${ts("occurred_at", "occurredAt")}, ${ts("recorded_at", "recordedAt")}, t.txid AS "txid" FROM events t WHERE t.property_group_id = $1::uuid AND ${who} AND t.txid < (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`,
@@ -312,7 +313,7 @@ async function events(url: URL, group: string) {
   if (guest !== null) {
     rows = await query(SQL.events("t.guest_profile_id = $2") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guest, limit + 1], "ceiling_events_guest");
   } else {
-    const guests = await query<{ id: string }>(SQL.guestsOfMasters, [group, [master]]);
+    const guests = await query<{ id: string }>(SQL.guestsOfMasters, [group, [master]], "ceiling_guests_of_masters");
     rows = await query(SQL.events("t.guest_profile_id = ANY($2::uuid[])") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guests.map((g) => g.id), limit + 1], "ceiling_events_master");
   }
   const hasMore = rows.length > limit;
@@ -327,8 +328,8 @@ async function events(url: URL, group: string) {
 async function masterProfiles(url: URL, group: string) {
   const page = await createdAtPage(url, group, "master_profiles", SQL.masterProfiles, "ceiling_master_profiles");
   const total = url.searchParams.has("include_total") && !url.searchParams.has("cursor")
-    ? Number((await query<{ total: string }>(SQL.masterProfileTotal, [group]))[0]?.total ?? 0) : null;
-  const guests = await query<{ id: string; masterProfileId: string }>(SQL.guestsOfMasters, [group, page.rows.map((m) => m.id)]);
+    ? Number((await query<{ total: string }>(SQL.masterProfileTotal, [group], "ceiling_master_profile_total"))[0]?.total ?? 0) : null;
+  const guests = await query<{ id: string; masterProfileId: string }>(SQL.guestsOfMasters, [group, page.rows.map((m) => m.id)], "ceiling_guests_of_masters");
   const ids = new Map<string, string[]>();
   for (const g of guests) {
     const list = ids.get(g.masterProfileId);
@@ -348,7 +349,7 @@ async function masterProfiles(url: URL, group: string) {
 async function withGuests(group: string, members: { memberId: string; addedAt: string | null }[], limit: number, offset: number) {
   const hasMore = members.length > limit;
   if (hasMore) members.length = limit;
-  const guests = await query(SQL.guestRow, [group, members.map((m) => m.memberId)]);
+  const guests = await query(SQL.guestRow, [group, members.map((m) => m.memberId)], "ceiling_guest_rows");
   const byId = new Map(guests.map((g) => [g.id as string, g]));
   const data = members.map((m) => {
     const g = byId.get(m.memberId);
@@ -360,12 +361,12 @@ async function withGuests(group: string, members: { memberId: string; addedAt: s
 /** GET /v1/tables/:id/members?offset=n: the table, then a seek on (table_id, position). */
 async function tableMembers(url: URL, group: string, tableId: string) {
   if (!UUID.test(tableId)) throw new HttpError(404, "not_found");
-  const [table] = await query(SQL.table, [group, tableId, 1]);
+  const [table] = await query(SQL.table, [group, tableId, 1], "ceiling_table");
   if (!table) throw new HttpError(404, "not_found");
   if (table.memberType !== "guest_profile" || table.kind !== "curated") throw new HttpError(400, "the ceiling reads curated guest tables");
   const limit = limitOf(url);
   const offset = Number(url.searchParams.get("offset") ?? 0);
-  const members = await query<{ memberId: string; addedAt: string }>(SQL.members, [group, tableId, tableId, group, offset, limit + 1]);
+  const members = await query<{ memberId: string; addedAt: string }>(SQL.members, [group, tableId, tableId, group, offset, limit + 1], "ceiling_members");
   return withGuests(group, members, limit, offset);
 }
 

@@ -76,11 +76,16 @@ export function guests(r: Readers) {
       }, { prepare: keepsPlan(filter) }),
     byId: <Row = GuestRow>(id: string, shape: RowShape) => byCreatedAt.byId<Row>(r.sql, id, shape),
 
-    byIds: (ids: readonly string[]) => r.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf(c("id"), ids)] }),
+    /** Prepared (its kept plan: the primary key, one probe per id), the one statement of the guest loader. */
+    byIds: (ids: readonly string[]) => r.sql.rows<GuestRow>({ from: "GuestProfile", shape: GUEST_ROW, where: [anyOf(c("id"), ids)], prepare: true }),
 
-    /** The guests of these master profiles, oldest first. */
+    /**
+     * The guests of these master profiles, oldest first. Their ids alone (GUEST_KEYS: a master
+     * profile's guest_profile_ids, a person's timeline) are prepared, on the (master profile, group,
+     * created_at, id) index; other shapes follow GraphQL selections, too many to keep.
+     */
     byMasterProfiles: <Row = GuestRow>(ids: readonly string[], shape: RowShape) =>
-      r.sql.rows<Row>({ from: "GuestProfile", shape, where: [anyOf(c("masterProfileId"), ids)], orderBy: byCreatedAt.orderBy }),
+      r.sql.rows<Row>({ from: "GuestProfile", shape, where: [anyOf(c("masterProfileId"), ids)], orderBy: byCreatedAt.orderBy, prepare: shape === GUEST_KEYS }),
 
     /** The guest an e-mail address names: profiles with a master profile first, then the oldest. */
     async firstByEmail(email: string): Promise<GuestRow | undefined> {

@@ -55,7 +55,7 @@ export function masterProfiles(r: Readers) {
     async count(filter: MasterProfileFilter): Promise<number> {
       const unfiltered = Object.entries(filter).every(([key, value]) => value == null || (key === "q" && !String(value).trim()));
       if (unfiltered && r.scope.propertyId === null) {
-        const [row] = await r.sql.rows<{ total: string }>({ from: "MasterProfileCount", shape: pick(MasterProfileCount, "total") });
+        const [row] = await r.sql.rows<{ total: string }>({ from: "MasterProfileCount", shape: pick(MasterProfileCount, "total"), prepare: true });
         return Number(row?.total ?? 0);
       }
       return r.sql.count({ from: "MasterProfile", where: conditions(filter) });

@@ -65,7 +65,7 @@ export function tables(r: Readers) {
     // In SQL, not Prisma: every members page reads its table first, and Prisma's per-query cost was a
     // fifth of that request's CPU.
     byId: async (id: string): Promise<TableRow | null> => {
-      const [row] = await r.sql.rows<TableRow>({ from: "GuestTable", shape: TABLE_ROW, where: [sql`${columns("GuestTable")("id")} = ${id}::uuid`], limit: 1 });
+      const [row] = await r.sql.rows<TableRow>({ from: "GuestTable", shape: TABLE_ROW, where: [sql`${columns("GuestTable")("id")} = ${id}::uuid`], limit: 1, prepare: true });
       return row ?? null;
     },
 
@@ -84,9 +84,10 @@ export function tables(r: Readers) {
         });
       }
       const first = sql`(SELECT min(f.position) FROM table_members f WHERE f.table_id = ${tableId}::uuid AND ${tenantSql("TableMember", r.scope, "f")})`;
+      // Prepared: its kept plan seeks the (table_id, position) index from the first position on.
       return r.sql.rows<MemberRow>({
         from: "TableMember", shape: MEMBER_ROW, where: [sql`${member("tableId")} = ${tableId}::uuid`, sql`${member("position")} >= ${first} + ${skip}`],
-        orderBy: member("position"), limit: take,
+        orderBy: member("position"), limit: take, prepare: true,
       });
     },
     memberCount: async (tableId: string) => (await memberCounts([tableId])).get(tableId) ?? 0,

@@ -154,8 +154,10 @@ describe("which pages keep their plan", () => {
     const key = t.manifest.groups.A.credentials.api_key;
     const page = <S extends { statement: string }>(statements: S[]) => statements.filter((s) => s.statement.includes(`FROM ${table} t WHERE`) && s.statement.includes("ORDER BY t.created_at, t.id"));
     for (let i = 0; i < 2; i++) expect((await t.api.get(`${path}?limit=2`).set("Authorization", `Bearer ${key}`)).status).toBe(200);
+    // The first page's statement at least (the walks above may have prepared their cursor pages too).
     const kept = page(await preparedOnLastConnection());
-    expect(kept.map((s) => s.custom)).toEqual([0]);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.filter((s) => s.custom !== 0)).toEqual([]);
     expect((await t.api.get(`${path}?limit=2&${filter}`).set("Authorization", `Bearer ${key}`)).status).toBe(200);
     expect(page(await preparedOnLastConnection()).filter((s) => s.statement.includes(`t.${column} =`))).toEqual([]);
   });
