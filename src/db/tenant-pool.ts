@@ -20,7 +20,7 @@ export const CROSS_GROUP_ROLE = "gcs_system";
 /** The statement sent before each of the service's own (tests leave it out when they count statements). */
 export const SET_SESSION = "SELECT set_config('role', $1, true), set_config('gcs.group_id', $2, true)";
 /** The same, before a named statement: its kept (generic) plan, never a plan made afresh per execution. */
-export const SET_SESSION_GENERIC = "SELECT set_config('role', $1, true), set_config('gcs.group_id', $2, true), set_config('plan_cache_mode', 'force_generic_plan', true)";
+export const SET_SESSION_GENERIC = `${SET_SESSION}, set_config('plan_cache_mode', 'force_generic_plan', true)`;
 // Run as sent, as the login role: transaction control (a SET TRANSACTION must come first in its
 // transaction, and a failed transaction accepts only ROLLBACK; the statements inside carry their own
 // settings), and maintenance that cannot run inside a transaction (VACUUM, by the tables' owner).

@@ -10,6 +10,7 @@ import { loadTypeDefs } from "../../src/graphql/schema-source";
 import { GUEST, RESERVATION, TRANSACTION } from "../../src/graphql/row-types";
 import { columnOf, tableOf, type SqlModel } from "../../src/data/models";
 import { startTestApp, type TestApp } from "../helpers/app";
+import { preparedOnLastConnection } from "../helpers/prepared-statements";
 import { buildSchema as buildServiceSchema } from "../../src/graphql/schema";
 import { prepareOperations, runRoute, type PreparedOperations } from "../../src/api/execute";
 import { jsonPlan } from "../../src/graphql/json-plan";
@@ -175,22 +176,11 @@ describe("the JSON read path", () => {
     expect(Object.keys(res.body.data.guests.nodes[0])).toEqual(["__proto__", "property"]);
   });
 
-  /** The statements prepared on the connection the last request used (pg-pool hands out the one released last). */
-  async function preparedOnLastConnection() {
-    const client = await t.db.readerPool.connect();
-    try {
-      return (await client.query<{ name: string; statement: string; generic: number; custom: number }>(
-        "SELECT name, statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements")).rows;
-    } finally {
-      client.release();
-    }
-  }
-
   it("prepares the page statement on the connection and runs it on its generic plan, so PostgreSQL plans it once per connection", async () => {
     // The planned request alone (bothWays would run the general executor last, on connections of its own).
     const fast = await post(NESTED, A().credentials.api_key);
     expect([fast.status, Number(fast.headers["x-sql-statements"])]).toEqual([200, 2]);
-    const page = (await preparedOnLastConnection()).find((r) => /^gcs_[0-9a-f]{32}$/.test(r.name) && r.statement.includes("row_to_json"));
+    const page = (await preparedOnLastConnection(t.db.readerPool)).find((r) => /^gcs_[0-9a-f]{32}$/.test(r.name) && r.statement.includes("row_to_json"));
     expect(page).toBeDefined();
     // Left to itself, PostgreSQL plans a statement whose LIMIT is a parameter afresh on every execution.
     expect({ generic: page!.generic > 0, custom: page!.custom }).toEqual({ generic: true, custom: 0 });
@@ -201,7 +191,7 @@ describe("the JSON read path", () => {
     const res = await post(since, A().credentials.api_key);
     expect([res.status, Number(res.headers["x-sql-statements"])]).toEqual([200, 2]);
     expect(res.body.data.guests.nodes).toHaveLength(30);
-    expect((await preparedOnLastConnection()).filter((r) => r.statement.includes("updated_at >="))).toEqual([]);
+    expect((await preparedOnLastConnection(t.db.readerPool)).filter((r) => r.statement.includes("updated_at >="))).toEqual([]);
   });
 
   it("holds the response cap", async () => {

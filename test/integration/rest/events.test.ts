@@ -1,6 +1,7 @@
 // GET /v1/events: timeline walks that survive out-of-order commits, latest/rollup, filters, errors.
 import { Client } from "pg";
 import { startTestApp, type TestApp } from "../../helpers/app";
+import { preparedOnLastConnection } from "../../helpers/prepared-statements";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -215,28 +216,23 @@ describe("GET /v1/events latest and rollup", () => {
 });
 
 describe("GET /v1/events: which timelines keep their plan", () => {
-  /** The statements prepared on the connection the last request used (pg-pool hands out the one released last). */
-  async function preparedOnLastConnection(): Promise<string[]> {
-    const client = await t.db.readerPool.connect();
-    try {
-      return (await client.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'gcs\\_%'")).rows.map((r) => r.statement);
-    } finally {
-      client.release();
-    }
-  }
-  const timelines = (statements: string[]) => statements.filter((s) => /FROM events t WHERE/.test(s) && /ORDER BY t\.txid, t\.seq/.test(s));
+  /** The timeline statements the service prepared on the connection the last request used. */
+  const timelines = async () =>
+    (await preparedOnLastConnection(t.db.readerPool))
+      .filter((p) => p.name.startsWith("gcs_") && /FROM events t WHERE/.test(p.statement) && /ORDER BY t\.txid, t\.seq/.test(p.statement))
+      .map((p) => p.statement);
 
   it("prepares a guest's and a master profile's timeline on the connection, and plans a group-wide filter afresh", async () => {
     expect((await get(`/v1/events?guest_profile_id=${A().guest_with_events}&limit=2`)).status).toBe(200);
-    expect(timelines(await preparedOnLastConnection()).some((s) => /t\.guest_profile_id = \$\d/.test(s))).toBe(true);
+    expect((await timelines()).some((s) => /t\.guest_profile_id = \$\d/.test(s))).toBe(true);
 
     expect((await get(`/v1/events?master_profile_id=${A().master_with_two_guests}&limit=2`)).status).toBe(200);
-    expect(timelines(await preparedOnLastConnection()).some((s) => /t\.guest_profile_id = ANY\(/.test(s))).toBe(true);
+    expect((await timelines()).some((s) => /t\.guest_profile_id = ANY\(/.test(s))).toBe(true);
 
     // A rare entity type over the whole group: a kept plan would walk the group's events in order.
     const res = await get(`/v1/events?entity_type=reservation&limit=2`);
     expect(res.status).toBe(200);
     expect(res.body.data.length).toBeGreaterThan(0);
-    expect(timelines(await preparedOnLastConnection()).filter((s) => /t\.entity_type = \$\d/.test(s))).toEqual([]);
+    expect((await timelines()).filter((s) => /t\.entity_type = \$\d/.test(s))).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { createApiKey } from "../../../src/auth/credentials";
 import { READ_SCOPES } from "../../../src/auth/scopes";
 import type { PrismaClient } from "../../../src/generated/prisma/client";
 import { startTestApp, type TestApp } from "../../helpers/app";
+import { preparedOnLastConnection } from "../../helpers/prepared-statements";
 import { walk } from "../../helpers/walk";
 
 let t: TestApp;
@@ -134,16 +135,6 @@ describe("get by id", () => {
 });
 
 describe("which pages keep their plan", () => {
-  /** Prepared statements on the connection the last request used (pg-pool hands out the one released last). */
-  async function preparedOnLastConnection() {
-    const client = await t.db.readerPool.connect();
-    try {
-      return (await client.query<{ statement: string; custom: number }>(
-        "SELECT statement, custom_plans::int AS custom FROM pg_prepared_statements WHERE name ~ '^gcs_[0-9a-f]{32}$'")).rows;
-    } finally {
-      client.release();
-    }
-  }
   const pages = [
     { path: "/v1/reservations", table: "reservations", filter: "status=confirmed", column: "status" },
     { path: "/v1/transactions", table: "transactions", filter: "kind=charge", column: "kind" },
@@ -152,13 +143,16 @@ describe("which pages keep their plan", () => {
 
   it.each(pages)("$path: the group's whole page runs on its kept generic plan, a filtered one is planned afresh", async ({ path, table, filter, column }) => {
     const key = t.manifest.groups.A.credentials.api_key;
-    const page = <S extends { statement: string }>(statements: S[]) => statements.filter((s) => s.statement.includes(`FROM ${table} t WHERE`) && s.statement.includes("ORDER BY t.created_at, t.id"));
+    /** The service's page statements of this table prepared on the connection the last request used. */
+    const page = async () =>
+      (await preparedOnLastConnection(t.db.readerPool)).filter(
+        (s) => /^gcs_[0-9a-f]{32}$/.test(s.name) && s.statement.includes(`FROM ${table} t WHERE`) && s.statement.includes("ORDER BY t.created_at, t.id"));
     for (let i = 0; i < 2; i++) expect((await t.api.get(`${path}?limit=2`).set("Authorization", `Bearer ${key}`)).status).toBe(200);
     // The first page's statement at least (the walks above may have prepared their cursor pages too).
-    const kept = page(await preparedOnLastConnection());
+    const kept = await page();
     expect(kept.length).toBeGreaterThan(0);
     expect(kept.filter((s) => s.custom !== 0)).toEqual([]);
     expect((await t.api.get(`${path}?limit=2&${filter}`).set("Authorization", `Bearer ${key}`)).status).toBe(200);
-    expect(page(await preparedOnLastConnection()).filter((s) => s.statement.includes(`t.${column} =`))).toEqual([]);
+    expect((await page()).filter((s) => s.statement.includes(`t.${column} =`))).toEqual([]);
   });
 });

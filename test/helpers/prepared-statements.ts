@@ -1,0 +1,21 @@
+// The statements PostgreSQL keeps prepared on the connection the last request used, with how often
+// each ran on a kept (generic) or a fresh (custom) plan. pg-pool hands out the connection released
+// last, so the next connect() is the one that ran the request's last statement.
+import type { Pool } from "pg";
+
+export interface PreparedStatement {
+  name: string;
+  statement: string;
+  generic: number;
+  custom: number;
+}
+
+export async function preparedOnLastConnection(pool: Pool): Promise<PreparedStatement[]> {
+  const client = await pool.connect();
+  try {
+    return (await client.query<PreparedStatement>(
+      "SELECT name, statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements")).rows;
+  } finally {
+    client.release();
+  }
+}
