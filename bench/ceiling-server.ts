@@ -3,7 +3,7 @@
 // PostgreSQL's log_statement=all, same predicates, tenant predicate, ORDER BY/LIMIT and timestamp
 // rendering; named where the service prepares them), with the same signed cursors and envelopes, and
 // nothing else: GET /v1/guests, /v1/events (guest or master profile timeline), /v1/reservations,
-// /v1/transactions, /v1/master-profiles (include_total), /v1/tables/:id/members (offset),
+// /v1/transactions, /v1/master-profiles (include_total), /v1/tables/:id/members (offset), GET /healthz,
 // POST /v1/tables/preview (a consent filter), POST /mcp (guest_context), and the dashboard aggregates
 // (GET /aggregate/*: the service's rollup read; GET /live/*: the live GROUP BY, a reference row).
 // bench/ceiling-check.ts compares its answers with the service's.
@@ -421,6 +421,8 @@ const server = http.createServer(async (req, res) => {
     const members = /^\/v1\/tables\/([^/]+)\/members$/.exec(path)?.[1];
     if (members !== undefined) return send(res, 200, await tableMembers(url, await groupOf(req, "read:tables"), members), at());
     switch (path) {
+      case "/healthz": // the service's liveness answer: the cost of a request with no credential and no statement
+        return send(res, 200, { status: "ok" }, at());
       case "/v1/guests": {
         const page = await createdAtPage(url, await groupOf(req, "read:guests"), "guests", SQL.guests, "ceiling_guests");
         return send(res, 200, { data: page.rows, next_cursor: page.nextCursor, has_more: page.hasMore }, at());

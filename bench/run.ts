@@ -541,6 +541,8 @@ async function prepare(db: Client, manifest: FixtureManifest): Promise<Setup> {
 // Scenarios
 // ---------------------------------------------------------------------------------------------
 
+/** A well-formed guest id no group holds: a timeline of no rows. */
+const NO_SUCH_GUEST = "00000000-0000-4000-8000-000000000000";
 const GUEST_FIELDS_PG = "rowId propertyId integrationId sourceId masterProfileId givenName familyName email phone language countryCode city birthDate vipCode createdAt updatedAt";
 
 function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
@@ -566,6 +568,12 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
     // Issue 31's routes, each beside its ceiling: the same statements and body, by hand (bench/ceiling-server.ts).
     { name: "events timeline, one guest", route: true, systems: ceilingToo(get(`/v1/events?guest_profile_id=${A.guest_with_events}&limit=100`)) },
     { name: "events timeline, master profile", route: true, systems: ceilingToo(get(`/v1/events?master_profile_id=${A.master_with_two_guests}&limit=100`)) },
+    // Reference rows for the routes above, not targets of their own: what every request costs beside
+    // its rows. A guest with no events (both statements, no row to read or write) and /healthz (no
+    // credential, no statement): the service's layers (Express, the access log and metrics, the
+    // credential context, the GraphQL operation) against node:http alone.
+    { name: "events timeline, a guest with no events (fixed cost)", route: true, systems: ceilingToo(get(`/v1/events?guest_profile_id=${NO_SUCH_GUEST}&limit=100`)) },
+    { name: "GET /healthz (fixed cost, no database)", route: true, systems: ceilingToo({ path: "/healthz" }) },
     { name: "events latest, master profile", systems: { service: get(`/v1/events?mode=latest&master_profile_id=${A.master_with_two_guests}`) } },
     { name: "reservations page (limit 100)", route: true, systems: ceilingToo(get("/v1/reservations?limit=100")) },
     { name: "transactions page (limit 100)", route: true, systems: ceilingToo(get("/v1/transactions?limit=100")) },
