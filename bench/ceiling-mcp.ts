@@ -2,7 +2,9 @@
 // tools/call with a master_profile_id, answered with the statements the service's GuestContext
 // operation sends (its statement log, one call: master profile and its guests, then the sections'
 // reads, one statement each, then property names) and the same result: structuredContent and the same JSON as text. Precedence and contact
-// normalisation are the service's own pure functions, as the cursor is for the REST ceilings.
+// normalisation are the service's own pure functions, as the cursor is for the REST ceilings. Every
+// statement is named, as the service prepares each (its generic plan checked at 1M): ceiling-server.ts
+// runs named statements on connections that keep generic plans.
 import { effectiveConsent, normaliseContact, type ConsentStatus } from "../src/consent/precedence";
 
 type Query = <R = Record<string, any>>(text: string, values: unknown[], name?: string) => Promise<R[]>;
@@ -86,7 +88,7 @@ export async function guestContext(message: any, group: string, query: Query) {
     throw new McpError("the ceiling answers tools/call guest_context with a master_profile_id only");
   }
   const id: string = args.master_profile_id;
-  const [[master], guests] = await Promise.all([query(SQL.master, [group, id, 1]), query(SQL.guests, [group, [id]])]);
+  const [[master], guests] = await Promise.all([query(SQL.master, [group, id, 1], "ceiling_mcp_master"), query(SQL.guests, [group, [id]], "ceiling_mcp_guests")]);
   const result = master ? await sections(group, id, master, guests, query) : { found: false };
   const text = JSON.stringify(result);
   return { result: { content: [{ type: "text", text }], structuredContent: result }, jsonrpc: "2.0", id: message.id };
@@ -102,13 +104,13 @@ async function sections(group: string, id: string, master: Record<string, any>, 
   ]);
   const integrationIds = distinct(shown.map((g) => g.integrationId));
   const [[stay], spendRows, members, [review], observations, events, integrations] = await Promise.all([
-    query(SQL.stays, [group, group, ids]),
-    query<{ currency: string; category: string; amountMinor: string; transactions: number }>(SQL.spend, [group, ids]),
-    query(SQL.memberships(true), [group, group, uuids(ids), id]),
-    query(SQL.reviews, [group, uuids(ids), group, uuids(ids)]),
-    contacts.length ? query(SQL.observations, [group, contacts]) : Promise.resolve([]),
-    query(SQL.events, [group, ids, EVENTS_SHOWN + 1]),
-    integrationIds.length ? query(SQL.integrations, [group, uuids(integrationIds)]) : Promise.resolve([]),
+    query(SQL.stays, [group, group, ids], "ceiling_mcp_stays"),
+    query<{ currency: string; category: string; amountMinor: string; transactions: number }>(SQL.spend, [group, ids], "ceiling_mcp_spend"),
+    query(SQL.memberships(true), [group, group, uuids(ids), id], "ceiling_mcp_memberships"),
+    query(SQL.reviews, [group, uuids(ids), group, uuids(ids)], "ceiling_mcp_reviews"),
+    contacts.length ? query(SQL.observations, [group, contacts], "ceiling_mcp_observations") : Promise.resolve([]),
+    query(SQL.events, [group, ids, EVENTS_SHOWN + 1], "ceiling_mcp_events"),
+    integrationIds.length ? query(SQL.integrations, [group, uuids(integrationIds)], "ceiling_mcp_integrations") : Promise.resolve([]),
   ]);
 
   // Consent: each contact, purpose and type decided over its observations (latest first), by key.
@@ -129,7 +131,7 @@ async function sections(group: string, id: string, master: Record<string, any>, 
 
   const latest = review.id == null ? null : review;
   const propertyIds = distinct([...shown.map((g) => g.propertyId), latest?.propertyId, ...consentShown.map((d) => (d.effective.decidedBy as any)?.row.propertyId)]);
-  const properties = propertyIds.length ? await query(SQL.properties, [group, uuids(propertyIds)]) : [];
+  const properties = propertyIds.length ? await query(SQL.properties, [group, uuids(propertyIds)], "ceiling_mcp_properties") : [];
   const names = new Map(properties.map((p) => [p.id as string, p.name as string]));
   const provider = new Map(integrations.map((i) => [i.id as string, i.provider as string]));
   const more = (tool: string, extra: Record<string, unknown> = {}) => ({ tool, arguments: { master_profile_id: id, ...extra } });

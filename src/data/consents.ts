@@ -197,6 +197,7 @@ export function consents(r: Readers) {
           FROM consent_observations t
           WHERE ${scoped("ConsentObservation", "t")} AND t.contact_value = ANY(${[...new Set(values.map(contactValueOf))]}::text[])
           ORDER BY t.observed_at DESC, t.id`,
+        { prepare: true },
       );
       // As decideConsent: per contact, purpose and type (latest first), in key order.
       const byKey = new Map<string, { id: string; status: ConsentStatus; observedAt: Date; row: SqlObservation }[]>();

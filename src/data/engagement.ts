@@ -128,6 +128,7 @@ export function engagement(r: Readers) {
                 t.property_id AS "propertyId"
               FROM reviews t WHERE ${scoped("Review", "t")} AND ${anyOf(raw("t.guest_profile_id"), guestIds)}
               ORDER BY t.published_at DESC, t.id LIMIT 1) l ON true`,
+        { prepare: true },
       );
       const latest = row.id == null ? null : (row as PersonReview);
       return { count: row.count, averageRating: round2(row.average == null ? null : Number(row.average)), latest };

@@ -124,6 +124,6 @@ export function events(r: Readers) {
 
     /** The latest events of these guests, newest first. */
     ofGuests: (guestIds: readonly string[], take: number) =>
-      r.sql.rows<EventRow>({ from: "Event", shape: EVENT_ROW, where: [anyOf(c("guestProfileId"), guestIds)], orderBy: sql`${c("seq")} DESC`, limit: take }),
+      r.sql.rows<EventRow>({ from: "Event", shape: EVENT_ROW, where: [anyOf(c("guestProfileId"), guestIds)], orderBy: sql`${c("seq")} DESC`, limit: take, prepare: true }),
   };
 }

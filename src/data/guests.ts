@@ -85,7 +85,7 @@ export function guests(r: Readers) {
      * created_at, id) index; other shapes follow GraphQL selections, too many to keep.
      */
     byMasterProfiles: <Row = GuestRow>(ids: readonly string[], shape: RowShape) =>
-      r.sql.rows<Row>({ from: "GuestProfile", shape, where: [anyOf(c("masterProfileId"), ids)], orderBy: byCreatedAt.orderBy, prepare: shape === GUEST_KEYS }),
+      r.sql.rows<Row>({ from: "GuestProfile", shape, where: [anyOf(c("masterProfileId"), ids)], orderBy: byCreatedAt.orderBy, prepare: shape === GUEST_KEYS || shape === GUEST_ROW }),
 
     /** The guest an e-mail address names: profiles with a master profile first, then the oldest. */
     async firstByEmail(email: string): Promise<GuestRow | undefined> {

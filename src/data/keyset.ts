@@ -45,9 +45,9 @@ export function createdAtSql(model: SqlModel) {
         limit: take,
         prepare: conditions.every((c) => c === undefined),
       }),
-    /** The row with this id in scope, with the columns of `shape`. */
+    /** The row with this id in scope, with the columns of `shape`. Prepared: a primary-key lookup's kept plan is the one it would get afresh. */
     async byId<Row>(reader: ScopedSql, id: string, shape: RowShape): Promise<Row | undefined> {
-      const [row] = await reader.rows<Row>({ from: model, shape, where: [sql`${c("id")} = ${id}::uuid`], limit: 1 });
+      const [row] = await reader.rows<Row>({ from: model, shape, where: [sql`${c("id")} = ${id}::uuid`], limit: 1, prepare: true });
       return row;
     },
   };

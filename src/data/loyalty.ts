@@ -77,6 +77,7 @@ export function loyalty(r: Readers) {
             masterProfileId ? sql` OR t.master_profile_id = ${masterProfileId}::uuid` : empty
           })
           ORDER BY t.lifetime_points DESC, t.id`,
+        { prepare: true },
       ),
   };
 }

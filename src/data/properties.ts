@@ -33,11 +33,12 @@ export function properties(r: Readers) {
 
     /** The names of these properties, one SQL statement (the guest context names its rows' properties). */
     namesByIds: (ids: readonly string[]) =>
-      r.sql.query<{ id: string; name: string }>((scoped) => sql`SELECT t.id, t.name FROM properties t WHERE ${scoped("Property", "t")} AND ${anyOf(raw("t.id"), ids)}`),
+      r.sql.query<{ id: string; name: string }>((scoped) => sql`SELECT t.id, t.name FROM properties t WHERE ${scoped("Property", "t")} AND ${anyOf(raw("t.id"), ids)}`, { prepare: true }),
     /** The source systems (providers) of these integrations, one SQL statement. */
     providersByIds: (ids: readonly string[]) =>
       r.sql.query<{ id: string; provider: string }>(
         (scoped) => sql`SELECT t.id, t.provider FROM integrations t WHERE ${scoped("Integration", "t")} AND ${anyOf(raw("t.id"), ids)}`,
+        { prepare: true },
       ),
 
     integrations: async (): Promise<IntegrationRow[]> => allInstantsAsText(await r.prisma.integration.findMany({ orderBy: byName })),

@@ -134,6 +134,7 @@ export function stays(r: Readers) {
               r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date AS begun,
               r.kind = 'stay' AND r.status IN ('tentative', 'confirmed') AND r.arrival_date > current_date AS upcoming) s
           WHERE ${scoped("Reservation", "r")} AND r.guest_profile_id = ANY(${[...guestIds]}::uuid[])`,
+        { prepare: true },
       );
       return row;
     },
@@ -152,6 +153,7 @@ export function stays(r: Readers) {
           WHERE ${scoped("Transaction", "x")} AND x.guest_profile_id = ANY(${[...guestIds]}::uuid[])
             AND x.kind IN ('charge', 'adjustment', 'refund')
           GROUP BY x.currency, x.category`,
+        { prepare: true },
       ),
 
     /** The transactions of these reservations, oldest first. */

@@ -19,3 +19,19 @@ export async function preparedOnLastConnection(pool: Pool): Promise<PreparedStat
     client.release();
   }
 }
+
+/**
+ * The same, on every connection of the pool at once (a request that ran its statements in parallel
+ * used several): all of them are idle after the request, so asking for as many as the pool holds
+ * gets each once.
+ */
+export async function preparedOnEveryConnection(pool: Pool): Promise<PreparedStatement[]> {
+  const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+  try {
+    const rows = await Promise.all(clients.map((c) => c.query<PreparedStatement>(
+      "SELECT name, statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements")));
+    return rows.flatMap((r) => r.rows);
+  } finally {
+    for (const c of clients) c.release();
+  }
+}

@@ -13,6 +13,7 @@ import { createApp, type App } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { validated } from "../helpers/openapi-validate";
+import { preparedOnEveryConnection } from "../helpers/prepared-statements";
 
 /**
  * A task tool for this test only (the real ones live in task-tools.ts): it proves that a TaskTool is
@@ -466,5 +467,31 @@ describe("the agent's question, end to end over HTTP", () => {
     );
     expect(marketing).toMatchObject({ status: "withdrawn", decided_by: { status: "withdrawn" } });
     expect(marketing.decided_by.observed_at).toEqual(expect.any(String));
+  });
+});
+
+describe("the guest context's statements", () => {
+  // Each section is one statement, all prepared and run on their generic plans (checked at 1M
+  // guests): planned afresh, the 11 cost PostgreSQL more than running them (bench/results,
+  // docs/performance.md). Each is named by its text.
+  const statements = {
+    "master profile": ["FROM master_profiles t WHERE", "t.id = $2::uuid"],
+    "its guest profiles": ["FROM guest_profiles t WHERE", "t.master_profile_id = ANY("],
+    stays: ["FROM reservations r"],
+    spend: ["FROM transactions x"],
+    loyalty: ["FROM loyalty_members t"],
+    reviews: ["FROM reviews t"],
+    consent: ["FROM consent_observations t"],
+    events: ["FROM events t WHERE", "ORDER BY t.seq DESC"],
+    "property names": ["SELECT t.id, t.name FROM properties t"],
+    providers: ["SELECT t.id, t.provider FROM integrations t"],
+  };
+  it("are prepared, each on its kept generic plan", async () => {
+    const client = await connect(A().credentials.api_key);
+    for (let i = 0; i < 2; i++) expect(await ok(client, "guest_context", { master_profile_id: A().master_with_two_guests })).toMatchObject({ found: true });
+    const named = (await preparedOnEveryConnection(t.db.readerPool)).filter((s) => /^gcs_[0-9a-f]{32}$/.test(s.name));
+    const missing = Object.entries(statements).filter(([, parts]) => !named.some((s) => parts.every((p) => s.statement.includes(p)))).map(([what]) => what);
+    expect(missing).toEqual([]);
+    expect(named.filter((s) => s.custom !== 0)).toEqual([]);
   });
 });
