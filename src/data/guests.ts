@@ -81,8 +81,9 @@ export function guests(r: Readers) {
 
     /**
      * The guests of these master profiles, oldest first. Their ids alone (GUEST_KEYS: a master
-     * profile's guest_profile_ids, a person's timeline) are prepared, on the (master profile, group,
-     * created_at, id) index; other shapes follow GraphQL selections, too many to keep.
+     * profile's guest_profile_ids, a person's timeline) and their whole rows (GUEST_ROW: the guest
+     * context) are prepared, on the (master profile, group, created_at, id) index; other shapes follow
+     * GraphQL selections, too many to keep.
      */
     byMasterProfiles: <Row = GuestRow>(ids: readonly string[], shape: RowShape) =>
       r.sql.rows<Row>({ from: "GuestProfile", shape, where: [anyOf(c("masterProfileId"), ids)], orderBy: byCreatedAt.orderBy, prepare: shape === GUEST_KEYS || shape === GUEST_ROW }),

@@ -3,6 +3,8 @@
 // last, so the next connect() is the one that ran the request's last statement.
 import type { Pool } from "pg";
 
+const PREPARED = "SELECT name, statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements";
+
 export interface PreparedStatement {
   name: string;
   statement: string;
@@ -13,8 +15,7 @@ export interface PreparedStatement {
 export async function preparedOnLastConnection(pool: Pool): Promise<PreparedStatement[]> {
   const client = await pool.connect();
   try {
-    return (await client.query<PreparedStatement>(
-      "SELECT name, statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements")).rows;
+    return (await client.query<PreparedStatement>(PREPARED)).rows;
   } finally {
     client.release();
   }
@@ -28,8 +29,7 @@ export async function preparedOnLastConnection(pool: Pool): Promise<PreparedStat
 export async function preparedOnEveryConnection(pool: Pool): Promise<PreparedStatement[]> {
   const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
   try {
-    const rows = await Promise.all(clients.map((c) => c.query<PreparedStatement>(
-      "SELECT name, statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements")));
+    const rows = await Promise.all(clients.map((c) => c.query<PreparedStatement>(PREPARED)));
     return rows.flatMap((r) => r.rows);
   } finally {
     for (const c of clients) c.release();
