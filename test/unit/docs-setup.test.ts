@@ -1,8 +1,8 @@
 // The set-up a fresh clone goes through (README.md "Set-up"): the Node it names is package.json's,
 // it says what `npm ci` prints on an older Node (21 EBADENGINE lines on Node 20, counted by hand
-// from the lockfile's engines when this was written), and `.npmrc`
+// from the lockfile's engines when this was written), and package.json's `allowScripts`
 // approves exactly the dependencies with install scripts, so npm 11 prints no install-scripts warning.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { requiredMajor } from "../../src/cli/node-version";
 
@@ -20,23 +20,26 @@ describe("set-up", () => {
     expect(setUp).toContain(`Node.js ${requiredMajor(engines)} or later`);
     expect(setUp).toMatch(/On an older Node, `npm ci` still installs everything, but prints one `EBADENGINE` warning for each package/);
     expect(setUp).toContain("run on the Node 24 that `npm ci` installs (the `node` dev dependency)");
-    expect(setUp).toContain("[.npmrc](.npmrc)");
+    expect(setUp).toContain("approved in `package.json` (`allowScripts`)");
   });
 
-  it(".npmrc approves, by name, exactly the dependencies package-lock.json marks hasInstallScript", () => {
+  it("package.json's allowScripts approves, by name, exactly the dependencies package-lock.json marks hasInstallScript", () => {
     const withScripts = Object.entries(lock.packages)
       .filter(([key, p]) => key !== "" && p.hasInstallScript)
       .map(([key]) => nameOf(key));
-    const approved = read(".npmrc")
-      .split("\n")
-      .filter((line) => line.startsWith("allow-scripts"))
-      .map((line) => /^allow-scripts\[\]=(\S+)$/.exec(line)![1]);
-    expect([...approved].sort()).toEqual([...new Set(withScripts)].sort());
+    const { allowScripts } = JSON.parse(read("package.json")) as { allowScripts: Record<string, boolean> };
+    expect(Object.keys(allowScripts).sort()).toEqual([...new Set(withScripts)].sort());
+    expect(Object.values(allowScripts).every((v) => v === true)).toBe(true);
     // By name: the lockfile records no resolved URL, and npm matches a pinned entry only against one.
-    expect(approved.filter((name) => name.slice(1).includes("@"))).toEqual([]);
+    expect(Object.keys(allowScripts).filter((name) => name.slice(1).includes("@"))).toEqual([]);
     expect(read("package-lock.json")).not.toContain('"resolved"');
-    // The file says what each one does.
-    const comments = read(".npmrc").split("\n").filter((line) => line.startsWith("#")).join("\n");
-    for (const name of approved) expect({ name, explained: comments.includes(name.replace(/\/.*/, "/")) || comments.includes(` ${name} `) }).toEqual({ name, explained: true });
+    // Not in .npmrc, whose settings reach npm scripts' environment and break a nested npm ci (EALLOWSCRIPTS).
+    expect(existsSync(path.join(ROOT, ".npmrc")) && /allow-scripts/.test(read(".npmrc"))).toBe(false);
+    // CONTRIBUTING.md says what each one does.
+    const table = /### Install scripts\n([\s\S]*?)\n### /.exec(read("CONTRIBUTING.md"))![1];
+    for (const name of Object.keys(allowScripts)) {
+      const explained = table.includes(`\`${name}\``) || table.includes(`\`${name.replace(/\/.*/, "/*")}\``);
+      expect({ name, explained }).toEqual({ name, explained: true });
+    }
   });
 });
