@@ -1,7 +1,7 @@
 // Serves the OpenAPI document at GET /openapi.json and a reference page rendered from it at
 // GET /docs. Redoc's standalone bundle is served from here, so the page works offline.
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Express } from "express";
 import { openApiDocument } from "../api/openapi";
@@ -10,6 +10,15 @@ import { openApiDocument } from "../api/openapi";
 // module; running from source, it is still in node_modules.
 const BUILT_REDOC_BUNDLE = path.join(__dirname, "redoc.standalone.js");
 const REDOC_BUNDLE = existsSync(BUILT_REDOC_BUNDLE) ? BUILT_REDOC_BUNDLE : require.resolve("redoc/bundles/redoc.standalone.js");
+
+// Redoc's side menu always shows a logo from its CDN, which the policy below refuses (a CSP error in
+// the console): the bundle is served with an empty inline image in its place, so nothing is asked for.
+const REDOC_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg";
+const NO_LOGO = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E";
+
+let bundle: string | undefined;
+/** The bundle without the CDN logo, read on the first request (not at start: the embedded demo counts its memory). */
+const redocBundle = () => (bundle ??= readFileSync(REDOC_BUNDLE, "utf8").replaceAll(REDOC_LOGO, NO_LOGO));
 
 const INIT_SCRIPT = `Redoc.init("/openapi.json", { expandResponses: "200", jsonSampleExpandLevel: 3 }, document.getElementById("redoc"));`;
 
@@ -31,9 +40,8 @@ const DOCS_PAGE = `<!doctype html>
 `;
 
 /**
- * Nothing may load from elsewhere: Redoc's side menu always shows a logo from its CDN, which this
- * policy blocks (the image then hides itself). Styles are inline (styled-components); search runs
- * in a blob: worker; the init script is allowed by its hash.
+ * Nothing may load from elsewhere (Redoc's CDN logo is replaced in the bundle, above). Styles are
+ * inline (styled-components); search runs in a blob: worker; the init script is allowed by its hash.
  */
 const DOCS_POLICY = [
   "default-src 'none'",
@@ -57,6 +65,6 @@ export function mountOpenApi(app: Express): void {
     res.set("Content-Security-Policy", DOCS_POLICY).type("html").send(DOCS_PAGE);
   });
   app.get("/docs/redoc.standalone.js", (_req, res) => {
-    res.sendFile(REDOC_BUNDLE, { maxAge: "1d" });
+    res.set("Cache-Control", "public, max-age=86400").type("js").send(redocBundle());
   });
 }

@@ -1,6 +1,8 @@
 // The docs people navigate: every relative link of README.md, CONTRIBUTING.md, CHANGELOG.md and
 // docs/*.md names a file that exists and, with `#anchor`, a heading of that file (GitHub's anchors).
-// The README stays a page: at most 150 lines.
+// Nothing points out of the checkout (a clone has only itself): a link is an http(s) URL, a path
+// of the service (`/docs`) or a file inside the repository, and no path in the text climbs out of
+// it (`../shared/…`). The README stays a page: at most 150 lines.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
@@ -35,6 +37,24 @@ describe("docs links", () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it("no link or path leaves the repository, except http(s) URLs", () => {
+    const outside: string[] = [];
+    for (const file of FILES) {
+      const text = read(file);
+      for (const [, target] of text.replace(/```[\s\S]*?```/g, "").matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^https?:\/\//.test(target) || target.startsWith("#")) continue;
+        if (/^[a-z]+:/.test(target)) outside.push(`${file}: ${target} (not http(s))`);
+        else if (!target.startsWith("/") && path.relative(ROOT, path.join(ROOT, path.dirname(file), target.split("#")[0])).startsWith("..")) outside.push(`${file}: ${target}`);
+      }
+      // Paths named in the text or code (`../shared/spec/…`), resolved from the file's folder and from the root.
+      for (const [word] of text.matchAll(/(?:\.\.\/)+[\w.-]+(?:\/[\w.-]+)*/g)) {
+        const fromFile = path.relative(ROOT, path.join(ROOT, path.dirname(file), word));
+        if (fromFile.startsWith("..")) outside.push(`${file}: ${word}`);
+      }
+    }
+    expect(outside).toEqual([]);
   });
 
   it("README.md is at most 150 lines", () => {

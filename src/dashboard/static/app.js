@@ -36,36 +36,68 @@
   }
 
   const day = (d) => d.toISOString().slice(0, 10);
-  /** The last twelve whole months and the current one, by arrival date. */
+  /** The last twelve whole months and the current one: arrivals, and reviews published, over the same span. */
   function period() {
     const now = new Date();
     const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 12, 1));
     const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 0));
-    return { from: day(from), to: day(to), reviewsFrom: new Date(Date.UTC(now.getUTCFullYear() - 2, now.getUTCMonth(), 1)).toISOString() };
+    return { from: day(from), to: day(to), reviewsFrom: from.toISOString() };
   }
+
+  /** The first day of every month from `from` to `to`: the x axis every monthly chart shares. */
+  function monthsOf(from, to) {
+    const months = [];
+    for (let d = new Date(`${from}T00:00:00Z`); day(d) <= to; d = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1))) months.push(day(d));
+    return months;
+  }
+
+  /** Cells of text into a row: data from source systems is never parsed as HTML. */
+  function textCells(tr, values) {
+    for (const value of values) {
+      const td = document.createElement("td");
+      td.textContent = value == null ? "–" : String(value);
+      tr.appendChild(td);
+    }
+    return tr;
+  }
+
+  /** Property names by id, from the overview; the live events show names, not ids. */
+  const propertyNames = new Map();
 
   const toSeconds = (date) => Date.parse(`${date}T00:00:00Z`) / 1000;
 
-  /** A uPlot chart of one x axis (months) and a series per name; records its points for tests. */
+  /**
+   * A uPlot chart of one x axis (months) and a series per name; records its points for tests. A
+   * series may name its own y scale (`scale`, with `options.scales[scale]` its range and side), so
+   * measures of different units never share an axis.
+   */
   function chart(id, title, xs, series, options = {}) {
     const el = $(id);
-    el.innerHTML = "";
+    el.replaceChildren();
     el.dataset.points = String(series.reduce((n, s) => n + s.values.filter((v) => v != null).length, 0));
-    el.dataset.series = JSON.stringify(series.map((s) => ({ label: s.label, values: s.values })));
+    el.dataset.series = JSON.stringify(series.map((s) => ({ label: s.label, values: s.values, scale: s.scale || "y" })));
     el.dataset.x = JSON.stringify(xs);
+    const extra = options.scales || {};
+    const yAxes = Object.keys(extra).length
+      ? Object.entries(extra).map(([scale, s]) => ({ scale, side: s.side, label: s.label, grid: { show: s.side === 3 } }))
+      : [{}];
     const opts = {
       title,
       width: Math.max(el.clientWidth - 16, 320),
       height: 240,
-      scales: { x: options.time === false ? { time: false, range: [-0.5, xs.length - 0.5] } : { time: true } },
-      axes: options.time === false ? [{ splits: () => xs, values: (_, ticks) => ticks.map((t) => options.labels[t] ?? "") }, {}] : [{}, {}],
-      series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], fill: options.bars ? COLORS[i % COLORS.length] + "99" : undefined, paths: options.bars ? uPlot.paths.bars({ size: [0.35, 50], align: i === 0 ? -1 : 1 }) : undefined, points: { show: true } }))],
+      scales: {
+        x: options.time === false ? { time: false, range: [-0.5, xs.length - 0.5] } : { time: true },
+        ...Object.fromEntries(Object.entries(extra).map(([scale, s]) => [scale, s.range ? { range: s.range } : {}])),
+      },
+      axes: [options.time === false ? { splits: () => xs, values: (_, ticks) => ticks.map((t) => options.labels[t] ?? "") } : {}, ...yAxes],
+      series: [{}, ...series.map((s, i) => ({ label: s.label, scale: s.scale || "y", stroke: COLORS[i % COLORS.length], fill: options.bars ? COLORS[i % COLORS.length] + "99" : undefined, paths: options.bars ? uPlot.paths.bars({ size: [0.35, 50], align: i === 0 ? -1 : 1 }) : undefined, points: { show: true } }))],
     };
     new uPlot(opts, [xs, ...series.map((s) => s.values)], el);
   }
 
-  function render(d) {
-    const names = new Map(d.properties.map((p) => [p.id, p.name]));
+  function render(d, p) {
+    const names = new Map(d.properties.map((x) => [x.id, x.name]));
+    for (const [id, name] of names) propertyNames.set(id, name);
     $("scope").textContent = d.viewer.propertyId ? `Property: ${names.get(d.viewer.propertyId) || d.viewer.propertyId}` : `The whole group (${d.properties.length} properties)`;
     const t = d.totals[0];
     $("kpi-stays").textContent = fmt(t.stays);
@@ -75,7 +107,7 @@
     $("kpi-guests").textContent = fmt(g.guests);
     $("kpi-reach-email").textContent = fmt(g.reachableByEmail);
     $("kpi-reach-sms").textContent = fmt(g.reachableBySms);
-    $("kpi-revenue").innerHTML = "";
+    $("kpi-revenue").replaceChildren();
     for (const m of t.revenue) {
       const li = document.createElement("li");
       li.dataset.currency = m.currency;
@@ -84,9 +116,16 @@
       $("kpi-revenue").appendChild(li);
     }
 
-    // Stays and revenue by month per property.
-    const months = [...new Set(d.stays.map((b) => b.period))].sort();
+    // Stays and revenue by month per property, every month of the period on the x axis.
+    const months = monthsOf(p.from, p.to);
     const properties = [...new Set(d.stays.map((b) => b.propertyId))];
+    // A property in scope with no stay arriving in the period has no line: say so, by name.
+    const inScope = d.viewer.propertyId ? [d.viewer.propertyId] : d.properties.map((x) => x.id);
+    const uncharted = inScope.filter((id) => !properties.includes(id)).map((id) => names.get(id) || id);
+    $("uncharted").hidden = uncharted.length === 0;
+    $("uncharted").textContent = uncharted.length
+      ? `Not charted: ${uncharted.join(", ")}, with no stay arriving in this period (dining, spa and event bookings are not stays).`
+      : "";
     const at = (p, m) => d.stays.find((b) => b.propertyId === p && b.period === m);
     const xs = months.map(toSeconds);
     chart("chart-stays", "Stays", xs, properties.map((p) => ({ label: names.get(p) || p, values: months.map((m) => (at(p, m) ? at(p, m).stays : null)) })));
@@ -102,12 +141,11 @@
     // Reachability by consent purpose.
     const purposes = [["email_marketing", d.email[0]], ["sms_marketing", d.sms[0]]];
     const tbody = $("consent-table").querySelector("tbody");
-    tbody.innerHTML = "";
+    tbody.replaceChildren();
     for (const [purpose, c] of purposes) {
       const tr = document.createElement("tr");
       tr.dataset.purpose = purpose;
-      tr.innerHTML = `<td>${purpose}</td><td>${c.granted}</td><td>${c.withdrawn}</td><td>${c.denied}</td><td>${c.unknown}</td>`;
-      tbody.appendChild(tr);
+      tbody.appendChild(textCells(tr, [purpose, c.granted, c.withdrawn, c.denied, c.unknown]));
     }
     // Grouped bars: one x per status, the e-mail purpose's bar left of it and the SMS purpose's right.
     const statuses = ["granted", "withdrawn", "denied", "unknown"];
@@ -117,38 +155,26 @@
       labels: Object.fromEntries(statuses.map((x, i) => [i, x])),
     });
 
-    // Rating trend.
-    chart("chart-ratings", "Average rating by month", d.ratings.map((b) => toSeconds(b.period)), [
-      { label: "average rating", values: d.ratings.map((b) => b.averageRating) },
-      { label: "reviews", values: d.ratings.map((b) => b.count) },
-    ]);
+    // Rating trend over the same months: the average (1–5) on its own axis, the review count on another.
+    const rating = (m) => d.ratings.find((b) => b.period === m);
+    chart("chart-ratings", "Average rating and reviews by month", xs, [
+      { label: "average rating", scale: "rating", values: months.map((m) => (rating(m) ? rating(m).averageRating : null)) },
+      { label: "reviews", scale: "count", values: months.map((m) => (rating(m) ? rating(m).count : null)) },
+    ], { scales: { rating: { range: [1, 5], side: 3, label: "average rating (1–5)" }, count: { range: (_u, _min, max) => [0, Math.max(1, max)], side: 1, label: "reviews" } } });
 
     // Destination bindings with their lag.
     const bindings = $("bindings").querySelector("tbody");
-    bindings.innerHTML = "";
+    bindings.replaceChildren();
     for (const table of d.tables.nodes) {
-      for (const b of table.bindings) {
-        const tr = document.createElement("tr");
-        tr.innerHTML = `<td></td><td>${b.provider}</td><td>${b.state}</td><td>${b.lag}</td>`;
-        tr.firstChild.textContent = table.name;
-        bindings.appendChild(tr);
-      }
+      for (const b of table.bindings) bindings.appendChild(textCells(document.createElement("tr"), [table.name, b.provider, b.state, b.lag]));
     }
   }
 
   /** Rows of text cells into a table body (text, never HTML: the data comes from source systems). */
   function rows(tableId, list) {
     const tbody = $(tableId).querySelector("tbody");
-    tbody.innerHTML = "";
-    for (const cells of list) {
-      const tr = document.createElement("tr");
-      for (const cell of cells) {
-        const td = document.createElement("td");
-        td.textContent = cell == null ? "–" : String(cell);
-        tr.appendChild(td);
-      }
-      tbody.appendChild(tr);
-    }
+    tbody.replaceChildren();
+    for (const cells of list) tbody.appendChild(textCells(document.createElement("tr"), cells));
   }
 
   async function search(query) {
@@ -156,7 +182,7 @@
     delete document.body.dataset.searched;
     const data = await graphql("DashboardGuestSearch", { query });
     const list = $("candidates");
-    list.innerHTML = "";
+    list.replaceChildren();
     for (const c of data.guestSearch.candidates) {
       const li = document.createElement("li");
       const button = document.createElement("button");
@@ -169,6 +195,10 @@
     }
     document.body.dataset.searched = String(Math.round(performance.now() - started));
   }
+
+  /** Events by when they happened, newest first; the later recorded first among equals. */
+  const newestFirst = (events) =>
+    [...events].sort((a, b) => (a.occurredAt === b.occurredAt ? Number(b.seq) - Number(a.seq) : a.occurredAt < b.occurredAt ? 1 : -1));
 
   async function person(variables) {
     delete document.body.dataset.person;
@@ -183,7 +213,15 @@
     rows("spend", p.spend.byCurrency.flatMap((c) => c.byCategory.map((x) => [c.currency, x.category, money(x.amountMinor, c.currency), x.transactions])));
     rows("consent", p.consent.effective.map((c) => [c.contactValue, c.purpose, c.status,
       c.decidedBy ? `${c.decidedBy.status} via ${c.decidedBy.channel} from ${c.decidedBy.source} at ${c.decidedBy.property || "the group"}, ${c.decidedBy.observedAt}` : "no observation"]));
-    rows("timeline", d.events.nodes.map((e) => [e.seq, e.occurredAt, e.entityType, e.operation]));
+    // The log answers in the order events were recorded, oldest first: read it all, then show the
+    // 50 that happened last, newest first (by when they happened; the log's order breaks ties).
+    let events = d.events.nodes;
+    for (let cursor = d.events.nextCursor; cursor; ) {
+      const page = (await graphql("DashboardGuestEvents", { ...variables, cursor })).events;
+      events = events.concat(page.nodes);
+      cursor = page.nextCursor;
+    }
+    rows("timeline", newestFirst(events).slice(0, 50).map((e) => [e.seq, e.occurredAt, e.entityType, e.operation]));
     document.body.dataset.person = p.masterProfileId || p.guestProfileIds[0];
   }
 
@@ -216,12 +254,13 @@
             const tr = document.createElement("tr");
             tr.dataset.seq = e.seq;
             tr.dataset.property = e.propertyId || "";
-            for (const cell of [e.seq, e.recordedAt, `${e.entityType} ${e.entityId}`, e.operation, e.propertyId || "–"]) {
-              const td = document.createElement("td");
-              td.textContent = cell;
-              tr.appendChild(td);
-            }
+            tr.dataset.entity = e.entityId;
+            // Names, not ids: the property by its name, the entity by its type (its id in the tooltip).
+            const property = e.propertyId ? propertyNames.get(e.propertyId) || "another property" : "the group";
+            textCells(tr, [e.seq, e.recordedAt, e.entityType, e.operation, property]);
+            tr.children[2].title = e.entityId;
             tbody.insertBefore(tr, tbody.firstChild);
+            $("live-hint").hidden = true;
             while (tbody.children.length > LIVE_ROWS) tbody.removeChild(tbody.lastChild);
           },
           error: (err) => {
@@ -288,7 +327,7 @@
       const data = await graphql("DashboardOverview", p);
       $("period").textContent = `arrivals ${p.from} – ${p.to}`;
       $("overview").hidden = false;
-      render(data);
+      render(data, p);
       $("status").textContent = "";
       document.body.dataset.ready = String(Math.round(performance.now() - started));
       show();
@@ -297,11 +336,16 @@
     }
   }
 
+  /** Signed in: only "Sign out" shows; signed out: only the key field and "Sign in". */
+  function showSignedIn(on) {
+    $("sign-in-fields").hidden = on;
+    $("sign-out").hidden = !on;
+  }
   $("sign-in").addEventListener("submit", (e) => {
     e.preventDefault();
     sessionStorage.setItem(KEY, $("api-key").value.trim());
     $("api-key").value = "";
-    $("sign-out").hidden = false;
+    showSignedIn(true);
     load();
   });
   $("sign-out").addEventListener("click", () => {
@@ -309,7 +353,7 @@
     location.reload();
   });
   if (sessionStorage.getItem(KEY)) {
-    $("sign-out").hidden = false;
+    showSignedIn(true);
     load();
   }
 })();
