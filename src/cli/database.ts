@@ -1,7 +1,7 @@
 // What the one-shot commands share: configuration (read when a command runs, not before), the
 // database for the length of the command, and output for people or for scripts (--json).
 import { loadConfig, type Config } from "../config";
-import { openDatabase, type Database } from "../db/database";
+import { openDatabase, type Database, type DatabaseOptions } from "../db/database";
 import { acrossGroups } from "../db/session";
 
 export function cliConfig(): Config {
@@ -9,17 +9,53 @@ export function cliConfig(): Config {
 }
 
 /**
+ * Which login does what (docs/security.md, "Which URL each command needs"). Every command after
+ * `serve` and `migrate` acts across groups, as role gcs_system: on DATABASE_SYSTEM_URL's login when
+ * it is set, else DATABASE_URL's. Before acting, a command applies pending migrations as the
+ * tables' owner, DATABASE_MIGRATION_URL's login when it is set; without it, as DATABASE_URL's login
+ * only when that login may (it owns the schema): a runtime login that owns nothing leaves them to
+ * `gcs migrate` or `gcs serve`, which are given the owner.
+ */
+export function cliDatabaseOptions(config: Config, migrateFirst: boolean): DatabaseOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    migrationUrl: config.migrationUrl,
+    systemUrl: config.systemUrl,
+    dataDir: config.dataDir,
+    poolSize: 4,
+    migrate: !migrateFirst ? false : config.migrationUrl ? true : "if-owner",
+  };
+}
+
+/** What PostgreSQL answers a login that is not a member of the role a statement switches to. */
+const NOT_A_MEMBER = /permission denied to set role "gcs_system"/;
+
+/**
  * Opens the database (DATABASE_URL, else the embedded one: through the running `gcs serve` when there
  * is one, else the data directory itself, locked), runs `work`, closes. An operator's command acts
  * on the group it names, or on all: the CLI's cross-group path (db/session.ts).
  */
 export async function withDatabase<T>(config: Config, migrateFirst: boolean, work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, migrationUrl: config.migrationUrl, dataDir: config.dataDir, poolSize: 4, migrate: migrateFirst });
+  const db = await openDatabase(cliDatabaseOptions(config, migrateFirst));
   try {
     return await acrossGroups("CLI", () => work(db));
+  } catch (err) {
+    if (NOT_A_MEMBER.test(errorText(err))) {
+      throw new Error("this command acts across groups as role gcs_system, and its login is not a member: set DATABASE_SYSTEM_URL (docs/security.md)");
+    }
+    throw err;
   } finally {
     await db.close();
   }
+}
+
+/** The message of an error and of its causes (Prisma wraps the database's own). */
+function errorText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    parts.push(typeof e.message === "string" ? e.message : JSON.stringify(e));
+  }
+  return parts.join(" ");
 }
 
 /** One line of JSON on stdout: what `--json` prints. */
