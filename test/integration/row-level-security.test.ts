@@ -10,6 +10,11 @@ import { promisify } from "node:util";
 import { Client } from "pg";
 import request from "supertest";
 import { createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { flushDue } from "../../src/delivery/engine";
+import { deliverySecretKey } from "../../src/delivery/run";
+import { startStandIn } from "../../src/delivery/standin";
+import { refreshRollups } from "../../src/rollups/refresh";
 import { MIGRATIONS_DIR } from "../../src/db/migrate";
 import type { FixtureManifest } from "../../src/fixtures";
 import { CROSS_GROUP_PATHS, asGroup } from "../../src/db/session";
@@ -302,7 +307,7 @@ describe("the documented role layout (compose/postgres-init.sql): a superuser ma
     if (user) url.username = user;
     return url.toString();
   };
-  const serviceEnv = { DATABASE_MIGRATION_URL: serverUrl(OWNER), DATABASE_SYSTEM_URL: serverUrl(SYSTEM) };
+  const serviceEnv = { DATABASE_MIGRATION_URL: serverUrl(OWNER), DATABASE_SYSTEM_URL: serverUrl(SYSTEM), GCS_RATE_LIMIT_SYNC_MS: "50" };
 
   beforeAll(async () => {
     server = new Client({ connectionString: withDatabase(process.env.GCS_TEST_SERVER_URL!, "postgres") });
@@ -380,6 +385,30 @@ describe("the documented role layout (compose/postgres-init.sql): a superuser ma
       .set("Content-Type", "application/json")
       .send({ client_name: "Layout", redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" });
     expect(registered.status).toBe(201);
+  });
+
+  it("runs the cross-group paths as the system login: a web-app session, the shared rate-limit counters, a delivery pass and a rollup refresh", async () => {
+    const session = await app!.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${manifest.groups.A.credentials.session_token}`);
+    expect(session.status).toBe(200);
+    // Each request counted here is sent to the shared counters within GCS_RATE_LIMIT_SYNC_MS.
+    const counters = () => as("", (c) => c.query("SELECT count(*) AS n FROM rate_limit_counters")).then((r) => Number(r.rows[0].n));
+    for (let waited = 0; (await counters()) === 0 && waited < 5000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    expect(await counters()).toBeGreaterThan(0);
+
+    await as("", (c) => c.query("UPDATE destination_bindings SET next_attempt_at = NULL WHERE property_group_id = $1", [manifest.groups.A.id]));
+    const standIn = await startStandIn();
+    try {
+      const secretKey = await deliverySecretKey(loadConfig({ NODE_ENV: "test" }), app!.db.primary);
+      const reports = await flushDue(app!.db.primary, { secretKey, destinations: { mailchimp: { baseUrl: standIn.url }, klaviyo: { baseUrl: standIn.url } } });
+      const groupA = reports.filter((r) => r.propertyGroupId === manifest.groups.A.id);
+      expect(groupA.length).toBeGreaterThan(0);
+      for (const r of groupA) expect(r.outcome).toBe("delivered");
+    } finally {
+      await standIn.close();
+    }
+    await as("", (c) => c.query("INSERT INTO metric_rollup_changes (property_group_id, metric) VALUES ($1, 'stays')", [manifest.groups.A.id]));
+    const rebuilt = await refreshRollups(app!.db, { groupId: manifest.groups.A.id });
+    expect(rebuilt.map((r) => r.metric)).toContain("stays");
   });
 
   it("gcs keys create works with the runtime and system URLs (no migration URL), and its key answers; with the runtime URL alone the CLI says which URL it needs", async () => {
