@@ -1,8 +1,11 @@
 // The second tenant wall (docs/security.md): Row Level Security in PostgreSQL. The catalogue holds
-// every group table to it; the roles cannot get round it; a statement without the group setting sees
-// nothing, through the service's own pool too; and the service runs with a login that owns nothing,
-// migrations as the owner. (With the application predicate left out, every route is walked in
-// statement-isolation.test.ts.) Runs in npm test and, through PgBouncer, in npm run test:pgbouncer.
+// every table to it; the roles cannot get round it; a statement without the group setting sees
+// nothing, through the service's own pool too, and one that escapes the first wall reads no secret
+// and changes no other tenant's row; and the service runs in the documented role layout
+// (compose/postgres-init.sql): an owner that is no superuser migrates, the runtime login cannot
+// become gcs_system, the cross-group paths run as a login of their own. (With the application
+// predicate left out, every route is walked in statement-isolation.test.ts.) Runs in npm test and,
+// through PgBouncer, in npm run test:pgbouncer.
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
