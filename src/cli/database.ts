@@ -11,8 +11,9 @@ export function cliConfig(): Config {
 /**
  * Which login does what (docs/security.md, "Which URL each command needs"). Every command after
  * `serve` and `migrate` acts across groups, as role gcs_system: on DATABASE_SYSTEM_URL's login when
- * it is set, else DATABASE_URL's. Before acting, a command applies pending migrations as the
- * tables' owner, DATABASE_MIGRATION_URL's login when it is set; without it, as DATABASE_URL's login
+ * it is set, else on the owner's (DATABASE_MIGRATION_URL: a member of gcs_system, which the
+ * migration gives its functions), else on DATABASE_URL's. Before acting, a command applies pending
+ * migrations as the owner when DATABASE_MIGRATION_URL is set; without it, as DATABASE_URL's login
  * only when that login may (it owns the schema): a runtime login that owns nothing leaves them to
  * `gcs migrate` or `gcs serve`, which are given the owner.
  */
@@ -20,7 +21,7 @@ export function cliDatabaseOptions(config: Config, migrateFirst: boolean): Datab
   return {
     databaseUrl: config.databaseUrl,
     migrationUrl: config.migrationUrl,
-    systemUrl: config.systemUrl,
+    systemUrl: config.systemUrl ?? config.migrationUrl,
     dataDir: config.dataDir,
     poolSize: 4,
     migrate: !migrateFirst ? false : config.migrationUrl ? true : "if-owner",
@@ -41,7 +42,7 @@ export async function withDatabase<T>(config: Config, migrateFirst: boolean, wor
     return await acrossGroups("CLI", () => work(db));
   } catch (err) {
     if (NOT_A_MEMBER.test(errorText(err))) {
-      throw new Error("this command acts across groups as role gcs_system, and its login is not a member: set DATABASE_SYSTEM_URL (docs/security.md)");
+      throw new Error("this command acts across groups as role gcs_system, and its login is not a member: set DATABASE_SYSTEM_URL or DATABASE_MIGRATION_URL (docs/security.md)");
     }
     throw err;
   } finally {

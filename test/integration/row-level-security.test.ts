@@ -414,7 +414,7 @@ describe("the documented role layout (compose/postgres-init.sql): a superuser ma
     expect(rebuilt.map((r) => r.metric)).toContain("stays");
   });
 
-  it("gcs keys create works with the runtime and system URLs (no migration URL), and its key answers; with the runtime URL alone the CLI says which URL it needs", async () => {
+  it("gcs keys create works with the runtime and system URLs (no migration URL), and its key answers; keys list with the runtime and owner URLs; with the runtime URL alone the CLI says which URL it needs", async () => {
     const created = await gcsOutcome(["keys", "create", "--group", manifest.groups.A.id, "--name", "layout", "--scopes", "read:guests", "--json"], {
       DATABASE_URL: serverUrl(RUNTIME),
       DATABASE_SYSTEM_URL: serverUrl(SYSTEM),
@@ -422,6 +422,11 @@ describe("the documented role layout (compose/postgres-init.sql): a superuser ma
     expect(created).toMatchObject({ code: 0, stderr: "" });
     const key = JSON.parse(created.stdout).key as string;
     expect((await app!.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${key}`)).status).toBe(200);
+
+    // As `gcs serve` is configured without a system URL: the owner's URL serves the CLI's path.
+    const withOwner = await gcsOutcome(["keys", "list", "--group", manifest.groups.A.id, "--json"], { DATABASE_URL: serverUrl(RUNTIME), DATABASE_MIGRATION_URL: serverUrl(OWNER) });
+    expect(withOwner).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(withOwner.stdout).map((k: { name: string }) => k.name)).toContain("layout");
 
     const runtimeOnly = await gcsOutcome(["keys", "list", "--json"], { DATABASE_URL: serverUrl(RUNTIME) });
     expect(runtimeOnly.code).toBe(1);
