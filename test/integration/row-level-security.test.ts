@@ -7,7 +7,8 @@
 // predicate left out, every route is walked in statement-isolation.test.ts.) Runs in npm test and,
 // through PgBouncer, in npm run test:pgbouncer.
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "pg";
@@ -24,7 +25,7 @@ import { CROSS_GROUP_PATHS, asGroup } from "../../src/db/session";
 import { scopedPrisma } from "../../src/data/tenant";
 import { CROSS_GROUP_ROLE, TENANT_ROLE } from "../../src/db/tenant-pool";
 import { loadManifest, startAppOn, startTestApp, type TestApp } from "../helpers/app";
-import { loadTestFixtures } from "../helpers/own-postgres";
+import { loadTestFixtures, TEST_FIXTURE_DATE } from "../helpers/own-postgres";
 import { withDatabase } from "../helpers/database-url";
 
 let t: TestApp;
@@ -446,6 +447,27 @@ describe("the documented role layout (compose/postgres-init.sql): a superuser ma
     const migrate = await gcsOutcome(["migrate"], { DATABASE_URL: serverUrl(RUNTIME) });
     expect(migrate.code).toBe(1);
     expect(migrate.stderr).toMatch(/^gcs: .*set DATABASE_MIGRATION_URL/);
+  }, 120_000);
+
+  it("gcs fixtures, with the service's three URLs (as compose runs it), loads the tenants as the system login; its key answers", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "gcs-layout-"));
+    let reloaded: FixtureManifest;
+    try {
+      const out = path.join(dir, "manifest.json");
+      const loaded = await gcsOutcome(["fixtures", "--out", out, "--seed", "7", "--guests", "12"], {
+        DATABASE_URL: serverUrl(RUNTIME),
+        DATABASE_SYSTEM_URL: serverUrl(SYSTEM),
+        DATABASE_MIGRATION_URL: serverUrl(OWNER),
+        GCS_FIXTURE_DATE: TEST_FIXTURE_DATE,
+      });
+      expect(loaded.code).toBe(0);
+      reloaded = JSON.parse(readFileSync(out, "utf8")) as FixtureManifest;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const res = await app!.api.get("/v1/guests?limit=5").set("Authorization", `Bearer ${reloaded.groups.A.credentials.api_key}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.length).toBe(5);
   }, 120_000);
 
   it("refuses every escape of a statement sent as the runtime login: no SET ROLE gcs_system, no secret, no other tenant's organisation, group or counters, no row as the login itself", async () => {
