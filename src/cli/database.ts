@@ -2,6 +2,7 @@
 // database for the length of the command, and output for people or for scripts (--json).
 import { loadConfig, type Config } from "../config";
 import { openDatabase, type Database, type DatabaseOptions } from "../db/database";
+import { isCrossGroupRoleRefusal } from "../db/errors";
 import { acrossGroups } from "../db/session";
 
 export function cliConfig(): Config {
@@ -28,9 +29,6 @@ export function cliDatabaseOptions(config: Config, migrateFirst: boolean): Datab
   };
 }
 
-/** What PostgreSQL answers a login that is not a member of the role a statement switches to. */
-const NOT_A_MEMBER = /permission denied to set role "gcs_system"/;
-
 /**
  * Opens the database (DATABASE_URL, else the embedded one: through the running `gcs serve` when there
  * is one, else the data directory itself, locked), runs `work`, closes. An operator's command acts
@@ -41,22 +39,13 @@ export async function withDatabase<T>(config: Config, migrateFirst: boolean, wor
   try {
     return await acrossGroups("CLI", () => work(db));
   } catch (err) {
-    if (NOT_A_MEMBER.test(errorText(err))) {
+    if (isCrossGroupRoleRefusal(err)) {
       throw new Error("this command acts across groups as role gcs_system, and its login is not a member: set DATABASE_SYSTEM_URL or DATABASE_MIGRATION_URL (docs/security.md)");
     }
     throw err;
   } finally {
     await db.close();
   }
-}
-
-/** The message of an error and of its causes (Prisma wraps the database's own). */
-function errorText(err: unknown): string {
-  const parts: string[] = [];
-  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    parts.push(typeof e.message === "string" ? e.message : JSON.stringify(e));
-  }
-  return parts.join(" ");
 }
 
 /** One line of JSON on stdout: what `--json` prints. */

@@ -403,6 +403,10 @@ describe("the documented role layout (compose/postgres-init.sql): a superuser ma
     expect(registered.status).toBe(201);
   });
 
+  it("refuses to start without the system login, naming DATABASE_SYSTEM_URL", async () => {
+    await expect(startAppOn(serverUrl(RUNTIME), manifest, { DATABASE_MIGRATION_URL: serverUrl(OWNER) })).rejects.toThrow(/is not a member: set DATABASE_SYSTEM_URL/);
+  });
+
   it("runs the cross-group paths as the system login: a web-app session, the shared rate-limit counters, a delivery pass and a rollup refresh", async () => {
     const session = await app!.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${manifest.groups.A.credentials.session_token}`);
     expect(session.status).toBe(200);
