@@ -27,6 +27,10 @@ const envSchema = z.object({
   // The login that owns the tables and applies migrations, when DATABASE_URL's login owns nothing
   // (docs/security.md). Default: DATABASE_URL.
   DATABASE_MIGRATION_URL: z.string().url().optional(),
+  // The login for the cross-group paths (delivery and webhook workers, credential and rate-limit
+  // bookkeeping, OAuth, the CLI), a member of gcs_system, so that DATABASE_URL's login need not be
+  // one (docs/security.md). Default: DATABASE_URL.
+  DATABASE_SYSTEM_URL: z.string().url().optional(),
   // Optional read replica, a streaming hot standby of DATABASE_URL: reads go there, writes (and reads
   // of what a request just wrote) to DATABASE_URL. Each instance checks the standby every
   // GCS_REPLICA_CHECK_MS (src/db/replica-health.ts); while it is down, or more than
@@ -165,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     migrationUrl: e.DATABASE_MIGRATION_URL,
+    systemUrl: e.DATABASE_SYSTEM_URL,
     replica: e.DATABASE_REPLICA_URL
       ? { url: e.DATABASE_REPLICA_URL, maxLagMs: e.GCS_REPLICA_MAX_LAG_MS, checkMs: e.GCS_REPLICA_CHECK_MS }
       : undefined,

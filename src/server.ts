@@ -47,6 +47,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     migrationUrl: config.migrationUrl,
+    systemUrl: config.systemUrl,
     replica: config.replica,
     logger,
     dataDir: config.dataDir,

@@ -11,6 +11,7 @@ import type { Logger } from "./logger";
 import { CredentialGate } from "./http/credential-gate";
 import { AuthFailures } from "./http/auth-failures";
 import { acrossGroups } from "./db/session";
+import { isCrossGroupRoleRefusal } from "./db/errors";
 
 export interface Services {
   config: Config;
@@ -28,7 +29,11 @@ export interface Services {
 
 /** The service's own secrets and static tokens: the service start's cross-group path (db/session.ts). */
 export function createServices(config: Config, db: Database, logger: Logger): Promise<Services> {
-  return acrossGroups("service start", () => resolveServices(config, db, logger));
+  return acrossGroups("service start", () => resolveServices(config, db, logger)).catch((err: unknown) => {
+    // The first cross-group statement of a process: where a missing system login shows.
+    if (isCrossGroupRoleRefusal(err)) throw new Error("the cross-group paths run as role gcs_system, and DATABASE_URL's login is not a member: set DATABASE_SYSTEM_URL (docs/security.md)");
+    throw err;
+  });
 }
 
 async function resolveServices(config: Config, db: Database, logger: Logger): Promise<Services> {

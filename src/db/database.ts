@@ -34,13 +34,20 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** Where migrations run: the tables' owner, when databaseUrl's login owns nothing. Default: databaseUrl. */
   migrationUrl?: string;
+  /**
+   * Where the cross-group paths' statements run (db/session.ts acrossGroups): a login that is a
+   * member of gcs_system, so that databaseUrl's login need not be (docs/security.md). A pool of its
+   * own, for the primary's and the replica's pools alike. Default: databaseUrl's pools themselves.
+   */
+  systemUrl?: string;
   /** A streaming standby of the primary for reads (config.ts DATABASE_REPLICA_URL, GCS_REPLICA_*). */
   replica?: { url: string; maxLagMs: number; checkMs: number };
   /** Where the replica's changes of state (out of reads, back) are logged. */
   logger?: Pick<Logger, "warn" | "info">;
   dataDir: string;
   poolSize: number;
-  migrate?: boolean;
+  /** Apply pending migrations first; "if-owner": only when the migrating login may (db/migrate.ts ifOwner). */
+  migrate?: boolean | "if-owner";
   /**
    * statement_timeout of every pooled connection, in ms (0 or unset: none). Sent as a startup
    * parameter, so it holds for every statement without a round trip. A pooler in transaction mode
@@ -71,7 +78,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const embedded = opts.databaseUrl ? undefined : await startEmbeddedPostgres(opts.dataDir, migrate);
   const url = opts.databaseUrl ?? embedded!.url;
   try {
-    if (opts.migrate !== false) await migrate(embedded ? url : (opts.migrationUrl ?? url));
+    if (opts.migrate !== false) await migrate(embedded ? url : (opts.migrationUrl ?? url), { ifOwner: opts.migrate === "if-owner" });
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -80,16 +87,19 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   // Settings for PostgreSQL servers, sent when connecting (`options`); PGlite has no JIT and no use for them.
   const settings: Record<string, string> = embedded ? {} : connectionSettings(opts.statementTimeoutMs, opts.rowSecurity === false);
   const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(" ") || undefined;
-  const pool = (connectionString: string) =>
+  const pool = (connectionString: string, crossGroupPool?: Pool) =>
     // The pool drops a connection the server closed and opens a new one on next use; without a
     // listener its "error" event would end the process. A request waits at most
     // CONNECT_TIMEOUT_MS for a connection (an unreachable host, an exhausted pool), then gets a 503.
-    new TenantPool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options, rowSecurity: opts.rowSecurity }).on("error", (err) =>
-      opts.onIdleConnectionError?.(err),
+    new TenantPool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options, rowSecurity: opts.rowSecurity, crossGroupPool }).on(
+      "error",
+      (err) => opts.onIdleConnectionError?.(err),
     );
-  const primaryPool = pool(url);
+  // Cross-group work always on the primary: it writes, and reads what it wrote.
+  const systemPool = !embedded && opts.systemUrl ? pool(opts.systemUrl) : undefined;
+  const primaryPool = pool(url, systemPool);
   const primary = createPrismaClient(primaryPool);
-  const replicaPool = opts.replica && pool(opts.replica.url);
+  const replicaPool = opts.replica && pool(opts.replica.url, systemPool);
   const replicaClient = replicaPool && createPrismaClient(replicaPool);
   const replica =
     replicaPool && new ReplicaHealth(primaryPool, replicaPool, {
@@ -128,6 +138,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       await replicaClient?.$disconnect();
       await primaryPool.end();
       await replicaPool?.end();
+      await systemPool?.end();
       await embedded?.stop();
     },
   };

@@ -66,3 +66,20 @@ function classify(e: Record<string, unknown>): DatabaseFault | undefined {
  */
 const POOLER_PREPARED_SQLSTATES = new Set(["26000", "42P05"]);
 export const isPoolerPreparedRefusal = (err: unknown): boolean => POOLER_PREPARED_SQLSTATES.has((err as { code?: string } | null)?.code ?? "");
+
+/**
+ * A statement on a cross-group path ran on a login that is not a member of gcs_system (the runtime
+ * login of the documented layout, docs/security.md): the process was not given DATABASE_SYSTEM_URL.
+ */
+export function isCrossGroupRoleRefusal(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift() as { message?: unknown; originalMessage?: unknown; originalError?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null;
+    if (!e || typeof e !== "object" || seen.has(e) || seen.size > 8) continue;
+    seen.add(e);
+    if ([e.message, e.originalMessage].some((m) => typeof m === "string" && m.includes('permission denied to set role "gcs_system"'))) return true;
+    queue.push(e.originalError, e.cause, e.meta?.driverAdapterError);
+  }
+  return false;
+}

@@ -15,23 +15,48 @@ import { Client } from "pg";
 export const MIGRATIONS_DIR = path.resolve(__dirname, "../../prisma/migrations");
 /** The advisory lock that serialises migrators (arbitrary, fixed). */
 export const MIGRATORS_LOCK = 4_711_2026;
+/**
+ * Migrations amended after they were applied somewhere, with the sha256 of each earlier text, which
+ * a database may have recorded: the amendment changes nothing for a database that applied them.
+ */
+const AMENDED: Record<string, string[]> = {
+  // Creates the roles and grants their membership only when missing, so that an owner that is not a
+  // superuser migrates once a superuser made them (docs/security.md, the documented layout).
+  "20261127190000_row_level_security": ["42b369166c96d8962fc44e7e5e15f907f81a2fb12a321acd4bf7a70fcd0d0f62"],
+};
+
+/** Why a login cannot migrate, and which can. */
+export const MIGRATION_LOGIN_NEEDED = "migrations run as the tables' owner: set DATABASE_MIGRATION_URL to the owner's login (docs/security.md)";
 
 export interface MigrationResult {
   applied: string[];
   alreadyApplied: number;
+  /** With `ifOwner`: the login could not migrate, and nothing was tried. */
+  skipped?: boolean;
 }
 
-export async function migrate(connectionString: string): Promise<MigrationResult> {
+/**
+ * `ifOwner`: when the login cannot migrate (it owns nothing, as the service's runtime login), do
+ * nothing and say so, instead of failing.
+ */
+export async function migrate(connectionString: string, opts: { ifOwner?: boolean } = {}): Promise<MigrationResult> {
   const client = new Client({ connectionString });
   await client.connect();
   try {
     // Usually everything is applied already: one transaction finds that out.
     const done = await locked(client, async () => {
+      // A login that owns nothing (the service's runtime login) cannot: say which one can.
+      const { rows: may } = await client.query<{ may: boolean }>("SELECT has_schema_privilege('public', 'CREATE') AS may");
+      if (!may[0].may) {
+        if (opts.ifOwner) return undefined;
+        throw new Error(`${MIGRATION_LOGIN_NEEDED} (the login ${client.user ?? "given"} cannot create in schema public)`);
+      }
       await client.query(`CREATE TABLE IF NOT EXISTS gcs_schema_migrations (
         name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
       const { rows } = await client.query<{ name: string; checksum: string }>("SELECT name, checksum FROM gcs_schema_migrations");
       return new Map(rows.map((r) => [r.name, r.checksum]));
     });
+    if (!done) return { applied: [], alreadyApplied: 0, skipped: true };
     const applied: string[] = [];
     let alreadyApplied = done.size;
     for (const name of listMigrations()) {
@@ -85,7 +110,7 @@ async function locked<T>(client: Client, work: () => Promise<T>): Promise<T> {
 }
 
 function checkUnchanged(name: string, applied: string, current: string): void {
-  if (applied !== current) throw new Error(`migration ${name} was changed after it was applied`);
+  if (applied !== current && !AMENDED[name]?.includes(applied)) throw new Error(`migration ${name} was changed after it was applied`);
 }
 
 function listMigrations(): string[] {

@@ -121,6 +121,11 @@ class SessionQuery extends Query {
 interface TenantPoolConfig extends pg.PoolConfig {
   /** false: statements run as the login role, with no settings (the benchmark's A/B only). */
   rowSecurity?: boolean;
+  /**
+   * Where statements on a cross-group path go (db/session.ts acrossGroups): a pool logged in as a
+   * member of gcs_system (DATABASE_SYSTEM_URL), so that this pool's login need not be one. Unset: here.
+   */
+  crossGroupPool?: pg.Pool;
 }
 
 class TenantClient extends pg.Client {
@@ -178,13 +183,18 @@ class TenantClient extends pg.Client {
  * statement, tracked until collected, cost the guests page 400 µs of CPU per request at 1M guests.)
  */
 export class TenantPool extends pg.Pool {
+  private readonly crossGroupPool?: pg.Pool;
   constructor(config: TenantPoolConfig) {
     super({ ...config, Client: TenantClient } as unknown as pg.PoolConfig);
+    this.crossGroupPool = config.crossGroupPool;
   }
+  // Every statement and transaction takes its connection here (pg's Pool.query too), in its caller's
+  // session: a cross-group one from the cross-group pool, when there is one.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override connect(callback?: any): any {
-    if (!callback) return super.connect();
     const session = currentSession();
+    if (this.crossGroupPool && session && "crossGroup" in session) return this.crossGroupPool.connect(callback);
+    if (!callback) return super.connect();
     return super.connect((...args: unknown[]) => inSession(session, () => callback(...args)));
   }
 }

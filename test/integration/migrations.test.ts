@@ -34,3 +34,17 @@ it("per-table membership positions: renumbers every table's log and keeps each b
     await drop();
   }
 });
+
+it("an amended migration: a database that recorded its earlier text migrates on; any other change to it is still refused", async () => {
+  // Applied as it was first written (its sha256 then), before the migration that follows it.
+  const { url, db, drop } = await databaseBefore("20261128150000_tenant_wall_other_tables");
+  try {
+    const original = "42b369166c96d8962fc44e7e5e15f907f81a2fb12a321acd4bf7a70fcd0d0f62";
+    await db.query("UPDATE gcs_schema_migrations SET checksum = $1 WHERE name = '20261127190000_row_level_security'", [original]);
+    await expect(migrate(url)).resolves.toMatchObject({ applied: expect.arrayContaining(["20261128150000_tenant_wall_other_tables"]) });
+    await db.query("UPDATE gcs_schema_migrations SET checksum = 'edited' WHERE name = '20261127190000_row_level_security'");
+    await expect(migrate(url)).rejects.toThrow("migration 20261127190000_row_level_security was changed after it was applied");
+  } finally {
+    await drop();
+  }
+});

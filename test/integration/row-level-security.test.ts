@@ -1,16 +1,31 @@
 // The second tenant wall (docs/security.md): Row Level Security in PostgreSQL. The catalogue holds
-// every group table to it; the roles cannot get round it; a statement without the group setting sees
-// nothing, through the service's own pool too; and the service runs with a login that owns nothing,
-// migrations as the owner. (With the application predicate left out, every route is walked in
-// statement-isolation.test.ts.) Runs in npm test and, through PgBouncer, in npm run test:pgbouncer.
-import { readFileSync } from "node:fs";
+// every table to it; the roles cannot get round it; a statement without the group setting sees
+// nothing, through the service's own pool too, and one that escapes the first wall reads no secret
+// and changes no other tenant's row; and the service runs in the documented role layout
+// (compose/postgres-init.sql): an owner that is no superuser migrates, the runtime login cannot
+// become gcs_system, the cross-group paths run as a login of their own. (With the application
+// predicate left out, every route is walked in statement-isolation.test.ts.) Runs in npm test and,
+// through PgBouncer, in npm run test:pgbouncer.
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { Client } from "pg";
+import request from "supertest";
+import { createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { flushDue } from "../../src/delivery/engine";
+import { deliverySecretKey } from "../../src/delivery/run";
+import { startStandIn } from "../../src/delivery/standin";
+import { refreshRollups } from "../../src/rollups/refresh";
+import { MIGRATIONS_DIR } from "../../src/db/migrate";
+import type { FixtureManifest } from "../../src/fixtures";
 import { CROSS_GROUP_PATHS, asGroup } from "../../src/db/session";
 import { scopedPrisma } from "../../src/data/tenant";
 import { CROSS_GROUP_ROLE, TENANT_ROLE } from "../../src/db/tenant-pool";
 import { loadManifest, startAppOn, startTestApp, type TestApp } from "../helpers/app";
-import { loadTestFixtures } from "../helpers/own-postgres";
+import { loadTestFixtures, TEST_FIXTURE_DATE } from "../helpers/own-postgres";
 import { withDatabase } from "../helpers/database-url";
 
 let t: TestApp;
@@ -53,6 +68,40 @@ async function countsAs(role: string, group: string | null, table: string): Prom
   }
 }
 
+/** The ids (first column) `sql` answers as the tenant role with `group` set (or nothing set), in a transaction rolled back. */
+async function asTenant(group: string | null, sql: string): Promise<string[]> {
+  await admin.query("BEGIN");
+  try {
+    await admin.query(`SET LOCAL ROLE ${TENANT_ROLE}`);
+    if (group) await admin.query("SELECT set_config('gcs.group_id', $1, true)", [group]);
+    const { rows } = await admin.query<{ id: string }>(sql);
+    return rows.map((r) => r.id);
+  } finally {
+    await admin.query("ROLLBACK");
+  }
+}
+
+/** The plans of an e-mail lookup and a name prefix as the tenant role with `group` set, on `client` (a superuser's). */
+async function lookupPlans(client: Client, group: string): Promise<string[]> {
+  const plans: string[] = [];
+  await client.query("BEGIN");
+  try {
+    await client.query(`SET LOCAL ROLE ${TENANT_ROLE}`);
+    await client.query("SELECT set_config('gcs.group_id', $1, true)", [group]);
+    await client.query("SET LOCAL enable_seqscan = off"); // the fixtures are small: make the index the only cheap way
+    for (const sql of [
+      "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND lower(t.email) = lower('Someone@Example.org')",
+      "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND gcs_fold(t.family_name) LIKE gcs_fold('smi') || '%'",
+    ]) {
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, [group]);
+      plans.push(rows.map((r) => r["QUERY PLAN"]).join("\n"));
+    }
+  } finally {
+    await client.query("ROLLBACK");
+  }
+  return plans;
+}
+
 describe("the catalogue", () => {
   it("holds every table with property_group_id to row level security, enabled and forced, with its three policies", async () => {
     expect(groupTables.length).toBeGreaterThan(30);
@@ -71,6 +120,27 @@ describe("the catalogue", () => {
     );
     expect(wrong).toEqual([]);
     expect(rows.map((r) => r.table).sort()).toEqual(groupTables);
+  });
+
+  it("holds the tables without a group column too: every table but the migrations' bookkeeping has row level security, enabled and forced; gcs_tenant may not touch the service's secrets, the rate-limit counters or OAuth clients, and only reads groups and organisations", async () => {
+    const { rows } = await admin.query<{ table: string }>(
+      `SELECT c.relname AS table FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+         AND NOT (c.relrowsecurity AND c.relforcerowsecurity) ORDER BY 1`,
+    );
+    expect(rows.map((r) => r.table)).toEqual(["gcs_schema_migrations"]);
+    const privileges = await admin.query<{ table: string; privileges: string[] }>(
+      `SELECT t AS table, ARRAY(SELECT p FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p WHERE has_table_privilege($1, t, p)) AS privileges
+       FROM unnest($2::text[]) AS t ORDER BY 1`,
+      [TENANT_ROLE, ["service_secrets", "rate_limit_counters", "oauth_clients", "gcs_schema_migrations", "property_groups", "organisations"]],
+    );
+    expect(Object.fromEntries(privileges.rows.map((r) => [r.table, r.privileges]))).toEqual({
+      service_secrets: [],
+      rate_limit_counters: [],
+      oauth_clients: [],
+      gcs_schema_migrations: [],
+      property_groups: ["SELECT"],
+      organisations: ["SELECT"],
+    });
   });
 
   it("gives the runtime roles no way round it: no superuser, no BYPASSRLS, no login, no table of their own", async () => {
@@ -113,25 +183,35 @@ describe("what a statement sees", () => {
   });
 
   it("keeps the lookups' indexes: an e-mail lookup and a name prefix as the tenant role are index scans, not the group's rows", async () => {
-    const plans: string[] = [];
-    await admin.query("BEGIN");
-    try {
-      await admin.query(`SET LOCAL ROLE ${TENANT_ROLE}`);
-      await admin.query("SELECT set_config('gcs.group_id', $1, true)", [A().id]);
-      await admin.query("SET LOCAL enable_seqscan = off"); // the fixtures are small: make the index the only cheap way
-      for (const sql of [
-        "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND lower(t.email) = lower('Someone@Example.org')",
-        "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND gcs_fold(t.family_name) LIKE gcs_fold('smi') || '%'",
-      ]) {
-        const { rows } = await admin.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, [A().id]);
-        plans.push(rows.map((r) => r["QUERY PLAN"]).join("\n"));
-      }
-    } finally {
-      await admin.query("ROLLBACK");
-    }
+    const plans = await lookupPlans(admin, A().id);
     // The lookup's own condition is an index condition, not a filter over every row of the group.
     expect(plans[0]).toMatch(/Index Cond: .*lower\(email\)/);
     expect(plans[1]).toMatch(/Index Cond: .*lower\(translate\(family_name/); // gcs_fold, inlined
+  });
+
+  it("a statement that escapes the first wall, with no group set or group A's: reads no secret, changes no organisation, group or rate-limit counter, and sees only its own group and organisation", async () => {
+    // There is something to take: the service's secrets, every group and organisation, counters.
+    await admin.query("INSERT INTO rate_limit_counters (key, window_start, hits) VALUES ('rls-test', now(), 1) ON CONFLICT DO NOTHING");
+    expect(Number((await admin.query("SELECT count(*) AS n FROM service_secrets")).rows[0].n)).toBeGreaterThanOrEqual(3);
+    const groups = Number((await admin.query("SELECT count(*) AS n FROM property_groups")).rows[0].n);
+    expect(groups).toBeGreaterThanOrEqual(2);
+    const refused = /permission denied for table/;
+    for (const group of [null, A().id]) {
+      for (const sql of [
+        "SELECT * FROM service_secrets",
+        "UPDATE organisations SET name = name",
+        "UPDATE property_groups SET name = name",
+        "DELETE FROM rate_limit_counters",
+        "DELETE FROM oauth_clients",
+        "INSERT INTO organisations (id, name) VALUES (gen_random_uuid(), 'taken')",
+      ]) {
+        await expect(asTenant(group, sql)).rejects.toThrow(refused);
+      }
+    }
+    expect(await asTenant(null, "SELECT id FROM property_groups UNION ALL SELECT id FROM organisations")).toEqual([]);
+    const own = await admin.query<{ id: string }>("SELECT id FROM property_groups WHERE id = $1 UNION ALL SELECT organisation_id FROM property_groups WHERE id = $1", [A().id]);
+    expect((await asTenant(A().id, "SELECT id FROM property_groups UNION ALL SELECT id FROM organisations")).sort()).toEqual(own.rows.map((r) => r.id).sort());
+    await admin.query("DELETE FROM rate_limit_counters WHERE key = 'rls-test'");
   });
 
   it("writes only into the group set: a row of group B is refused", async () => {
@@ -224,68 +304,226 @@ describe("the settings sent with each statement", () => {
   });
 });
 
-describe("the roles in service", () => {
-  const RUNTIME_LOGIN = "gcs_test_runtime";
+describe("the documented role layout (compose/postgres-init.sql): a superuser makes the roles, an owner that is no superuser migrates, the service runs as logins that inherit nothing", () => {
+  const database = `gcs_layout_${Date.now().toString(36)}`;
+  const [OWNER, RUNTIME, SYSTEM] = ["gcs_owner", "gcs_app", "gcs_app_system"];
+  let server: Client;
+  let app: TestApp | undefined;
+  let manifest: FixtureManifest;
 
   /** The server itself (not PgBouncer, whose user list names only the tests' superuser), as `user`. */
-  const serverUrl = (database: string, user?: string) => {
+  const serverUrl = (user?: string) => {
     const url = new URL(withDatabase(process.env.GCS_TEST_SERVER_URL!, database));
     if (user) url.username = user;
     return url.toString();
   };
+  const serviceEnv = { DATABASE_MIGRATION_URL: serverUrl(OWNER), DATABASE_SYSTEM_URL: serverUrl(SYSTEM), GCS_RATE_LIMIT_SYNC_MS: "50" };
 
   beforeAll(async () => {
-    // Cluster-wide, like the service's roles: made once, kept.
-    await admin.query(`DO $$ BEGIN
-      CREATE ROLE ${RUNTIME_LOGIN} LOGIN NOINHERIT;
-    EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`);
-    await admin.query(`GRANT ${TENANT_ROLE}, ${CROSS_GROUP_ROLE} TO ${RUNTIME_LOGIN}`);
-  });
-
-  it("serves with a login that owns nothing and inherits nothing; migrations ran as the owner; the login alone reads nothing", async () => {
-    const database = `gcs_rls_${Date.now().toString(36)}`;
-    const server = new Client({ connectionString: serverUrl("postgres") });
+    server = new Client({ connectionString: withDatabase(process.env.GCS_TEST_SERVER_URL!, "postgres") });
     await server.connect();
     await server.query(`CREATE DATABASE ${database}`);
-    let app: TestApp | undefined;
+    // As the postgres image runs it: by the superuser, connected to the new database.
+    const superuser = new Client({ connectionString: serverUrl() });
+    await superuser.connect();
     try {
-      // Empty: the service migrates it as the owner (DATABASE_MIGRATION_URL) and serves it as the
-      // runtime login (DATABASE_URL); the start reads and makes its secrets on the cross-group path.
-      app = await startAppOn(serverUrl(database, RUNTIME_LOGIN), loadManifest(), { DATABASE_MIGRATION_URL: serverUrl(database) });
-      await app.close();
-      app = undefined;
-      const owner = new Client({ connectionString: serverUrl(database) });
-      await owner.connect();
-      try {
-        const { rows } = await owner.query<{ owner: string }>(
-          "SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'",
-        );
-        expect(rows.map((r) => r.owner)).toEqual(["postgres"]);
-        expect(Number((await owner.query("SELECT count(*) AS n FROM gcs_schema_migrations")).rows[0].n)).toBeGreaterThan(10);
-      } finally {
-        await owner.end();
-      }
-      // Loaded as the owner, served as the login: a key of group A reads group A's guests.
-      const manifest = await loadTestFixtures(serverUrl(database), 12);
-      app = await startAppOn(serverUrl(database, RUNTIME_LOGIN), manifest, { DATABASE_MIGRATION_URL: serverUrl(database) });
-      const res = await app.api.get("/v1/guests?limit=100").set("Authorization", `Bearer ${manifest.groups.A.credentials.api_key}`);
-      expect(res.status).toBe(200);
-      expect(res.body.data.length).toBeGreaterThan(0);
-      expect(res.body.data.every((g: { property_id: string }) => manifest.groups.A.properties.includes(g.property_id))).toBe(true);
-      // A statement sent as the login itself, around the pool: refused outright.
-      const login = new Client({ connectionString: serverUrl(database, RUNTIME_LOGIN) });
-      await login.connect();
-      try {
-        await expect(login.query("SELECT count(*) FROM guest_profiles")).rejects.toThrow(/permission denied/);
-        const { rows } = await login.query<{ rolbypassrls: boolean; rolsuper: boolean }>("SELECT rolbypassrls, rolsuper FROM pg_roles WHERE rolname = current_user");
-        expect(rows[0]).toEqual({ rolbypassrls: false, rolsuper: false });
-      } finally {
-        await login.end();
-      }
+      await runPsqlScript(superuser, path.resolve(__dirname, "../../compose/postgres-init.sql"), {
+        GCS_OWNER_PASSWORD: "owner-secret",
+        GCS_APP_PASSWORD: "app-secret",
+        GCS_SYSTEM_PASSWORD: "system-secret",
+      });
     } finally {
-      await app?.close();
-      await server.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await server.end();
+      await superuser.end();
     }
+    // Empty: the service migrates it as the owner and serves it as the runtime login; the start
+    // reads and makes its secrets on the cross-group path, as the system login.
+    app = await startAppOn(serverUrl(RUNTIME), loadManifest(), serviceEnv);
+    await app.close();
+    app = undefined;
+    // Loaded by the superuser (the fixture loader's bulk reset needs one), served as the logins.
+    manifest = await loadTestFixtures(serverUrl(), 12);
+    app = await startAppOn(serverUrl(RUNTIME), manifest, serviceEnv);
   }, 180_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await server?.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await server?.end();
+  });
+
+  /** `sql` on a connection of its own, logged in as `user`. */
+  async function as<T>(user: string, work: (c: Client) => Promise<T>): Promise<T> {
+    const c = new Client({ connectionString: serverUrl(user) });
+    await c.connect();
+    try {
+      return await work(c);
+    } finally {
+      await c.end();
+    }
+  }
+
+  it("migrated as the owner, a login with no superuser, no CREATEROLE and no BYPASSRLS, that owns every table; the service's logins inherit nothing", async () => {
+    const { rows: roles } = await server.query(
+      `SELECT rolname, rolsuper, rolcreaterole, rolbypassrls, rolinherit, rolcanlogin FROM pg_roles WHERE rolname = ANY($1) ORDER BY rolname`,
+      [[OWNER, RUNTIME, SYSTEM]],
+    );
+    const login = { rolsuper: false, rolcreaterole: false, rolbypassrls: false, rolinherit: false, rolcanlogin: true };
+    expect(roles).toEqual([OWNER, RUNTIME, SYSTEM].sort().map((rolname) => ({ rolname, ...login })));
+    const owners = await as(OWNER, (c) =>
+      c.query<{ owner: string }>("SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'"),
+    );
+    expect(owners.rows.map((r) => r.owner)).toEqual([OWNER]);
+    const migrations = readdirSync(MIGRATIONS_DIR).filter((m) => /^\d+_/.test(m)).length;
+    expect(Number((await as(OWNER, (c) => c.query("SELECT count(*) AS n FROM gcs_schema_migrations"))).rows[0].n)).toBe(migrations);
+  });
+
+  it("keeps the lookups' indexes though the owner is no superuser: the init script marked their functions LEAKPROOF", async () => {
+    const plans = await as("", (c) => lookupPlans(c, manifest.groups.A.id));
+    expect(plans[0]).toMatch(/Index Cond: .*lower\(email\)/);
+    expect(plans[1]).toMatch(/Index Cond: .*lower\(translate\(family_name/);
+  });
+
+  it("answers REST requests as the runtime login: group A's guests and reservations, not group B's guest; a client registers on the cross-group path", async () => {
+    const key = manifest.groups.A.credentials.api_key;
+    const guests = await app!.api.get("/v1/guests?limit=100").set("Authorization", `Bearer ${key}`);
+    expect(guests.status).toBe(200);
+    expect(guests.body.data.length).toBeGreaterThan(0);
+    expect(guests.body.data.every((g: { property_id: string }) => manifest.groups.A.properties.includes(g.property_id))).toBe(true);
+    const one = await app!.api.get(`/v1/guests/${guests.body.data[0].id}`).set("Authorization", `Bearer ${key}`);
+    expect(one.status).toBe(200);
+    const reservations = await app!.api.get("/v1/reservations?limit=5").set("Authorization", `Bearer ${key}`);
+    expect(reservations.status).toBe(200);
+    expect(reservations.body.data.length).toBeGreaterThan(0);
+    const bGuest = (await as("", (c) => c.query<{ id: string }>("SELECT id FROM guest_profiles WHERE property_group_id = $1 LIMIT 1", [manifest.groups.B.id]))).rows[0];
+    expect((await app!.api.get(`/v1/guests/${bGuest.id}`).set("Authorization", `Bearer ${key}`)).status).toBe(404);
+    const registered = await request((await createApp(app!.services)).app)
+      .post("/register")
+      .set("Content-Type", "application/json")
+      .send({ client_name: "Layout", redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" });
+    expect(registered.status).toBe(201);
+  });
+
+  it("refuses to start without the system login, naming DATABASE_SYSTEM_URL", async () => {
+    await expect(startAppOn(serverUrl(RUNTIME), manifest, { DATABASE_MIGRATION_URL: serverUrl(OWNER) })).rejects.toThrow(/is not a member: set DATABASE_SYSTEM_URL/);
+  });
+
+  it("runs the cross-group paths as the system login: a web-app session, the shared rate-limit counters, a delivery pass and a rollup refresh", async () => {
+    const session = await app!.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${manifest.groups.A.credentials.session_token}`);
+    expect(session.status).toBe(200);
+    // Each request counted here is sent to the shared counters within GCS_RATE_LIMIT_SYNC_MS.
+    const counters = () => as("", (c) => c.query("SELECT count(*) AS n FROM rate_limit_counters")).then((r) => Number(r.rows[0].n));
+    for (let waited = 0; (await counters()) === 0 && waited < 5000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    expect(await counters()).toBeGreaterThan(0);
+
+    await as("", (c) => c.query("UPDATE destination_bindings SET next_attempt_at = NULL WHERE property_group_id = $1", [manifest.groups.A.id]));
+    const standIn = await startStandIn();
+    try {
+      const secretKey = await deliverySecretKey(loadConfig({ NODE_ENV: "test" }), app!.db.primary);
+      const reports = await flushDue(app!.db.primary, { secretKey, destinations: { mailchimp: { baseUrl: standIn.url }, klaviyo: { baseUrl: standIn.url } } });
+      const groupA = reports.filter((r) => r.propertyGroupId === manifest.groups.A.id);
+      expect(groupA.length).toBeGreaterThan(0);
+      for (const r of groupA) expect(r.outcome).toBe("delivered");
+    } finally {
+      await standIn.close();
+    }
+    await as("", (c) => c.query("INSERT INTO metric_rollup_changes (property_group_id, metric) VALUES ($1, 'stays')", [manifest.groups.A.id]));
+    const rebuilt = await refreshRollups(app!.db, { groupId: manifest.groups.A.id });
+    expect(rebuilt.map((r) => r.metric)).toContain("stays");
+  });
+
+  it("gcs keys create works with the runtime and system URLs (no migration URL), and its key answers; keys list with the runtime and owner URLs; with the runtime URL alone the CLI says which URL it needs", async () => {
+    const created = await gcsOutcome(["keys", "create", "--group", manifest.groups.A.id, "--name", "layout", "--scopes", "read:guests", "--json"], {
+      DATABASE_URL: serverUrl(RUNTIME),
+      DATABASE_SYSTEM_URL: serverUrl(SYSTEM),
+    });
+    expect(created).toMatchObject({ code: 0, stderr: "" });
+    const key = JSON.parse(created.stdout).key as string;
+    expect((await app!.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${key}`)).status).toBe(200);
+
+    // As `gcs serve` is configured without a system URL: the owner's URL serves the CLI's path.
+    const withOwner = await gcsOutcome(["keys", "list", "--group", manifest.groups.A.id, "--json"], { DATABASE_URL: serverUrl(RUNTIME), DATABASE_MIGRATION_URL: serverUrl(OWNER) });
+    expect(withOwner).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(withOwner.stdout).map((k: { name: string }) => k.name)).toContain("layout");
+
+    const runtimeOnly = await gcsOutcome(["keys", "list", "--json"], { DATABASE_URL: serverUrl(RUNTIME) });
+    expect(runtimeOnly.code).toBe(1);
+    expect(runtimeOnly.stderr).toMatch(/^gcs: .*set DATABASE_SYSTEM_URL/);
+    const migrate = await gcsOutcome(["migrate"], { DATABASE_URL: serverUrl(RUNTIME) });
+    expect(migrate.code).toBe(1);
+    expect(migrate.stderr).toMatch(/^gcs: .*set DATABASE_MIGRATION_URL/);
+  }, 120_000);
+
+  it("gcs fixtures, with the service's three URLs (as compose runs it), loads the tenants as the system login; its key answers", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "gcs-layout-"));
+    let reloaded: FixtureManifest;
+    try {
+      const out = path.join(dir, "manifest.json");
+      const loaded = await gcsOutcome(["fixtures", "--out", out, "--seed", "7", "--guests", "12"], {
+        DATABASE_URL: serverUrl(RUNTIME),
+        DATABASE_SYSTEM_URL: serverUrl(SYSTEM),
+        DATABASE_MIGRATION_URL: serverUrl(OWNER),
+        GCS_FIXTURE_DATE: TEST_FIXTURE_DATE,
+      });
+      expect(loaded.code).toBe(0);
+      reloaded = JSON.parse(readFileSync(out, "utf8")) as FixtureManifest;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const res = await app!.api.get("/v1/guests?limit=5").set("Authorization", `Bearer ${reloaded.groups.A.credentials.api_key}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.length).toBe(5);
+  }, 120_000);
+
+  it("refuses every escape of a statement sent as the runtime login: no SET ROLE gcs_system, no secret, no other tenant's organisation, group or counters, no row as the login itself", async () => {
+    await as(RUNTIME, async (c) => {
+      await expect(c.query(`SET ROLE ${CROSS_GROUP_ROLE}`)).rejects.toThrow(/permission denied to set role/);
+      await expect(c.query(`SELECT set_config('role', '${CROSS_GROUP_ROLE}', false)`)).rejects.toThrow(/permission denied to set role/);
+      await expect(c.query("SELECT count(*) FROM guest_profiles")).rejects.toThrow(/permission denied/);
+      for (const sql of ["SELECT * FROM service_secrets", "UPDATE organisations SET name = name", "UPDATE property_groups SET name = name", "DELETE FROM rate_limit_counters"]) {
+        await c.query("BEGIN");
+        try {
+          await c.query(`SET LOCAL ROLE ${TENANT_ROLE}`);
+          await expect(c.query(sql)).rejects.toThrow(/permission denied for table/);
+        } finally {
+          await c.query("ROLLBACK");
+        }
+      }
+    });
+    // The owner, outside a migration, sees no secret either; the superuser shows there are some.
+    expect(Number((await as(OWNER, (c) => c.query("SELECT count(*) AS n FROM service_secrets"))).rows[0].n)).toBe(0);
+    const superuser = await as("", (c) => c.query("SELECT count(*) AS n FROM service_secrets"));
+    expect(Number(superuser.rows[0].n)).toBeGreaterThanOrEqual(3);
+  });
 });
+
+/**
+ * Runs a psql script as psql would, for what compose/postgres-init.sql uses of psql: `\getenv var
+ * NAME` (from `env`) and `:'var'` (the value as a literal). The rest is SQL, sent as one string.
+ */
+async function runPsqlScript(client: Client, file: string, env: Record<string, string>): Promise<void> {
+  const vars: Record<string, string> = {};
+  const sql = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => {
+      const getenv = /^\\getenv (\w+) (\w+)\s*$/.exec(line);
+      if (getenv) vars[getenv[1]] = env[getenv[2]];
+      return !getenv;
+    })
+    .join("\n")
+    .replace(/:'(\w+)'/g, (_m, name: string) => client.escapeLiteral(vars[name]));
+  expect(sql).not.toMatch(/^\\/m); // no other psql command
+  await client.query(sql);
+}
+
+const ROOT = path.resolve(__dirname, "../..");
+/** gcs as an operator runs it, with only the environment given (and the PATH): exit code and both outputs. */
+function gcsOutcome(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(path.join(ROOT, "node_modules/.bin/node"), [path.join(ROOT, "bin/gcs.js"), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, LOG_LEVEL: "silent", GCS_DATA_DIR: "/nonexistent", ...env },
+    timeout: 120_000,
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}

@@ -17,7 +17,7 @@ const stage = (name: string) => stages.find((s) => s.name === name)!;
 
 /** The environment variables src/config.ts reads (the keys of its zod schema). */
 const CONFIG_ENV = new Set([...read("src/config.ts").matchAll(/^\s+([A-Z][A-Z0-9_]*): z\b/gm)].map((m) => m[1]));
-const SECRET_NAME = /SECRET|PASSWORD|TOKEN|KEY|DATABASE_URL/;
+const SECRET_NAME = /SECRET|PASSWORD|TOKEN|KEY|DATABASE_(\w+_)?URL/;
 
 const all = (s: Stage, keyword: string) => s.instructions.filter((i) => i.keyword === keyword);
 const runLine = (i: Instruction) => i.args.join(" ");
@@ -146,26 +146,39 @@ describe("compose.yaml", () => {
     expect(gcs.healthcheck).toBeUndefined();
   });
 
-  it("configures the service only with variables src/config.ts reads; DATABASE_URL names the postgres service", () => {
+  // The role layout of docs/security.md, made by compose/postgres-init.sql (row-level-security.test.ts runs it).
+  const LOGINS = { DATABASE_URL: ["gcs_app", "GCS_APP_PASSWORD"], DATABASE_SYSTEM_URL: ["gcs_app_system", "GCS_SYSTEM_PASSWORD"], DATABASE_MIGRATION_URL: ["gcs_owner", "GCS_OWNER_PASSWORD"] };
+
+  it("configures the service only with variables src/config.ts reads; its three URLs name the postgres service, each with its own login, none the superuser", () => {
     const env = gcs.environment!;
     for (const name of Object.keys(env)) expect(CONFIG_ENV).toContain(name);
-    const url = new URL(interpolated(env.DATABASE_URL));
     const pgEnv = postgres.environment!;
-    expect({ host: url.hostname, port: url.port, user: url.username, db: url.pathname.slice(1) }).toEqual({
-      host: "postgres",
-      port: "5432",
-      user: pgEnv.POSTGRES_USER,
-      db: pgEnv.POSTGRES_DB,
-    });
+    for (const [name, [user]] of Object.entries(LOGINS)) {
+      const url = new URL(interpolated(env[name]));
+      expect({ name, host: url.hostname, port: url.port, user: url.username, db: url.pathname.slice(1) }).toEqual({ name, host: "postgres", port: "5432", user, db: pgEnv.POSTGRES_DB });
+      expect(url.username).not.toBe(pgEnv.POSTGRES_USER);
+    }
+    expect(postgres.volumes).toContain("./compose/postgres-init.sql:/docker-entrypoint-initdb.d/10-gcs-roles.sql:ro");
+    expect(existsSync(path.join(ROOT, "compose/postgres-init.sql"))).toBe(true);
     expect(gcs.ports).toEqual([`${env.PORT}:${env.PORT}`]);
   });
 
   it("holds no secret: passwords and keys come from the environment, required", () => {
     const entries = Object.values(compose.services).flatMap((s) => Object.entries(s.environment ?? {}));
     const secrets = entries.filter(([name]) => SECRET_NAME.test(name));
-    expect(secrets.map(([name]) => name).sort()).toEqual(["DATABASE_URL", "GCS_DELIVERY_SECRET_KEY", "POSTGRES_PASSWORD"]);
+    expect(secrets.map(([name]) => name).sort()).toEqual([
+      "DATABASE_MIGRATION_URL",
+      "DATABASE_SYSTEM_URL",
+      "DATABASE_URL",
+      "GCS_APP_PASSWORD",
+      "GCS_DELIVERY_SECRET_KEY",
+      "GCS_OWNER_PASSWORD",
+      "GCS_SYSTEM_PASSWORD",
+      "POSTGRES_PASSWORD",
+    ]);
     for (const [name, value] of secrets) {
-      if (name === "DATABASE_URL") expect(value).toMatch(/^postgresql:\/\/gcs:\$\{POSTGRES_PASSWORD:\?[^}]*\}@/);
+      const login = LOGINS[name as keyof typeof LOGINS];
+      if (login) expect(value).toMatch(new RegExp(`^postgresql://${login[0]}:\\$\\{${login[1]}:\\?[^}]*\\}@`));
       else expect(value).toMatch(new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`));
     }
   });

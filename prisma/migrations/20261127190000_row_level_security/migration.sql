@@ -7,25 +7,36 @@
 -- tables; FORCE makes the owner subject to the policies too: its policy `migrations` lets it see
 -- rows only inside a migration (db/migrate.ts sets gcs.migrating there), so a data migration works
 -- under an owner that is not a superuser, and the owner's other connections see nothing.
+
+-- Roles are the cluster's, not the database's: a superuser may have made them before (the documented
+-- layout, docs/security.md), or another database of the cluster. CREATE ROLE needs CREATEROLE even
+-- for a role that exists, so it is tried only for a role that does not.
 DO $$
+DECLARE
+  r text;
 BEGIN
-  -- Roles are the cluster's, not the database's: another database of the cluster may have made them.
-  BEGIN
-    CREATE ROLE gcs_tenant NOLOGIN NOBYPASSRLS;
-  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-  END;
-  BEGIN
-    CREATE ROLE gcs_system NOLOGIN NOBYPASSRLS;
-  EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-  END;
+  FOREACH r IN ARRAY ARRAY['gcs_tenant', 'gcs_system'] LOOP
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
+      BEGIN
+        EXECUTE format('CREATE ROLE %I NOLOGIN NOBYPASSRLS', r);
+      EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+      END;
+    END IF;
+  END LOOP;
 END $$;
 
--- The login role switches to them per statement (SET ROLE needs membership).
+-- The login role switches to them per statement (SET ROLE needs membership), and the owner gives
+-- gcs_system its functions below (which needs membership too). A GRANT needs ADMIN OPTION or
+-- CREATEROLE even when the membership exists, so it is made only when missing.
 DO $$
+DECLARE
+  r text;
 BEGIN
-  IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-    EXECUTE format('GRANT gcs_tenant, gcs_system TO %I', current_user);
-  END IF;
+  FOREACH r IN ARRAY ARRAY['gcs_tenant', 'gcs_system'] LOOP
+    IF NOT pg_has_role(current_user, r, 'MEMBER') THEN
+      EXECUTE format('GRANT %I TO %I', r, current_user);
+    END IF;
+  END LOOP;
 END $$;
 
 GRANT USAGE ON SCHEMA public TO gcs_tenant, gcs_system;

@@ -4,7 +4,7 @@ import { flushDue } from "../../delivery/engine";
 import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, runDelivery } from "../../delivery/run";
 import { createLogger } from "../../logger";
 import { sendDue } from "../../webhooks/sender";
-import { cliConfig, printJson, withDatabase } from "../database";
+import { cliConfig, cliDatabaseOptions, printJson, withDatabase } from "../database";
 
 export async function deliver(opts: { once?: boolean }): Promise<void> {
   const config = cliConfig();
@@ -26,7 +26,7 @@ export async function deliver(opts: { once?: boolean }): Promise<void> {
       for (const r of sent) printJson({ webhook: true, ...r });
     });
   }
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 4 });
+  const db = await openDatabase(cliDatabaseOptions(config, true));
   const delivery = await runDelivery(config, db.primary, logger, false);
   logger.info("delivery worker running");
   const shutdown = async () => {

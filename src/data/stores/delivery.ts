@@ -6,6 +6,7 @@
 // data/destinations.ts.
 import { Prisma, type PrismaClient } from "../../generated/prisma/client";
 import type { DeliveryGaugeRow } from "../../observability/metrics";
+import { acrossGroups } from "../../db/session";
 
 /** What the engine reads through: the unscoped client (or a transaction of it). */
 export type DeliveryTx = Prisma.TransactionClient;
@@ -209,7 +210,7 @@ export function resealConnectionBatch(
   });
 }
 
-/** A service secret if one was generated, without generating it (db/service-secrets.ts generates). */
-export async function existingServiceSecret(prisma: PrismaClient, name: string): Promise<string | undefined> {
-  return (await prisma.serviceSecret.findUnique({ where: { name } }))?.value;
+/** A service secret if one was generated, without generating it (db/service-secrets.ts generates, on the same path). */
+export function existingServiceSecret(prisma: PrismaClient, name: string): Promise<string | undefined> {
+  return acrossGroups("service start", async () => (await prisma.serviceSecret.findUnique({ where: { name } }))?.value);
 }
