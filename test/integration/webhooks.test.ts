@@ -501,9 +501,12 @@ describe("batched checkpoints", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  const recorded = (endpointId: string) =>
-    t.admin.$queryRawUnsafe<{ message_id: string; status: string; n: number }[]>(
-      `SELECT message_id, status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1::uuid GROUP BY 1, 2 ORDER BY 1, 2`, endpointId);
+  // Ordered here, not by the database's collation (webhook-ids mix cases).
+  const byMessageId = (a: { message_id: string; status: string }, b: { message_id: string; status: string }) =>
+    a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0;
+  const recorded = async (endpointId: string) =>
+    (await t.admin.$queryRawUnsafe<{ message_id: string; status: string; n: number }[]>(
+      `SELECT message_id, status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1::uuid GROUP BY 1, 2`, endpointId)).sort(byMessageId);
 
   it("records each attempt once in normal operation, across reads and checkpoints", async () => {
     const ep = await createEndpoint("/hooks/batch");
@@ -512,7 +515,7 @@ describe("batched checkpoints", () => {
     // Reads of 3 events; a checkpoint before every POST but the first of a claim.
     await sendUntil(() => ofPath("/hooks/batch").length >= 7, { batchSize: 3, checkpointMs: 0 });
     expect(ofPath("/hooks/batch").map((r) => r.headers["webhook-id"])).toEqual(seqs.map((s) => idOf(s)));
-    expect(await recorded(ep.id)).toEqual(seqs.map((s) => ({ message_id: idOf(s), status: "succeeded", n: 1 })).sort((a, b) => a.message_id.localeCompare(b.message_id)));
+    expect(await recorded(ep.id)).toEqual(seqs.map((s) => ({ message_id: idOf(s), status: "succeeded", n: 1 })).sort(byMessageId));
     const [row] = await t.admin.$queryRawUnsafe<{ seq: string; lease: string | null }[]>(
       `SELECT cursor_seq::text AS seq, lease_token::text AS lease FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
     expect(row).toEqual({ seq: seqs[6], lease: null });
@@ -539,7 +542,7 @@ describe("batched checkpoints", () => {
     // A's call times out; its checkpoint finds the lease lost: A stops. The attempts it made are
     // recorded (they happened), the cursor and the failure state are B's.
     expect((await a)[0]).toMatchObject({ endpointId: ep.id, outcome: "stopped", sent: 3 });
-    expect(await recorded(ep.id)).toEqual(ids.map((id, i) => ({ message_id: id, status: "succeeded", n: i < 3 ? 2 : 1 })).sort((x, y) => x.message_id.localeCompare(y.message_id)));
+    expect(await recorded(ep.id)).toEqual(ids.map((id, i) => ({ message_id: id, status: "succeeded", n: i < 3 ? 2 : 1 })).sort(byMessageId));
     const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
     expect(view).toMatchObject({ state: "active", failure_count: 0, last_error: null });
     const [row] = await t.admin.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
