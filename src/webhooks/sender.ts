@@ -7,12 +7,14 @@
 // endpoint's next events from the worker's shared read of the group's log (feed.ts), or reads them in
 // one statement when its cursor is outside it, and POSTs them in order, up to `pipeline` at a time. Progress is recorded in batches:
 // a checkpoint (checkpointEndpoint, one statement) records the attempts answered since the last one
-// (one multi-row insert), moves the cursor, renews the lease and hears a disable or delete. It runs
+// (one multi-row insert), moves the cursor, renews the lease, hears a disable, a delete or a replay
+// (which takes the lease) and reads the signing secrets (so a rotation reaches a busy lane). It runs
 // with the read of the next batch (checkpointAndRead: one statement per batch), before a POST when
 // CHECKPOINT_MS have passed or `batchSize` attempts wait, when the lane stops, and before a failure
 // is recorded; so a POST always starts within CHECKPOINT_MS of a renewed lease, which outlasts it
-// (the lease is much longer than the timeout), and a disable or delete stops the lane within
-// CHECKPOINT_MS. A failure backs off with jitter on RETRY_CURVE.
+// (the lease is much longer than the timeout), and a change to the endpoint reaches the lane within
+// CHECKPOINT_MS (LANES_HEAR_WITHIN_MS). A failure backs off with jitter on RETRY_CURVE. Lanes are
+// shared fairly between groups (LaneShares): one group's hanging receivers cannot hold them all.
 // Several instances therefore send each (endpoint, event) once in normal operation; an instance
 // that dies leaves its lease to run out, and another re-sends from the recorded cursor with the
 // same webhook-id (at least once): what was in flight, and what was answered since the last
@@ -437,10 +439,11 @@ export interface WebhookWorker {
 
 /**
  * Every `intervalMs`, the lanes that are free claim due endpoints (one statement) and send to them;
- * a lane does not wait for the others, so an endpoint whose receiver is slow holds only its own.
- * While lanes are to spare, a lane keeps its endpoint when it runs out of events and reads again
- * every `intervalMs`; it gives it up after `maxEvents` (another instance may take it) or, when all
- * lanes are busy, as soon as it has nothing to send.
+ * a lane does not wait for the others, so an endpoint whose receiver is slow holds only its own, and
+ * a group holds at most its share of the lanes (LaneShares). While lanes are to spare and its group
+ * is under its share, a lane keeps its endpoint when it runs out of events and reads again every
+ * `intervalMs`; it gives it up after `maxEvents` (another instance may take it) or, otherwise, as
+ * soon as it has nothing to send.
  */
 type WorkerOptions = Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger };
 /** The worker's timers start on its cross-group path, so its every statement runs there (db/session.ts). */
