@@ -506,14 +506,18 @@ function startWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
 }
 
 /**
- * The lanes each group holds on this instance, and its fair share: with H other groups holding
- * lanes, a group holds at most lanes / (H + 2) (at least one). A group alone takes half of them, two
- * a third each, and so on: the lanes a group's slow or hanging receivers hold (each up to the
- * timeout) leave lanes free for the next group, which is then claimed at the next poll.
+ * The lanes each group holds on this instance, and its fair share: an eighth of the lanes is kept
+ * from any one group (the reserve), and with H other groups holding lanes a group holds at most
+ * (lanes − reserve) / (H + 1), at least one. Alone, a group takes 56 of the default 64 (its 50
+ * endpoints all fit); its slow or hanging receivers (each holding a lane up to the timeout) leave
+ * the reserve free for the next group, which is claimed at the next poll.
  */
 export class LaneShares {
   private readonly held = new Map<string, number>();
-  constructor(private readonly lanes: number) {}
+  private readonly reserve: number;
+  constructor(private readonly lanes: number) {
+    this.reserve = Math.max(1, Math.floor(lanes / 8));
+  }
 
   take(group: string) {
     this.held.set(group, (this.held.get(group) ?? 0) + 1);
@@ -527,7 +531,7 @@ export class LaneShares {
 
   /** A group's share: `others` other groups hold lanes. */
   private share(others: number) {
-    return Math.max(1, Math.floor(this.lanes / (others + 2)));
+    return Math.max(1, Math.floor((this.lanes - this.reserve) / (others + 1)));
   }
 
   under(group: string): boolean {
