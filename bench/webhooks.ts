@@ -22,6 +22,17 @@ import { startTestPostgres } from "../test/helpers/postgres";
 import { serve } from "../test/helpers/serve";
 import { cpuMs, fixtureDatabase } from "./process";
 import { appendEvents, inspector, openStreams, rssOf } from "./stream-memory";
+import { messageIdOf } from "../src/webhooks/sign";
+
+async function serviceSecretOf(databaseUrl: string, name: string): Promise<string | undefined> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<{ value: string }>("SELECT value FROM service_secrets WHERE name = $1", [name])).rows[0]?.value;
+  } finally {
+    await client.end();
+  }
+}
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const RATE = env("BENCH_RATE", 1000);
@@ -202,10 +213,13 @@ async function main() {
       // Commit → receipt by 10 s of the load (when the event was committed): where the tail is.
       const loadStarted = Math.min(...committedAt.values());
       const byWindow = new Map<number, number[]>();
+      // committedAt names events evt_<seq>; a webhook-id is a keyed hash of the seq (webhooks/sign.ts).
+      const idKey = await serviceSecretOf(databaseUrl, "webhook_message_id");
+      const labelOf = new Map([...committedAt.keys()].map((label) => [idKey ? messageIdOf(label.slice(4), idKey) : label, label]));
       const counts = endpoints.map((e) => {
         let n = 0;
         for (const [id, at] of arrivals[e.path] ?? []) {
-          const committed = committedAt.get(id);
+          const committed = committedAt.get(labelOf.get(id) ?? id);
           if (committed === undefined) continue;
           n++;
           latencies.push(at - committed);

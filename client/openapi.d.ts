@@ -913,7 +913,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description A new secret signs from now on; for 24 hours the old one's signature is sent beside it in `webhook-signature` (two space-separated signatures), so receivers can switch without losing a message.
+         * @description A new secret signs from now on; for 24 hours the old one's signature is sent beside it in `webhook-signature` (two space-separated signatures), so receivers can switch without losing a message. The answer comes once the instance sending to the endpoint signs with the new secret (at most about 0.35 s later): every POST after it carries both signatures.
          *
          *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
@@ -935,7 +935,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test ping
-         * @description POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries).
+         * @description POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that selects `testWebhookEndpoint` more than once is refused with `rate_limited` before any is sent.
          *
          *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
@@ -1001,7 +1001,7 @@ export interface paths {
         put?: never;
         /**
          * Replay events
-         * @description Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. Replayed events carry their original `webhook-id`. A position ahead of the endpoint is ignored (nothing is skipped).
+         * @description Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. On an active endpoint it takes effect at once, whichever instance is sending to it: that instance stops, and the events from the position are sent again in order (after about 0.35 s), with their original `webhook-id`. A position ahead of the endpoint's recorded progress (recorded within a quarter second of each answer) is ignored (nothing is skipped).
          *
          *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
@@ -1025,7 +1025,7 @@ export interface webhooks {
         put?: never;
         /**
          * An event of the log
-         * @description Sent per endpoint in timeline order (the order of `GET /v1/events`); an event is sent only after the previous one was answered 2xx. Verify the signature with a Standard Webhooks library, then answer 2xx within 10 s; anything else (or a redirect) is retried: after about 5 s, 20 s, 80 s, 5 min, 21 min, 85 min, 5.7 h, then every 12 h (each jittered down by up to half), until the endpoint has failed for 3 days, when it is disabled. `410 Gone` disables it at once. Delivery is at least once: after a crash or a replay the same `webhook-id` may arrive again.
+         * @description Sent per endpoint in timeline order (the order of `GET /v1/events`) on one connection, up to 8 at a time (HTTP/1.1 pipelining, `GCS_WEBHOOKS_PIPELINE`), so they arrive in that order; answer them in order. The endpoint moves past an event only once it was answered 2xx: a failed event holds the later ones back, and those already sent behind it (at most 7) come again after its retry, with the same `webhook-id`. Verify the signature with a Standard Webhooks library, then answer 2xx within 10 s (with any body: a long one is read to its end); anything else (or a redirect) is retried: after about 5 s, 20 s, 80 s, 5 min, 21 min, 85 min, 5.7 h, then every 12 h (each jittered down by up to half), until the endpoint has failed for 3 days, when it is disabled. `410 Gone` disables it at once. Delivery is at least once: after a crash or a replay the same `webhook-id` may arrive again.
          */
         post: operations["receiveEvent"];
         delete?: never;
@@ -7321,7 +7321,7 @@ export interface operations {
                         data: {
                             /** Format: uuid */
                             id: string;
-                            /** @description The `webhook-id` header: `evt_<seq>`, the same on every attempt; `ping_…` for a test. */
+                            /** @description The `webhook-id` header: `evt_` and 22 characters (a keyed hash of the event), the same on every attempt and replay; `ping_…` for a test. */
                             message_id: string;
                             event_type: string;
                             event_seq: string | null;
@@ -7634,8 +7634,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description `evt_<seq>`: the same on every retry and replay; deduplicate on it.
-                 * @example evt_1042
+                 * @description `evt_` and 22 characters: a keyed hash of the event (it reveals nothing of other groups' events), the same on every retry and replay; deduplicate on it.
+                 * @example evt_Jq3vU8kq0mW2fXbT1rYc9A
                  */
                 "webhook-id": string;
                 /**
@@ -7701,8 +7701,8 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description `evt_<seq>`: the same on every retry and replay; deduplicate on it.
-                 * @example evt_1042
+                 * @description `evt_` and 22 characters: a keyed hash of the event (it reveals nothing of other groups' events), the same on every retry and replay; deduplicate on it.
+                 * @example evt_Jq3vU8kq0mW2fXbT1rYc9A
                  */
                 "webhook-id": string;
                 /**

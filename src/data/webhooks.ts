@@ -61,15 +61,22 @@ export interface NewEndpoint {
 /**
  * A new endpoint starts at the log's current end: it receives what is appended from now on (replay
  * sends older events). The position is the timeline's watermark, read in the same statement.
+ * Undefined when the group has `max` endpoints already: the group's creates take turns on a
+ * transaction-scoped advisory lock, so each counts the others' committed rows (concurrent creates
+ * cannot pass the cap). The transaction is two short statements and holds nothing else.
  */
-export async function createEndpoint(db: PrismaClient, o: WebhookOwner, e: NewEndpoint): Promise<WebhookEndpointRow> {
-  const [row] = await db.$queryRaw<WebhookEndpointRow[]>`
-    INSERT INTO webhook_endpoints (id, property_group_id, url, topics, property_ids, description, secret_ciphertext, cursor_txid, cursor_seq)
-    SELECT ${e.id}::uuid, ${o.propertyGroupId}::uuid, ${e.url}, ${e.topics}::text[], ${e.propertyIds}::uuid[], ${e.description},
-      ${e.secretCiphertext}, h.txid, h.seq
-    FROM (${logEnd(o.propertyGroupId, o.propertyId)}) h
-    RETURNING ${ENDPOINT_COLUMNS}`;
-  return row;
+export async function createEndpoint(db: PrismaClient, o: WebhookOwner, e: NewEndpoint, max: number): Promise<WebhookEndpointRow | undefined> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints:${o.propertyGroupId}`}, 0))`;
+    const [row] = await tx.$queryRaw<WebhookEndpointRow[]>`
+      INSERT INTO webhook_endpoints (id, property_group_id, url, topics, property_ids, description, secret_ciphertext, cursor_txid, cursor_seq)
+      SELECT ${e.id}::uuid, ${o.propertyGroupId}::uuid, ${e.url}, ${e.topics}::text[], ${e.propertyIds}::uuid[], ${e.description},
+        ${e.secretCiphertext}, h.txid, h.seq
+      FROM (${logEnd(o.propertyGroupId, o.propertyId)}) h
+      WHERE (SELECT count(*) FROM webhook_endpoints WHERE property_group_id = ${o.propertyGroupId}::uuid) < ${max}
+      RETURNING ${ENDPOINT_COLUMNS}`;
+    return row;
+  });
 }
 
 /**
@@ -85,12 +92,6 @@ function logEnd(groupId: string, propertyId: string | null = null) {
   return Prisma.sql`SELECT COALESCE(max(txid), 0) AS txid, COALESCE(max(seq), 0) AS seq FROM events
     WHERE property_group_id = ${groupId}::uuid ${own} AND txid = (SELECT max(txid) FROM events
       WHERE property_group_id = ${groupId}::uuid ${own} AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)`;
-}
-
-/** How many endpoints the group has (the per-group cap). */
-export async function countEndpoints(db: PrismaClient, propertyGroupId: string): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE property_group_id = ${propertyGroupId}::uuid`;
-  return row.n;
 }
 
 export async function getEndpoint(db: PrismaClient, o: WebhookOwner, id: string): Promise<WebhookEndpointRow | undefined> {
@@ -110,13 +111,16 @@ export async function deleteEndpoint(db: PrismaClient, o: WebhookOwner, id: stri
   return (await db.$executeRaw`DELETE FROM webhook_endpoints WHERE id = ${id}::uuid AND ${owned(o)}`) > 0;
 }
 
-/** The new secret seals; the old one keeps signing beside it until `previousUntil`. */
-export async function rotateEndpointSecret(db: PrismaClient, o: WebhookOwner, id: string, sealed: string, previousUntil: Date): Promise<WebhookEndpointRow | undefined> {
-  const [row] = await db.$queryRaw<WebhookEndpointRow[]>`
+/**
+ * The new secret seals; the old one keeps signing beside it until `previousUntil`. `leased`: a
+ * sender's lane holds the endpoint now (it hears the new secret at its next checkpoint).
+ */
+export async function rotateEndpointSecret(db: PrismaClient, o: WebhookOwner, id: string, sealed: string, previousUntil: Date): Promise<(WebhookEndpointRow & { leased: boolean }) | undefined> {
+  const [row] = await db.$queryRaw<(WebhookEndpointRow & { leased: boolean })[]>`
     UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext, previous_secret_until = ${previousUntil},
       secret_ciphertext = ${sealed}, updated_at = now()
     WHERE id = ${id}::uuid AND ${owned(o)}
-    RETURNING ${ENDPOINT_COLUMNS}`;
+    RETURNING ${ENDPOINT_COLUMNS}, (lease_token IS NOT NULL AND lease_until > now()) AS leased`;
   return row;
 }
 
@@ -133,12 +137,18 @@ export async function endpointSecrets(db: PrismaClient, o: WebhookOwner, id: str
  * Replay: the endpoint's cursor moves back to (txid, seq) (or to just before the first event
  * recorded at or after `since`), and a disabled endpoint is active again. Only backwards: a
  * position ahead of the cursor is left alone (that would skip events).
+ *
+ * The lease is taken from the lane that holds the endpoint, on whichever instance: its next
+ * checkpoint finds the lease gone, so it neither moves the cursor back over the replay nor sends
+ * more. A held lease is kept from new claims for `quietMs` (sender.ts LANES_HEAR_WITHIN_MS: the
+ * old lane has stopped sending by then), so the replayed events do not cross its last ones.
  */
 export async function replayEndpoint(
   db: PrismaClient,
   o: WebhookOwner,
   id: string,
   to: { txid: bigint; seq: bigint } | { since: Date },
+  quietMs: number,
 ): Promise<WebhookEndpointRow | undefined> {
   const target = "since" in to
     ? Prisma.sql`SELECT COALESCE(min(txid), 9223372036854775807) - 1 AS txid, 9223372036854775807::bigint AS seq FROM events
@@ -151,7 +161,8 @@ export async function replayEndpoint(
       cursor_txid = CASE WHEN (t.txid, t.seq) < (cursor_txid, cursor_seq) THEN t.txid ELSE cursor_txid END,
       cursor_seq = CASE WHEN (t.txid, t.seq) < (cursor_txid, cursor_seq) THEN t.seq ELSE cursor_seq END,
       state = 'active', disabled_reason = NULL, disabled_at = NULL, failure_count = 0, failing_since = NULL,
-      next_attempt_at = NULL, updated_at = now()
+      next_attempt_at = NULL, updated_at = now(), lease_token = NULL,
+      lease_until = CASE WHEN lease_token IS NOT NULL AND lease_until > now() THEN now() + make_interval(secs => ${quietMs / 1000}) ELSE lease_until END
     FROM t WHERE id = ${id}::uuid AND ${owned(o)}
     RETURNING ${ENDPOINT_COLUMNS}`;
   return row;
@@ -201,14 +212,13 @@ export function webhooks(r: Readers) {
   const o: WebhookOwner = { propertyGroupId: r.scope.propertyGroupId, propertyId: r.scope.propertyId };
   return {
     owner: o,
-    count: () => countEndpoints(db(), o.propertyGroupId),
     get: (id: string, fresh = false) => getEndpoint(fresh ? db() : r.prisma, o, id),
     list: (afterId: string | null, take: number) => listEndpoints(r.prisma, o, afterId, take),
-    create: (e: NewEndpoint) => createEndpoint(db(), o, e),
+    create: (e: NewEndpoint, max: number) => createEndpoint(db(), o, e, max),
     delete: (id: string) => deleteEndpoint(db(), o, id),
     rotate: (id: string, sealed: string, previousUntil: Date) => rotateEndpointSecret(db(), o, id, sealed, previousUntil),
     secrets: (id: string) => endpointSecrets(db(), o, id),
-    replay: (id: string, to: { txid: bigint; seq: bigint } | { since: Date }) => replayEndpoint(db(), o, id, to),
+    replay: (id: string, to: { txid: bigint; seq: bigint } | { since: Date }, quietMs: number) => replayEndpoint(db(), o, id, to, quietMs),
     deliveries: (endpointId: string, after: { createdAt: Date; id: string } | null, take: number) => listDeliveries(r.prisma, o, endpointId, after, take),
     /** One statement, after the receiver answered (the test ping holds nothing open while it waits). */
     recordDelivery: (d: NewDelivery) => recordDelivery(db(), d),

@@ -51,6 +51,13 @@ export async function deliverySecretKey(config: Config, prisma: PrismaClient): P
   });
 }
 
+/**
+ * The key of the events' webhook-ids (webhooks/sign.ts messageIdOf): made once and kept in the
+ * database, so every instance and every replay gives an event the same id; never rotated, since
+ * receivers deduplicate on the ids.
+ */
+export const messageIdKey = (prisma: PrismaClient) => serviceSecret(prisma, "webhook_message_id");
+
 export function destinationsFromConfig(config: Config, standInUrl?: string): DestinationsConfig {
   const mailchimp = config.delivery.mailchimpBaseUrl ?? standInUrl;
   const klaviyo = config.delivery.klaviyoBaseUrl ?? standInUrl;
@@ -87,6 +94,7 @@ export async function runDelivery(config: Config, prisma: PrismaClient, logger: 
   const webhooks = startWebhookWorker(prisma, {
     logger: logger.child({ component: "webhooks" }),
     secretKey,
+    messageIdKey: await messageIdKey(prisma),
     policy: config.webhooks,
     intervalMs: config.webhooks.intervalMs,
     concurrency: config.webhooks.lanes,

@@ -10,14 +10,14 @@ import type { RequestContext } from "../context";
 import type { WebhookDeliveryRow, WebhookEndpointRow } from "../data/webhooks";
 import { deliverySecretKey } from "../delivery/run";
 import { seal, type Keyring } from "../delivery/secret-box";
-import { apiError, echo, forbidden, invalidCursor, invalidRequest, notFound } from "../errors";
+import { apiError, echo, forbidden, invalidCursor, invalidRequest, notFound, rateLimited } from "../errors";
 import { decodeCursor, encodeCursor } from "../pagination/cursor";
 import { pageSize } from "../pagination/keyset";
 import type { Config } from "../config";
 import type { Database } from "../db/database";
 import { isUuid } from "../validate";
-import { newPingId, sendPing, signingSecrets } from "./sender";
-import { newSecret, pingMessage, ROTATION_OVERLAP_MS } from "./sign";
+import { LANES_HEAR_WITHIN_MS, newPingId, sendPing, signingSecrets } from "./sender";
+import { newSecret, pingMessage, ROTATION_OVERLAP_MS, type SigningSecrets } from "./sign";
 import { MAX_DESCRIPTION, MAX_PROPERTY_IDS, MAX_URL, WEBHOOK_TOPICS } from "./input";
 import { checkUrlForm, resolveChecked, systemResolver, WebhookUrlError, type Resolver, type UrlPolicy } from "./ssrf";
 
@@ -151,12 +151,11 @@ export interface NewEndpointInput {
 
 export async function createEndpoint(ctx: RequestContext, env: WebhookEnv, raw: NewEndpointInput) {
   const input = await checkNewEndpoint(ctx, env, raw);
-  if ((await ctx.data.webhooks.count()) >= MAX_ENDPOINTS_PER_GROUP) {
-    throw invalidRequest(`a group has at most ${MAX_ENDPOINTS_PER_GROUP} webhook endpoints; delete one first`);
-  }
   const id = randomUUID();
   const secret = newSecret();
-  const row = await ctx.data.webhooks.create({ ...input, id, secretCiphertext: seal(secret, id, await env.keyring()) });
+  // The cap is checked with the insert, atomically (data/webhooks.ts createEndpoint).
+  const row = await ctx.data.webhooks.create({ ...input, id, secretCiphertext: seal(secret, id, await env.keyring()) }, MAX_ENDPOINTS_PER_GROUP);
+  if (!row) throw invalidRequest(`a group has at most ${MAX_ENDPOINTS_PER_GROUP} webhook endpoints; delete one first`);
   return endpointView(row, secret);
 }
 
@@ -170,17 +169,28 @@ export async function rotateSecret(ctx: RequestContext, env: WebhookEnv, id: str
   const secret = newSecret();
   const row = await ctx.data.webhooks.rotate(e.id, seal(secret, e.id, await env.keyring()), new Date(Date.now() + ROTATION_OVERLAP_MS));
   if (!row) throw notFound("webhook endpoint", e.id);
+  // A lane sending to the endpoint (any instance) hears the new secret within LANES_HEAR_WITHIN_MS:
+  // the answer waits that long, so every POST after it carries both signatures. Nothing is held.
+  if (row.leased) await new Promise((r) => setTimeout(r, LANES_HEAR_WITHIN_MS));
   return endpointView(row, secret);
 }
 
-/** Signs and POSTs a ping. Each read is its own statement: nothing is held open while the receiver answers. */
-export async function testEndpoint(ctx: RequestContext, env: WebhookEnv, id: string) {
+/**
+ * Signs and POSTs a ping. Each read is its own statement: nothing is held open while the receiver
+ * answers. One per request (`pingsInRequest`: the operation's testWebhookEndpoint fields): a request
+ * is what the rate limit counts, and a GraphQL document could otherwise alias the field a hundred
+ * times, a hundred POSTs for the price of one. A document with more is refused before any is sent.
+ */
+export async function testEndpoint(ctx: RequestContext, env: WebhookEnv, id: string, pingsInRequest = 1) {
+  if (pingsInRequest > 1) {
+    throw rateLimited(`one test ping per request, and this one asks for ${pingsInRequest}: send each testWebhookEndpoint in a request of its own (each counts against the rate limit)`);
+  }
   const e = await found(ctx, id, true);
   const sealed = await ctx.data.webhooks.secrets(e.id);
   if (!sealed) throw notFound("webhook endpoint", e.id);
   const message = pingMessage(newPingId(), e.id, new Date());
   const keyring = await env.keyring();
-  let secrets: string[];
+  let secrets: SigningSecrets;
   try {
     secrets = signingSecrets({ id: e.id, ...sealed }, keyring);
   } catch {
@@ -214,7 +224,7 @@ export async function replayEndpoint(ctx: RequestContext, id: string, cursor: st
   } else {
     to = { since: since! };
   }
-  const row = await ctx.data.webhooks.replay(e.id, to);
+  const row = await ctx.data.webhooks.replay(e.id, to, LANES_HEAR_WITHIN_MS);
   if (!row) throw notFound("webhook endpoint", e.id);
   return endpointView(row);
 }

@@ -1,7 +1,7 @@
 // One webhook POST: to the address ssrf.ts checked (the name is resolved and checked first, then
 // the socket is pinned to that address through `lookup`, so no second DNS answer is ever used),
 // with a total timeout, no redirect followed (a 3xx is a failure), and at most RESPONSE_LIMIT bytes
-// of the answer kept (DRAIN_LIMIT read). undici's Client makes the connection: it pipelines.
+// of the answer kept. undici's Client makes the connection: it pipelines.
 import type { LookupFunction } from "node:net";
 import { Client } from "undici";
 import { resolveChecked, WebhookUrlError, type Resolver, type UrlPolicy } from "./ssrf";
@@ -9,7 +9,11 @@ import { resolveChecked, WebhookUrlError, type Resolver, type UrlPolicy } from "
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Bytes of a receiver's answer kept (shown in the deliveries list); the rest is not read. */
 export const RESPONSE_LIMIT = 1_024;
-/** Bytes of an answer read (and discarded past RESPONSE_LIMIT) before the connection is cut. */
+/**
+ * Bytes of a failed (non-2xx) answer read, and discarded past RESPONSE_LIMIT, before the connection
+ * is cut. A 2xx answer is read to its end, whatever its length (within the timeout): cutting its
+ * connection would make undici send the POSTs pipelined behind it again, and they had arrived.
+ */
 export const DRAIN_LIMIT = 64 * 1_024;
 
 export interface PostResult {
@@ -75,6 +79,8 @@ export async function postWebhook(rawUrl: string, headers: Record<string, string
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  let status: number | undefined;
+  const chunks: Buffer[] = [];
   try {
     const res = await client.request({
       method: "POST",
@@ -87,21 +93,24 @@ export async function postWebhook(rawUrl: string, headers: Record<string, string
       idempotent: true,
       blocking: false,
     });
-    const chunks: Buffer[] = [];
+    status = res.statusCode;
+    const ok = status >= 200 && status < 300;
     let read = 0;
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       if (read < RESPONSE_LIMIT) chunks.push(chunk.subarray(0, RESPONSE_LIMIT - read));
       read += chunk.length;
       // Read to its end, an answer leaves the connection (and the POSTs pipelined behind it) usable;
-      // one longer than DRAIN_LIMIT is cut, with the connection.
-      if (read > DRAIN_LIMIT) {
+      // a failure's longer than DRAIN_LIMIT is cut, with the connection (those behind it are sent again anyway).
+      if (!ok && read > DRAIN_LIMIT) {
         res.body.destroy();
         break;
       }
     }
     const retryAfter = retryAfterMs(headerText(res.headers["retry-after"]));
-    return { status: res.statusCode, body: Buffer.concat(chunks).toString("utf8"), durationMs: elapsed(), ...(retryAfter ? { retryAfterMs: retryAfter } : {}) };
+    return { status, body: Buffer.concat(chunks).toString("utf8"), durationMs: elapsed(), ...(retryAfter ? { retryAfterMs: retryAfter } : {}) };
   } catch (err) {
+    // The receiver answered 2xx and its body did not end in time: a 2xx is a success, however long its body.
+    if (status !== undefined && status >= 200 && status < 300) return { status, body: Buffer.concat(chunks).toString("utf8"), durationMs: elapsed() };
     if (timeout.signal.aborted) return { error: `no answer within ${timeoutMs} ms`, durationMs: elapsed() };
     const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     return { error: `connection failed: ${e.cause?.code ?? e.code ?? e.message}`.slice(0, 200), durationMs: elapsed() };

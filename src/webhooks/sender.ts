@@ -7,12 +7,14 @@
 // endpoint's next events from the worker's shared read of the group's log (feed.ts), or reads them in
 // one statement when its cursor is outside it, and POSTs them in order, up to `pipeline` at a time. Progress is recorded in batches:
 // a checkpoint (checkpointEndpoint, one statement) records the attempts answered since the last one
-// (one multi-row insert), moves the cursor, renews the lease and hears a disable or delete. It runs
+// (one multi-row insert), moves the cursor, renews the lease, hears a disable, a delete or a replay
+// (which takes the lease) and reads the signing secrets (so a rotation reaches a busy lane). It runs
 // with the read of the next batch (checkpointAndRead: one statement per batch), before a POST when
 // CHECKPOINT_MS have passed or `batchSize` attempts wait, when the lane stops, and before a failure
 // is recorded; so a POST always starts within CHECKPOINT_MS of a renewed lease, which outlasts it
-// (the lease is much longer than the timeout), and a disable or delete stops the lane within
-// CHECKPOINT_MS. A failure backs off with jitter on RETRY_CURVE.
+// (the lease is much longer than the timeout), and a change to the endpoint reaches the lane within
+// CHECKPOINT_MS (LANES_HEAR_WITHIN_MS). A failure backs off with jitter on RETRY_CURVE. Lanes are
+// shared fairly between groups (LaneShares): one group's hanging receivers cannot hold them all.
 // Several instances therefore send each (endpoint, event) once in normal operation; an instance
 // that dies leaves its lease to run out, and another re-sends from the recorded cursor with the
 // same webhook-id (at least once): what was in flight, and what was answered since the last
@@ -34,7 +36,7 @@ import { open, type Keyring } from "../delivery/secret-box";
 import type { Logger } from "../logger";
 import type { Client } from "undici";
 import { pinnedClient, postWebhook, type PostResult } from "./http";
-import { eventMessage, signedHeaders, signer, type Message } from "./sign";
+import { eventMessage, signedHeaders, signer, type Message, type SigningSecrets } from "./sign";
 import { groupFeeds, type GroupFeed } from "./feed";
 import { systemResolver, type Resolver, type UrlPolicy } from "./ssrf";
 import { acrossGroups } from "../db/session";
@@ -70,6 +72,8 @@ export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
 export interface SendOptions {
   secretKey: Keyring;
+  /** The key of the events' webhook-ids (sign.ts messageIdOf; delivery/run.ts messageIdKey). */
+  messageIdKey: string;
   policy: UrlPolicy;
   resolve?: Resolver;
   /** Per attempt; default 10 s. */
@@ -143,10 +147,11 @@ async function sendDueEvents(prisma: PrismaClient, opts: SendOptions): Promise<S
   const running = new Set<Promise<void>>();
   while (!opts.signal?.aborted) {
     const free = lanes - running.size;
+    const heardAt = Date.now();
     const claimed = await store.claimDueEndpoints(prisma, [...tried], now(opts), opts.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free);
     for (const e of claimed) {
       tried.add(e.id);
-      const lane: Promise<void> = sendEndpoint(prisma, e, opts).then((r) => {
+      const lane: Promise<void> = sendEndpoint(prisma, e, opts, heardAt).then((r) => {
         reports.push(r);
         running.delete(lane);
       });
@@ -161,13 +166,26 @@ async function sendDueEvents(prisma: PrismaClient, opts: SendOptions): Promise<S
 }
 
 /** The endpoint's secrets that sign now: the current one, and the previous one during its overlap. */
-export function signingSecrets(e: Pick<ClaimedEndpoint, "id" | "secretCiphertext" | "previousSecretCiphertext" | "previousSecretUntil">, key: Keyring, at = new Date()): string[] {
-  const secrets = [open(e.secretCiphertext, e.id, key)];
-  if (e.previousSecretCiphertext && e.previousSecretUntil && e.previousSecretUntil > at) secrets.push(open(e.previousSecretCiphertext, e.id, key));
-  return secrets;
+export function signingSecrets(e: Pick<ClaimedEndpoint, "id"> & store.SealedSecrets, key: Keyring, at = new Date()): SigningSecrets {
+  const current = open(e.secretCiphertext, e.id, key);
+  if (!e.previousSecretCiphertext || !e.previousSecretUntil || e.previousSecretUntil <= at) return { current };
+  return { current, previous: open(e.previousSecretCiphertext, e.id, key), previousUntil: e.previousSecretUntil };
 }
 
-async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: SendOptions): Promise<SendReport> {
+/**
+ * How soon a change to an endpoint's row reaches every lane that holds it, on any instance: a lane
+ * starts a POST only within CHECKPOINT_MS of having *sent* a checkpoint (or its claim) that found its
+ * lease, and reads the signing secrets in it. So once a rotation has committed and this long has
+ * passed, every POST carries the new secret's signature; and once a replay has taken the lease, the
+ * lane that held it sends nothing more after this long. The margin covers timer lateness.
+ */
+export const LANES_HEAR_WITHIN_MS = CHECKPOINT_MS + 100;
+
+/**
+ * @param heardAt when the claim statement was sent (Date.now()): the lane's first checkpoint, for
+ *   LANES_HEAR_WITHIN_MS.
+ */
+async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: SendOptions, heardAt: number): Promise<SendReport> {
   const leaseMs = opts.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS;
   const batchSize = opts.batchSize ?? CHECKPOINT_BATCH;
   const checkpointMs = opts.checkpointMs ?? CHECKPOINT_MS;
@@ -176,15 +194,26 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   // Answered 2xx since the last checkpoint: recorded, and the cursor moved past them, by the next.
   let answered: store.SucceededAttempt[] = [];
   let confirmed: { txid: bigint; seq: bigint } | undefined;
-  // The claim itself renewed the lease.
-  let lastCheckpoint = Date.now();
+  // The claim itself renewed the lease. The time a checkpoint was sent, not answered: what it read
+  // may be older than its answer, never older than its sending (LANES_HEAR_WITHIN_MS).
+  let lastCheckpoint = heardAt;
   let leaseEnded = false;
+  // Signs with the secrets the claim, then each checkpoint, read: a rotation reaches a busy lane.
+  let sealed: store.SealedSecrets = e;
+  let sign: ReturnType<typeof signer>;
+  const heard = (now: store.SealedSecrets) => {
+    if (now.secretCiphertext === sealed.secretCiphertext && now.previousSecretCiphertext === sealed.previousSecretCiphertext) return;
+    sign = signer(signingSecrets({ id: e.id, ...now }, opts.secretKey));
+    sealed = now;
+  };
   const checkpoint = async (release = false) => {
-    const held = await store.checkpointEndpoint(prisma, e, leaseMs, confirmed, answered, release);
+    const sentAt = Date.now();
+    const now = await store.checkpointEndpoint(prisma, e, leaseMs, confirmed, answered, release);
     answered = [];
     confirmed = undefined;
-    lastCheckpoint = Date.now();
-    return held;
+    lastCheckpoint = sentAt;
+    if (now && !release) heard(now);
+    return now !== null;
   };
   // The POSTs on the wire, oldest first (at most `pipeline`).
   const inFlight: InFlight[] = [];
@@ -213,7 +242,6 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   // One pinned keep-alive connection per claim (http.ts pinnedClient); a refusal is remembered.
   let connection: Client | { refused: string } | undefined;
   try {
-    let sign: ReturnType<typeof signer>;
     try {
       sign = signer(signingSecrets(e, opts.secretKey));
     } catch {
@@ -261,15 +289,17 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
         }
         events = fed;
       } else if (answered.length > 0 || readAt - lastCheckpoint >= leaseMs / 4) {
-        events = await store.checkpointAndRead(prisma, e, leaseMs, confirmed, answered, take);
+        const read = await store.checkpointAndRead(prisma, e, leaseMs, confirmed, answered, take);
         answered = [];
         confirmed = undefined;
-        lastCheckpoint = Date.now();
-        if (events === null) {
+        lastCheckpoint = readAt;
+        if (read === null) {
           leaseEnded = true;
           report.outcome = "stopped";
           return report;
         }
+        heard(read.secrets);
+        events = read.events;
       } else events = await store.eventsAfterCursor(prisma, e, take);
       if (events.length === 0) {
         if (!opts.keep?.()) break;
@@ -280,20 +310,21 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
       }
       for (const ev of events) {
         if (opts.signal?.aborted) break;
-        // The cursor so far, the lease renewed, and a disable or delete heard (see the top of the file).
-        if ((answered.length >= batchSize || Date.now() - lastCheckpoint >= checkpointMs) && !(await checkpoint())) {
-          leaseEnded = true;
-          report.outcome = "stopped";
-          return report;
-        }
         // A full pipeline: the oldest call is answered before the next is sent.
         if (inFlight.length >= pipeline) {
           const failed = await settleOldest();
           if (failed) return await fail(failed);
         }
-        const sentAt = new Date();
-        const message = eventMessage(ev, sentAt);
         connection ??= await connectionFor(e, opts, pipeline);
+        // The cursor so far, the lease renewed, a disable, delete, replay or rotation heard (see the
+        // top of the file). Last before the POST, with no wait between: LANES_HEAR_WITHIN_MS holds.
+        if ((answered.length >= batchSize || Date.now() - lastCheckpoint >= checkpointMs) && !(await checkpoint())) {
+          leaseEnded = true;
+          report.outcome = "stopped";
+          return report;
+        }
+        const sentAt = new Date();
+        const message = eventMessage(ev, sentAt, opts.messageIdKey);
         const result: Promise<PostResult> = "refused" in connection
           ? Promise.resolve({ durationMs: 0, error: connection.refused, refused: true })
           : postWebhook(e.url, sign(message, sentAt), message.body, {
@@ -408,10 +439,11 @@ export interface WebhookWorker {
 
 /**
  * Every `intervalMs`, the lanes that are free claim due endpoints (one statement) and send to them;
- * a lane does not wait for the others, so an endpoint whose receiver is slow holds only its own.
- * While lanes are to spare, a lane keeps its endpoint when it runs out of events and reads again
- * every `intervalMs`; it gives it up after `maxEvents` (another instance may take it) or, when all
- * lanes are busy, as soon as it has nothing to send.
+ * a lane does not wait for the others, so an endpoint whose receiver is slow holds only its own, and
+ * a group holds at most its share of the lanes (LaneShares). While lanes are to spare and its group
+ * is under its share, a lane keeps its endpoint when it runs out of events and reads again every
+ * `intervalMs`; it gives it up after `maxEvents` (another instance may take it) or, otherwise, as
+ * soon as it has nothing to send.
  */
 type WorkerOptions = Omit<SendOptions, "signal"> & { intervalMs?: number; logger: SenderLogger };
 /** The worker's timers start on its cross-group path, so its every statement runs there (db/session.ts). */
@@ -423,6 +455,7 @@ function startWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
   const { intervalMs = 100, ...send } = opts;
   const lanes = opts.concurrency ?? DEFAULT_LANES;
   const running = new Set<Promise<void>>();
+  const shares = new LaneShares(lanes);
   let databaseDown = false;
   let prunedAt = 0;
   const faulted = (err: unknown) => {
@@ -441,14 +474,23 @@ function startWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
       }
       const free = lanes - running.size;
       if (free <= 0) return;
-      const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free);
+      const heardAt = Date.now();
+      const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free, shares.room());
       databaseDown = false;
       for (const e of claimed) {
-        const lane: Promise<void> = sendEndpoint(prisma, e, { ...send, signal: stopping, keep: () => running.size < lanes, idleMs: intervalMs, feed })
+        const group = e.propertyGroupId;
+        shares.take(group);
+        // An idle lane keeps its endpoint while lanes are to spare and its group is under its share
+        // (else another endpoint of the group, or another group, may need the lane).
+        const keep = () => running.size < lanes && shares.under(group);
+        const lane: Promise<void> = sendEndpoint(prisma, e, { ...send, signal: stopping, keep, idleMs: intervalMs, feed }, heardAt)
           .then((r) => {
             if (r.outcome !== "delivered") opts.logger.info({ webhook: r }, `webhook ${r.outcome}`);
           }, faulted)
-          .finally(() => running.delete(lane));
+          .finally(() => {
+            running.delete(lane);
+            shares.give(group);
+          });
         running.add(lane);
       }
     } catch (err) {
@@ -463,11 +505,56 @@ function startWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
   };
 }
 
+/**
+ * The lanes each group holds on this instance, and its fair share: an eighth of the lanes is kept
+ * from any one group (the reserve), and with H other groups holding lanes a group holds at most
+ * (lanes − reserve) / (H + 1), at least one. Alone, a group takes 56 of the default 64 (its 50
+ * endpoints all fit); its slow or hanging receivers (each holding a lane up to the timeout) leave
+ * the reserve free for the next group, which is claimed at the next poll.
+ */
+export class LaneShares {
+  private readonly held = new Map<string, number>();
+  private readonly reserve: number;
+  constructor(private readonly lanes: number) {
+    this.reserve = Math.max(1, Math.floor(lanes / 8));
+  }
+
+  take(group: string) {
+    this.held.set(group, (this.held.get(group) ?? 0) + 1);
+  }
+
+  give(group: string) {
+    const n = (this.held.get(group) ?? 1) - 1;
+    if (n > 0) this.held.set(group, n);
+    else this.held.delete(group);
+  }
+
+  /** A group's share: `others` other groups hold lanes. */
+  private share(others: number) {
+    return Math.max(1, Math.floor((this.lanes - this.reserve) / (others + 1)));
+  }
+
+  under(group: string): boolean {
+    const others = this.held.size - (this.held.has(group) ? 1 : 0);
+    return (this.held.get(group) ?? 0) < this.share(others);
+  }
+
+  /** What each group may claim now (store.claimDueEndpoints). */
+  room(): store.GroupRoom {
+    const groups = [...this.held.keys()];
+    return {
+      groups,
+      left: groups.map((g) => Math.max(0, this.share(this.held.size - 1) - this.held.get(g)!)),
+      share: this.share(this.held.size),
+    };
+  }
+}
+
 /** A ping, sent now from the request (POST …/test): not retried, recorded as a delivery. */
 export async function sendPing(
   record: (d: store.NewDelivery) => Promise<void>,
   endpoint: { id: string; propertyGroupId: string; url: string },
-  secrets: string[],
+  secrets: SigningSecrets,
   message: Message,
   opts: Pick<SendOptions, "policy" | "resolve" | "timeoutMs">,
 ): Promise<PostResult> {

@@ -1,6 +1,6 @@
 // Standard Webhooks 1.0 (https://www.standardwebhooks.com): secrets, the message body and its
 // headers, signed with the `standardwebhooks` package so receivers verify with any of its libraries.
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import type { WebhookEvent } from "../data/stores/webhook-sender";
 
@@ -31,8 +31,13 @@ const PAST = { create: "created", update: "updated", delete: "deleted" } as Reco
 /** `reservation.created`, `guest_profile.updated`, … */
 export const eventType = (e: Pick<WebhookEvent, "entity_type" | "operation">) => `${e.entity_type}.${PAST[e.operation] ?? e.operation}`;
 
-/** webhook-id: one per event, the same on every attempt and replay, so receivers can deduplicate. */
-export const messageIdOf = (seq: string) => `evt_${seq}`;
+/**
+ * webhook-id: one per event, the same on every attempt and replay, so receivers can deduplicate.
+ * An HMAC of the event's seq under the service's own key (`messageIdKey`, delivery/run.ts), not the
+ * seq itself: seq counts every group's events, so a receiver would see its ids jump by what other
+ * groups appended. 128 bits, base64url.
+ */
+export const messageIdOf = (seq: string, key: string) => `evt_${createHmac("sha256", key).update(seq).digest("base64url").slice(0, 22)}`;
 
 export interface Message {
   id: string;
@@ -43,32 +48,45 @@ export interface Message {
 // An event's `data` as JSON, made once per event: a feed's event goes to every endpoint that selects it.
 const dataJson = new WeakMap<WebhookEvent, string>();
 
-export function eventMessage(e: WebhookEvent, at: Date): Message {
+export function eventMessage(e: WebhookEvent, at: Date, idKey: string): Message {
   const type = eventType(e);
   let data = dataJson.get(e);
   if (data === undefined) dataJson.set(e, (data = JSON.stringify(eventData(e))));
   // The same text as JSON.stringify({ type, timestamp, data }).
-  return { id: messageIdOf(e.seq), type, body: `{"type":${JSON.stringify(type)},"timestamp":"${at.toISOString()}","data":${data}}` };
+  return { id: messageIdOf(e.seq, idKey), type, body: `{"type":${JSON.stringify(type)},"timestamp":"${at.toISOString()}","data":${data}}` };
 }
 
 export function pingMessage(id: string, endpointId: string, at: Date): Message {
   return { id, type: "webhook.ping", body: JSON.stringify({ type: "webhook.ping", timestamp: at.toISOString(), data: { endpoint_id: endpointId } }) };
 }
 
+/** The secrets that sign: the current one, and the previous one until `previousUntil` (a rotation's overlap). */
+export interface SigningSecrets {
+  current: string;
+  previous?: string;
+  previousUntil?: Date;
+}
+
 /**
  * The three headers. With a rotation in its overlap, webhook-signature carries both signatures
  * (space-separated, the new secret's first): a receiver that has either secret verifies.
  */
-export function signedHeaders(m: Message, secrets: string[], at: Date): Record<string, string> {
+export function signedHeaders(m: Message, secrets: SigningSecrets, at: Date): Record<string, string> {
   return signer(secrets)(m, at);
 }
 
-/** signedHeaders for many messages: each secret is decoded once (the sender signs a claim's events with it). */
-export function signer(secrets: string[]): (m: Message, at: Date) => Record<string, string> {
-  const hooks = secrets.map((s) => new Webhook(s));
+/**
+ * signedHeaders for many messages: each secret is decoded once (a sender's lane signs its events
+ * with it). The previous secret signs only while `at` is inside its overlap, however long the lane lives.
+ */
+export function signer(secrets: SigningSecrets): (m: Message, at: Date) => Record<string, string> {
+  const current = new Webhook(secrets.current);
+  const previous = secrets.previous && secrets.previousUntil ? { hook: new Webhook(secrets.previous), until: secrets.previousUntil } : undefined;
   return (m, at) => ({
     "webhook-id": m.id,
     "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-    "webhook-signature": hooks.map((h) => h.sign(m.id, at, m.body)).join(" "),
+    "webhook-signature": previous && at < previous.until
+      ? `${current.sign(m.id, at, m.body)} ${previous.hook.sign(m.id, at, m.body)}`
+      : current.sign(m.id, at, m.body),
   });
 }

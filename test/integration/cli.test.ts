@@ -10,7 +10,8 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import { Webhook } from "standardwebhooks";
 import type { AddressInfo } from "node:net";
 import { flushDue } from "../../src/delivery/engine";
-import { deliverySecretKey } from "../../src/delivery/run";
+import { deliverySecretKey, messageIdKey } from "../../src/delivery/run";
+import { messageIdOf } from "../../src/webhooks/sign";
 import { loadKeyring, open, seal } from "../../src/delivery/secret-box";
 import { startStandIn } from "../../src/delivery/standin";
 import { startTestApp, type TestApp } from "../helpers/app";
@@ -262,7 +263,7 @@ describe("gcs deliver --once", () => {
       });
       const reports = stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(reports.filter((r) => r.webhook)).toEqual([{ webhook: true, endpointId: id, outcome: "delivered", sent: 1 }]);
-      expect(received.map((r) => r.headers["webhook-id"])).toEqual([`evt_${seq}`]);
+      expect(received.map((r) => r.headers["webhook-id"])).toEqual([messageIdOf(seq, await messageIdKey(t.db.primary))]);
       // Verified as a receiver would, with the Standard Webhooks library.
       const payload = new Webhook(secret).verify(received[0].body, received[0].headers as Record<string, string>);
       expect(payload).toMatchObject({ type: "reservation.updated", data: { seq } });

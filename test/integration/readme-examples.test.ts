@@ -19,7 +19,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileS
 import path from "node:path";
 import { promisify } from "node:util";
 import { resolveSessionKey } from "../../src/auth/session";
-import { deliverySecretKey } from "../../src/delivery/run";
+import { deliverySecretKey, messageIdKey } from "../../src/delivery/run";
 import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { sendDue } from "../../src/webhooks/sender";
@@ -435,7 +435,7 @@ describe("docs/receive-changes.md examples", () => {
       // The sender takes an event once every older transaction of the cluster has finished, and the
       // test files running beside this one (other databases, same cluster) may hold one for a while.
       await waitFor(async () => {
-        await sendDue(t.db.primary, { secretKey: key, policy: { allowPrivate: true, httpsOnly: false } });
+        await sendDue(t.db.primary, { secretKey: key, messageIdKey: await messageIdKey(t.db.primary), policy: { allowPrivate: true, httpsOnly: false } });
         return output.includes(`reservation.updated ${seq}`);
       }, 60_000);
       expect(output).toContain(`reservation.updated ${seq}`);

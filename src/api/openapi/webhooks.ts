@@ -48,7 +48,7 @@ const DELIVERY: Json = {
   required: ["id", "message_id", "event_type", "event_seq", "attempt", "status", "response_code", "duration_ms", "error", "next_retry_at", "created_at"],
   properties: {
     id: { type: "string", format: "uuid" },
-    message_id: { type: "string", description: "The `webhook-id` header: `evt_<seq>`, the same on every attempt; `ping_…` for a test." },
+    message_id: { type: "string", description: "The `webhook-id` header: `evt_` and 22 characters (a keyed hash of the event), the same on every attempt and replay; `ping_…` for a test." },
     event_type: { type: "string" },
     event_seq: nullable("string"),
     attempt: { type: "integer", minimum: 1 },
@@ -142,12 +142,12 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
     },
     "/v1/webhook-endpoints/{id}/rotate-secret": {
       post: op("post", "rotateWebhookEndpointSecret", "Rotate the signing secret",
-        "A new secret signs from now on; for 24 hours the old one's signature is sent beside it in `webhook-signature` (two space-separated signatures), so receivers can switch without losing a message.",
+        "A new secret signs from now on; for 24 hours the old one's signature is sent beside it in `webhook-signature` (two space-separated signatures), so receivers can switch without losing a message. The answer comes once the instance sending to the endpoint signs with the new secret (at most about 0.35 s later): every POST after it carries both signatures.",
         "write:webhooks", { "200": json("The endpoint and its new secret, shown only now.", data(WITH_SECRET), { data: { ...ENDPOINT_EXAMPLE, previous_secret_expires_at: "2026-11-28T09:30:00.000Z", secret: SECRET_EXAMPLE } }) }, { id: true }),
     },
     "/v1/webhook-endpoints/{id}/test": {
       post: op("post", "testWebhookEndpoint", "Send a test ping",
-        "POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries).", "write:webhooks",
+        "POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that selects `testWebhookEndpoint` more than once is refused with `rate_limited` before any is sent.", "write:webhooks",
         {
           "200": json("What the receiver answered.", data({
             type: "object",
@@ -200,7 +200,7 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
     },
     "/v1/webhook-endpoints/{id}/replay": {
       post: op("post", "replayWebhookEndpoint", "Replay events",
-        "Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. Replayed events carry their original `webhook-id`. A position ahead of the endpoint is ignored (nothing is skipped).",
+        "Moves the endpoint back to a timeline position, `cursor` (a `next_cursor` of `GET /v1/events` without filters: events after it are sent again) or `since` (events recorded from that instant on), and re-activates a disabled endpoint. On an active endpoint it takes effect at once, whichever instance is sending to it: that instance stops, and the events from the position are sent again in order (after about 0.35 s), with their original `webhook-id`. A position ahead of the endpoint's recorded progress (recorded within a quarter second of each answer) is ignored (nothing is skipped).",
         "write:webhooks",
         { "200": json("The endpoint.", data(ENDPOINT), { data: ENDPOINT_EXAMPLE }) },
         {
@@ -243,7 +243,7 @@ const EVENT_DATA: Json = {
 /** OpenAPI 3.1 `webhooks`: the POST a receiver gets. */
 export function webhookPayloads(): Record<string, Json> {
   const headers = {
-    "webhook-id": { required: true, description: "`evt_<seq>`: the same on every retry and replay; deduplicate on it.", schema: { type: "string" }, example: "evt_1042" },
+    "webhook-id": { required: true, description: "`evt_` and 22 characters: a keyed hash of the event (it reveals nothing of other groups' events), the same on every retry and replay; deduplicate on it.", schema: { type: "string" }, example: "evt_Jq3vU8kq0mW2fXbT1rYc9A" },
     "webhook-timestamp": { required: true, description: "Unix seconds when this attempt was signed.", schema: { type: "string" }, example: "1795772400" },
     "webhook-signature": { required: true, description: "`v1,<base64 HMAC-SHA256>`; two, space-separated, during a secret rotation.", schema: { type: "string" }, example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" },
   };
@@ -256,7 +256,7 @@ export function webhookPayloads(): Record<string, Json> {
         // The receiver authenticates the sender by the signature, not by a bearer token.
         security: [],
         description:
-          "Sent per endpoint in timeline order (the order of `GET /v1/events`); an event is sent only after the previous one was answered 2xx. Verify the signature with a Standard Webhooks library, then answer 2xx within 10 s; anything else (or a redirect) is retried: after about 5 s, 20 s, 80 s, 5 min, 21 min, 85 min, 5.7 h, then every 12 h (each jittered down by up to half), until the endpoint has failed for 3 days, when it is disabled. `410 Gone` disables it at once. Delivery is at least once: after a crash or a replay the same `webhook-id` may arrive again.",
+          "Sent per endpoint in timeline order (the order of `GET /v1/events`) on one connection, up to 8 at a time (HTTP/1.1 pipelining, `GCS_WEBHOOKS_PIPELINE`), so they arrive in that order; answer them in order. The endpoint moves past an event only once it was answered 2xx: a failed event holds the later ones back, and those already sent behind it (at most 7) come again after its retry, with the same `webhook-id`. Verify the signature with a Standard Webhooks library, then answer 2xx within 10 s (with any body: a long one is read to its end); anything else (or a redirect) is retried: after about 5 s, 20 s, 80 s, 5 min, 21 min, 85 min, 5.7 h, then every 12 h (each jittered down by up to half), until the endpoint has failed for 3 days, when it is disabled. `410 Gone` disables it at once. Delivery is at least once: after a crash or a replay the same `webhook-id` may arrive again.",
         parameters: Object.entries(headers).map(([name, h]) => ({ name, in: "header", ...h })),
         requestBody: {
           required: true,

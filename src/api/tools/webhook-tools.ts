@@ -65,8 +65,8 @@ const listWebhookDeliveries: TaskTool = {
   scope: "read:webhooks",
   title: "A webhook endpoint's recent deliveries",
   description: [
-    "Lists one webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees: evt_<seq>, the same",
-    "on every retry; ping_… for a test), event_type, attempt number, status (succeeded, failed, refused), the receiver's",
+    "Lists one webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees: evt_ and a keyed hash,",
+    "the same on every retry and replay; ping_… for a test), event_type, attempt number, status (succeeded, failed, refused), the receiver's",
     "response_code, duration_ms, error and next_retry_at. Get endpoint_id from list_webhook_endpoints.",
   ].join(" "),
   operation: "WebhookDeliveryLog",

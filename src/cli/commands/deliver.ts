@@ -1,7 +1,7 @@
 // `gcs deliver`: the destination delivery and webhook workers alone (`gcs serve` runs them beside the API).
 import { openDatabase } from "../../db/database";
 import { flushDue } from "../../delivery/engine";
-import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, runDelivery } from "../../delivery/run";
+import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, messageIdKey, runDelivery } from "../../delivery/run";
 import { createLogger } from "../../logger";
 import { sendDue } from "../../webhooks/sender";
 import { cliConfig, cliDatabaseOptions, printJson, withDatabase } from "../database";
@@ -22,7 +22,7 @@ export async function deliver(opts: { once?: boolean }): Promise<void> {
       });
       for (const r of reports) printJson(r);
       // Then one webhook sending pass (the worker's sendDue): every due endpoint once.
-      const sent = await sendDue(db.primary, { secretKey, policy: config.webhooks, leaseMs: config.delivery.leaseMs, logger });
+      const sent = await sendDue(db.primary, { secretKey, messageIdKey: await messageIdKey(db.primary), policy: config.webhooks, leaseMs: config.delivery.leaseMs, logger });
       for (const r of sent) printJson({ webhook: true, ...r });
     });
   }

@@ -66,28 +66,48 @@ function selects(alias: string) {
 /** Finished transactions only (events.ts FINISHED): the walk never passes a late commit. */
 const FINISHED = Prisma.sql`ev.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
 
+/** How many more lanes each group may take in one claim (the worker's fair share, webhooks/sender.ts). */
+export interface GroupRoom {
+  /** Groups that hold lanes already, and how many more each may take. */
+  groups: string[];
+  left: number[];
+  /** What any other group may take. */
+  share: number;
+}
+
 /**
  * Leases up to `limit` due endpoints for `leaseMs`: active, not backing off, not leased by a live
- * sender, with an event they select after their cursor; the least recently served first (a release
- * leaves lease_until at its time), so a few busy endpoints cannot starve the others. The SKIP
- * LOCKED row locks last this statement only; lease times are the database's clock.
+ * sender, with an event they select after their cursor. Taken in turns across groups (each group's
+ * first due endpoint before any group's second), at most `room` per group, and within a group the
+ * least recently served first (a release leaves lease_until at its time), so neither a few busy
+ * endpoints nor one group's many can starve the others. The SKIP LOCKED row locks last this
+ * statement only (the state and lease are checked again on the locked row); lease times are the
+ * database's clock.
  */
-export async function claimDueEndpoints(db: PrismaClient, exclude: string[], at: Date, leaseMs: number, limit: number): Promise<ClaimedEndpoint[]> {
+export async function claimDueEndpoints(db: PrismaClient, exclude: string[], at: Date, leaseMs: number, limit: number, room?: GroupRoom): Promise<ClaimedEndpoint[]> {
+  const share = room?.share ?? limit;
   return db.$queryRaw<ClaimedEndpoint[]>`
     WITH due AS (
-      SELECT w.id FROM webhook_endpoints w
+      SELECT w.id, w.next_attempt_at, w.lease_until,
+        row_number() OVER (PARTITION BY w.property_group_id ORDER BY w.next_attempt_at ASC NULLS FIRST, w.lease_until ASC NULLS FIRST, w.id) AS turn,
+        COALESCE(r.left_n, ${share}) AS room
+      FROM webhook_endpoints w
+      LEFT JOIN unnest(${room?.groups ?? []}::uuid[], ${room?.left ?? []}::int[]) AS r(group_id, left_n) ON r.group_id = w.property_group_id
       WHERE w.state = 'active'
         AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= ${at})
         AND (w.lease_until IS NULL OR w.lease_until < now())
         AND NOT (w.id = ANY(${exclude}::uuid[]))
         AND EXISTS (SELECT 1 FROM events ev WHERE ${selects("w")} AND ${FINISHED}
           AND ev.txid >= w.cursor_txid AND (ev.txid > w.cursor_txid OR ev.seq > w.cursor_seq))
-      ORDER BY w.next_attempt_at ASC NULLS FIRST, w.lease_until ASC NULLS FIRST, w.id
+    ), chosen AS (
+      SELECT w.id FROM webhook_endpoints w JOIN due d ON d.id = w.id
+      WHERE d.turn <= d.room AND w.state = 'active' AND (w.lease_until IS NULL OR w.lease_until < now())
+      ORDER BY d.turn, d.next_attempt_at ASC NULLS FIRST, d.lease_until ASC NULLS FIRST, w.id
       LIMIT ${limit}
       FOR UPDATE OF w SKIP LOCKED
     )
     UPDATE webhook_endpoints w SET lease_token = gen_random_uuid(), lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-    FROM due WHERE w.id = due.id
+    FROM chosen WHERE w.id = chosen.id
     RETURNING w.id::text AS id, w.property_group_id::text AS "propertyGroupId", w.url, w.topics,
       COALESCE(w.property_ids::text[], '{}') AS "propertyIds", w.cursor_txid AS "cursorTxid", w.cursor_seq AS "cursorSeq",
       w.failure_count AS "failureCount", w.failing_since AS "failingSince", w.secret_ciphertext AS "secretCiphertext",
@@ -155,12 +175,16 @@ export interface SucceededAttempt {
   durationMs: number;
 }
 
+/** The endpoint's signing secrets as a checkpoint finds them: a rotation reaches a lane this way. */
+export type SealedSecrets = Pick<ClaimedEndpoint, "secretCiphertext" | "previousSecretCiphertext" | "previousSecretUntil">;
+
 /**
  * The sender's checkpoint, one statement: the attempts answered 2xx since the last one recorded
  * (one multi-row insert), the cursor moved to the last of them (failure state cleared), and the
- * lease renewed (or, with `release`, given up). False when the lease is lost (another instance took
- * over after this one stalled) or the endpoint was disabled or deleted: send nothing more. The
- * attempts are recorded either way (they happened), unless the endpoint is gone.
+ * lease renewed (or, with `release`, given up). Null when the lease is lost (another instance took
+ * over after this one stalled, or a replay moved the cursor) or the endpoint was disabled or
+ * deleted: send nothing more; otherwise the endpoint's signing secrets now. The attempts are
+ * recorded either way (they happened), unless the endpoint is gone.
  */
 export async function checkpointEndpoint(
   db: PrismaClient,
@@ -169,9 +193,9 @@ export async function checkpointEndpoint(
   cursor?: { txid: bigint; seq: bigint },
   attempts: SucceededAttempt[] = [],
   release = false,
-): Promise<boolean> {
-  const rows = await senderQuery<{ state: string }>(db, Prisma.sql`${checkpointed(e, leaseMs, cursor, attempts, release)} SELECT state FROM moved`);
-  return rows[0]?.state === "active";
+): Promise<SealedSecrets | null> {
+  const rows = await senderQuery<MovedRow>(db, Prisma.sql`${checkpointed(e, leaseMs, cursor, attempts, release)} SELECT * FROM moved`);
+  return rows[0]?.state === "active" ? sealedOf(rows[0]) : null;
 }
 
 /**
@@ -185,14 +209,24 @@ export async function checkpointAndRead(
   cursor: { txid: bigint; seq: bigint } | undefined,
   attempts: SucceededAttempt[],
   take: number,
-): Promise<WebhookEvent[] | null> {
+): Promise<{ events: WebhookEvent[]; secrets: SealedSecrets } | null> {
   const from = cursor ?? { txid: e.cursorTxid, seq: e.cursorSeq };
-  const rows = await senderQuery<WebhookEvent & { state: string }>(db, Prisma.sql`${checkpointed(e, leaseMs, cursor, attempts, false)}
-    SELECT m.state, n.* FROM moved m LEFT JOIN (${nextEvents(e, from, take)}) n ON m.state = 'active'
+  const rows = await senderQuery<WebhookEvent & MovedRow>(db, Prisma.sql`${checkpointed(e, leaseMs, cursor, attempts, false)}
+    SELECT m.*, n.* FROM moved m LEFT JOIN (${nextEvents(e, from, take)}) n ON m.state = 'active'
     ORDER BY n.txid::bigint, n.seq::bigint`);
   if (rows[0]?.state !== "active") return null;
-  return rows[0].txid === null ? [] : rows;
+  return { events: rows[0].txid === null ? [] : rows, secrets: sealedOf(rows[0]) };
 }
+
+interface MovedRow {
+  state: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_until: Date | null;
+}
+const sealedOf = (r: MovedRow): SealedSecrets => ({
+  secretCiphertext: r.secret_ciphertext, previousSecretCiphertext: r.previous_secret_ciphertext, previousSecretUntil: r.previous_secret_until,
+});
 
 /** The WITH of a checkpoint: `moved` (the endpoint row, when the lease is held) and the attempts inserted. */
 function checkpointed(e: ClaimedEndpoint, leaseMs: number, cursor: { txid: bigint; seq: bigint } | undefined, attempts: SucceededAttempt[], release: boolean) {
@@ -214,7 +248,7 @@ function checkpointed(e: ClaimedEndpoint, leaseMs: number, cursor: { txid: bigin
     WITH moved AS (
       UPDATE webhook_endpoints SET ${move} ${lease}
       WHERE id = ${e.id}::uuid AND lease_token = ${e.leaseToken}::uuid
-      RETURNING state::text AS state) ${record}`;
+      RETURNING state::text AS state, secret_ciphertext, previous_secret_ciphertext, previous_secret_until) ${record}`;
 }
 
 /** A failed attempt: counted, not due before `nextAttemptAt`, lease ended. */
