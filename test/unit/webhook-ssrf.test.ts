@@ -224,6 +224,13 @@ describe("gcs events append: one line", () => {
     [`{"entity_type":"review","entity_id":"${id}","operation":"create","property_id":"${id}"}`, "property_id is not a property of the group"],
     [`{"entity_type":"review","entity_id":"${id}","operation":"create","occurred_at":"2026-11-27"}`, "occurred_at must be"],
     [`{"entity_type":"review","entity_id":"${id}","operation":"create","seq":"1"}`, "unknown member seq"],
+    [`{"entity_type":"review","entity_id":"${id}","operation":"create","occurred_at":"2026-02-30T10:00:00Z"}`, "occurred_at must be"],
+    [`{"entity_type":"review","entity_id":"${id}","operation":"create","occurred_at":"2026-01-01T24:00:00Z"}`, "occurred_at must be"],
+    [`{"entity_type":"review","entity_id":"${id}","operation":"create","occurred_at":"0000-01-01T00:00:00Z"}`, "between the years 0001 and 9999"],
+    [`{"entity_type":"review","entity_id":"${id}","operation":"create","occurred_at":"9999-12-31T23:59:59-23:59"}`, "between the years 0001 and 9999"],
+    [`{"entity_type":"review","entity_id":"${id}","operation":"create","delta":{"a":"\\u0000"}}`, "delta.a must be text without NUL"],
+    [`{"entity_type":"review","entity_id":"${id}","operation":"create","delta":{"a":["\\udc00"]}}`, "delta.a[0] must be text without NUL characters (U+0000) or lone UTF-16 surrogates"],
+    [`{"entity_type":"review","entity_id":"${id}","operation":"create","delta":{"a":"${"x".repeat(65_536)}"}}`, "delta is 65544 bytes of JSON; at most 65536"],
   ])("refuses %s", (line, reason) => {
     expect(parseEventLine(line, props)).toEqual(expect.stringContaining(reason));
   });
