@@ -147,10 +147,11 @@ export function refusalOf(address: string, policy: Pick<UrlPolicy, "allowPrivate
   if (isIP(address) === 0) return `${address} is not an IP address`;
   const ip = address.replace(/%.*$/, "");
   // The address is judged as itself and as every IPv4 address it carries: one refusal refuses it.
-  const forms: { address: string; family: "ipv4" | "ipv6" }[] = [{ address: ip, family: isIP(ip) === 6 ? "ipv6" : "ipv4" }];
-  for (const v4 of embeddedIPv4s(ip)) if (v4 !== ip) forms.push({ address: v4, family: "ipv4" });
+  // The embedded IPv4 addresses first, so that a refusal names the one it found.
+  const forms: { address: string; family: "ipv4" | "ipv6" }[] = embeddedIPv4s(ip).filter((v4) => v4 !== ip).map((v4) => ({ address: v4, family: "ipv4" }));
+  forms.push({ address: ip, family: isIP(ip) === 6 ? "ipv6" : "ipv4" });
   const named = (a: string) => (a === ip ? address : `${address} (${a})`);
-  for (const f of forms) if (ALWAYS_REFUSED.check(f.address, f.family)) return `${named(f.address)} is a reserved address (metadata, credentials or unspecified)`;
+  for (const f of forms) if (ALWAYS_REFUSED.check(f.address, f.family)) return `${named(f.address)} is a metadata, link-local or unspecified address (refused even with GCS_WEBHOOKS_ALLOW_PRIVATE)`;
   if (policy.allowPrivate) return undefined;
   for (const f of forms) {
     if (LOOPBACK.check(f.address, f.family)) return `${named(f.address)} is a loopback address`;
