@@ -101,7 +101,7 @@ describe("README and docs examples", () => {
     expect(examples.filter((e) => e.file === "docs/using-the-api.md").length).toBeGreaterThanOrEqual(20);
     const fill = (line: string) =>
       line
-        .replace("$KEY", A.credentials.api_key)
+        .replace("$KEY", A.credentials.api_key_admin)
         .replace(/\$\(date -u \+%F\)/g, today)
         .replace("integration_id=<uuid>&source_id=<id>", `integration_id=${A.guest_lookup.integration_id}&source_id=${A.guest_lookup.source_id}`)
         .replace("X-Property-Id: <uuid>", `X-Property-Id: ${A.properties[0]}`)
@@ -217,7 +217,7 @@ describe("docs/receive-changes.md examples", () => {
       .map((l) =>
         l
           .replace(/\s+#.*$/, "")
-          .replace(/\$(GCS_)?KEY/, demo.groups.A.credentials.api_key)
+          .replace(/\$(GCS_)?KEY/, demo.groups.A.credentials.api_key_admin)
           .replace(/(^| |")localhost:3000/, `$1${server.base}`),
       );
   const request = (line: string, signal?: AbortSignal) => {
@@ -237,7 +237,7 @@ describe("docs/receive-changes.md examples", () => {
       const { data } = (await res.json()) as { data: { id: string; secret: string; topics: string[] } };
       expect(data.secret).toMatch(/^whsec_/);
       expect(data.topics).toEqual(["reservation", "guest_profile"]);
-      const gone = await fetch(`${server.base}/v1/webhook-endpoints/${data.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}` } });
+      const gone = await fetch(`${server.base}/v1/webhook-endpoints/${data.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}` } });
       expect(gone.status).toBe(204);
     } finally {
       t.services.webhookResolver = undefined;
@@ -294,7 +294,7 @@ describe("docs/receive-changes.md examples", () => {
     } finally {
       abort.abort();
       config.allowPrivate = false;
-      if (endpointId) await fetch(`${server.base}/v1/webhook-endpoints/${endpointId}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}` } });
+      if (endpointId) await fetch(`${server.base}/v1/webhook-endpoints/${endpointId}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}` } });
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
