@@ -6,7 +6,8 @@ import { invalidRequest } from "./errors";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => UUID.test(value);
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+// Hours 00-23 (JavaScript would read T24:00 as the next day), an offset of at most 23:59.
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** True when YYYY-MM-DD at the start of `value` names a real calendar day (no 30 February). */
@@ -22,20 +23,35 @@ function isCalendarDay(value: string): boolean {
  */
 const inStorableYears = (date: Date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999;
 const YEARS_HINT = "between the years 0001 and 9999";
+export const INSTANT_HINT = `an ISO 8601 instant with time zone ${YEARS_HINT}, e.g. 2026-03-14T09:30:00Z`;
+export const DATE_HINT = `a real calendar date YYYY-MM-DD ${YEARS_HINT}, e.g. 2026-03-14`;
+
+/**
+ * The one reader of instants and dates, for every door (REST parameters, GraphQL scalars, filter
+ * documents, MCP tools, the CLI): an impossible day (2026-02-30), hour or offset is refused, never
+ * rolled over, and so is an instant outside the storable years. undefined when `value` is not one.
+ */
+export function instantOf(value: unknown): Date | undefined {
+  if (typeof value !== "string" || !ISO_INSTANT.test(value) || !isCalendarDay(value)) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) || !inStorableYears(date) ? undefined : date;
+}
+
+/** The UTC midnight of a YYYY-MM-DD calendar date (see instantOf), or undefined. */
+export function dateOf(value: unknown): Date | undefined {
+  if (typeof value !== "string" || !ISO_DATE.test(value) || !isCalendarDay(value)) return undefined;
+  const date = new Date(`${value}T00:00:00Z`);
+  return inStorableYears(date) ? date : undefined;
+}
 
 export function parseInstant(value: unknown): Date {
-  const valid = typeof value === "string" && ISO_INSTANT.test(value) && isCalendarDay(value);
-  const date = valid ? new Date(value as string) : undefined;
-  if (!date || Number.isNaN(date.getTime()) || !inStorableYears(date)) {
-    throw invalidRequest(`expected an ISO 8601 instant with time zone ${YEARS_HINT}, e.g. 2026-03-14T09:30:00Z; got ${JSON.stringify(value)}`);
-  }
+  const date = instantOf(value);
+  if (!date) throw invalidRequest(`expected ${INSTANT_HINT}; got ${JSON.stringify(value)}`);
   return date;
 }
 
 export function parseDate(value: unknown): Date {
-  const date = typeof value === "string" && ISO_DATE.test(value) && isCalendarDay(value) ? new Date(`${value}T00:00:00Z`) : undefined;
-  if (!date || !inStorableYears(date)) {
-    throw invalidRequest(`expected a date YYYY-MM-DD ${YEARS_HINT}, e.g. 2026-03-14; got ${JSON.stringify(value)}`);
-  }
+  const date = dateOf(value);
+  if (!date) throw invalidRequest(`expected ${DATE_HINT}; got ${JSON.stringify(value)}`);
   return date;
 }

@@ -58,10 +58,30 @@ export async function deliverySecretKey(config: Config, prisma: PrismaClient): P
  */
 export const messageIdKey = (prisma: PrismaClient) => serviceSecret(prisma, "webhook_message_id");
 
-export function destinationsFromConfig(config: Config, standInUrl?: string): DestinationsConfig {
-  const mailchimp = config.delivery.mailchimpBaseUrl ?? standInUrl;
-  const klaviyo = config.delivery.klaviyoBaseUrl ?? standInUrl;
-  return { ...(mailchimp ? { mailchimp: { baseUrl: mailchimp } } : {}), ...(klaviyo ? { klaviyo: { baseUrl: klaviyo } } : {}) };
+/**
+ * Base URLs from GCS_MAILCHIMP_BASE_URL and GCS_KLAVIYO_BASE_URL. With a stand-in running, stand-in
+ * keys (the fixtures') go to it; `everything` (the embedded demo) sends every connection there.
+ */
+export function destinationsFromConfig(config: Config, standInUrl?: string, everything = false): DestinationsConfig {
+  const or = (configured?: string) => configured ?? (everything ? standInUrl : undefined);
+  const mailchimp = or(config.delivery.mailchimpBaseUrl);
+  const klaviyo = or(config.delivery.klaviyoBaseUrl);
+  return {
+    ...(mailchimp ? { mailchimp: { baseUrl: mailchimp } } : {}),
+    ...(klaviyo ? { klaviyo: { baseUrl: klaviyo } } : {}),
+    ...(standInUrl ? { standInUrl } : {}),
+  };
+}
+
+/**
+ * The destinations of a delivery run, with the built-in stand-in (on 127.0.0.1) started unless both
+ * base URLs are configured. The embedded demo sends everything to it (nothing leaves the machine);
+ * elsewhere only stand-in keys go there. Production starts none: a stand-in key fails there instead.
+ */
+export async function startDestinations(config: Config, embedded: boolean): Promise<{ destinations: DestinationsConfig; standIn?: StandIn }> {
+  const bothConfigured = Boolean(config.delivery.mailchimpBaseUrl && config.delivery.klaviyoBaseUrl);
+  const standIn = !bothConfigured && (embedded || config.env !== "production") ? await startStandIn() : undefined;
+  return { destinations: destinationsFromConfig(config, standIn?.url, embedded), standIn };
 }
 
 export interface RunningDelivery {
@@ -75,18 +95,17 @@ export interface RunningDelivery {
 
 /**
  * @param withStandIn the embedded demo delivers to local stand-in destinations (so nothing leaves
- *   the machine) unless base URLs are configured.
+ *   the machine) unless base URLs are configured; elsewhere only stand-in keys do (startDestinations).
  */
 export async function runDelivery(config: Config, prisma: PrismaClient, logger: Logger, withStandIn: boolean): Promise<RunningDelivery> {
-  const needsStandIn = withStandIn && !(config.delivery.mailchimpBaseUrl && config.delivery.klaviyoBaseUrl);
-  const standIn = needsStandIn ? await startStandIn() : undefined;
-  if (standIn) logger.info({ url: standIn.url }, "embedded demo: delivering to local stand-in destinations");
+  const { destinations, standIn } = await startDestinations(config, withStandIn);
+  if (standIn) logger.info({ url: standIn.url }, withStandIn ? "embedded demo: delivering to local stand-in destinations" : "demo data (stand-in keys): delivering to local stand-in destinations");
   const secretKey = await deliverySecretKey(config, prisma);
   const worker = startDeliveryWorker({
     prisma,
     logger: logger.child({ component: "delivery" }),
     secretKey,
-    destinations: destinationsFromConfig(config, standIn?.url),
+    destinations,
     intervalMs: config.delivery.intervalMs,
     batchSize: config.delivery.batchSize,
     leaseMs: config.delivery.leaseMs,

@@ -8,8 +8,12 @@
 // rebinding) cannot move the request. The resolver is injectable: tests make names "resolve" to
 // private addresses without a packet leaving the machine.
 //
+// An IPv6 address is also judged as every IPv4 address it embeds (::ffff:a9fe:a9fe is
+// 169.254.169.254; NAT64, 6to4 and Teredo carry one too): embeddedIPv4s.
+//
 // GCS_WEBHOOKS_ALLOW_PRIVATE=true lifts the address rule (the demo and the tests deliver to a
-// receiver on 127.0.0.1); production (NODE_ENV=production) accepts https only.
+// receiver on 127.0.0.1), except for the cloud's metadata and credential addresses and "this
+// network" (0.0.0.0, ::), refused always; production (NODE_ENV=production) accepts https only.
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 
@@ -50,10 +54,12 @@ for (const [net, prefix] of [
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4], // reserved, broadcast
 ] as const) FORBIDDEN.addSubnet(net, prefix, "ipv4");
+// The IPv6 forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4, Teredo) are not listed:
+// they are judged by the IPv4 address they carry (embeddedIPv4s), so a public one stays reachable
+// (a DNS64 network answers every IPv4-only name with a 64:ff9b:: address).
 for (const [net, prefix] of [
   ["::", 128],
   ["::1", 128],
-  ["64:ff9b::", 96], // NAT64 (embeds an IPv4 address)
   ["100::", 64],
   ["2001:db8::", 32],
   ["fc00::", 7], // unique local
@@ -66,24 +72,91 @@ const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
 LOOPBACK.addAddress("::1", "ipv6");
 
-/** `::ffff:10.0.0.1` → `10.0.0.1`: a mapped IPv4 address is judged as the IPv4 address. */
-function unmapped(address: string): { address: string; family: "ipv4" | "ipv6" } {
-  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (m) return { address: m[1], family: "ipv4" };
-  return { address, family: isIP(address) === 6 ? "ipv6" : "ipv4" };
+// Refused whatever GCS_WEBHOOKS_ALLOW_PRIVATE says: the cloud's credential services and "this
+// network" (0.0.0.0 and :: reach the machine's own ports). The demo needs loopback, never these.
+const ALWAYS_REFUSED = new BlockList();
+ALWAYS_REFUSED.addSubnet("0.0.0.0", 8, "ipv4");
+ALWAYS_REFUSED.addSubnet("169.254.0.0", 16, "ipv4"); // link-local: metadata 169.254.169.254, container credentials 169.254.170.2
+ALWAYS_REFUSED.addAddress("100.100.100.200", "ipv4"); // Alibaba Cloud metadata
+ALWAYS_REFUSED.addAddress("::", "ipv6");
+ALWAYS_REFUSED.addSubnet("fd00:ec2::", 32, "ipv6"); // AWS metadata over IPv6 (fd00:ec2::254) and its other services
+
+/** An IPv6 address (as isIP accepts it, zone removed) → its 16 bytes. */
+function ipv6Bytes(address: string): number[] {
+  let text = address;
+  const tail: number[] = [];
+  const dotted = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    text = dotted[1] + "0:0"; // the dotted quad holds the last two groups
+    tail.push(...dotted[2].split(".").map(Number));
+  }
+  const [head, rest] = text.split("::") as [string, string | undefined];
+  const groups = (part: string) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);
+  const left = groups(head);
+  const right = rest === undefined ? [] : groups(rest);
+  const all = [...left, ...Array(8 - left.length - right.length).fill(0), ...right];
+  const bytes = all.flatMap((g) => [g >> 8, g & 0xff]);
+  if (tail.length) bytes.splice(12, 4, ...tail);
+  return bytes;
+}
+
+const startsWith = (bytes: number[], prefix: number[]) => prefix.every((v, i) => bytes[i] === v);
+
+// The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) embeds the IPv4 address where the operator's
+// prefix length puts it (RFC 6052 section 2.2: /48, /56, /64 or /96; bits 64-71 are never address
+// bits): each layout is the IPv4 address's bytes, and the bytes that layout keeps at zero.
+const LOCAL_NAT64_LAYOUTS = [
+  { at: [6, 7, 9, 10], zero: [8, 11, 12, 13, 14, 15] },
+  { at: [7, 9, 10, 11], zero: [8, 12, 13, 14, 15] },
+  { at: [9, 10, 11, 12], zero: [8, 13, 14, 15] },
+  { at: [12, 13, 14, 15], zero: [6, 7, 8, 9, 10, 11] },
+];
+
+/**
+ * Every IPv4 address an address may stand for: an IPv4 address is its own; an IPv6 one carries one
+ * when IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible
+ * (::a.b.c.d), NAT64 (64:ff9b::/96; 64:ff9b:1::/48 at each layout its bytes fit, every layout when
+ * none fits), 6to4 (2002::/16) or Teredo (2001::/32: its server, and its client, stored inverted).
+ * Empty for any other IPv6 address.
+ */
+export function embeddedIPv4s(address: string): string[] {
+  const ip = address.replace(/%.*$/, "");
+  if (isIP(ip) === 4) return [ip];
+  if (isIP(ip) !== 6) return [];
+  const b = ipv6Bytes(ip);
+  const zero = (at: number[]) => at.every((i) => b[i] === 0);
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+  const quadAt = (at: number[]) => at.map((i) => b[i]).join(".");
+  const last = range(12, 16);
+  if (zero(range(0, 10)) && b[10] === 0xff && b[11] === 0xff) return [quadAt(last)]; // ::ffff:a.b.c.d
+  if (zero(range(0, 8)) && b[8] === 0xff && b[9] === 0xff && zero([10, 11])) return [quadAt(last)]; // ::ffff:0:a.b.c.d
+  // ::a.b.c.d, but :: and ::1 are IPv6's own unspecified and loopback addresses.
+  if (zero(range(0, 15)) ? b[15] > 1 : zero(range(0, 12))) return [quadAt(last)];
+  if (startsWith(b, [0, 0x64, 0xff, 0x9b]) && zero(range(4, 12))) return [quadAt(last)]; // 64:ff9b::/96
+  if (startsWith(b, [0, 0x64, 0xff, 0x9b, 0, 1])) {
+    const fitting = LOCAL_NAT64_LAYOUTS.filter((l) => zero(l.zero));
+    return (fitting.length ? fitting : LOCAL_NAT64_LAYOUTS).map((l) => quadAt(l.at));
+  }
+  if (startsWith(b, [0x20, 0x02])) return [quadAt(range(2, 6))]; // 6to4
+  if (startsWith(b, [0x20, 0x01, 0, 0])) return [quadAt(range(4, 8)), last.map((i) => b[i] ^ 0xff).join(".")]; // Teredo
+  return [];
 }
 
 /** Why the sender may not connect to this address, or undefined when it may. */
 export function refusalOf(address: string, policy: Pick<UrlPolicy, "allowPrivate">): string | undefined {
   if (isIP(address) === 0) return `${address} is not an IP address`;
-  const a = unmapped(address);
-  if (policy.allowPrivate) {
-    // Even the demo switch never allows the metadata service or "this network".
-    if (a.address === "169.254.169.254" || a.address.startsWith("0.") || a.address === "::") return `${address} is a reserved address`;
-    return undefined;
+  const ip = address.replace(/%.*$/, "");
+  // The address is judged as itself and as every IPv4 address it carries: one refusal refuses it.
+  // The embedded IPv4 addresses first, so that a refusal names the one it found.
+  const forms: { address: string; family: "ipv4" | "ipv6" }[] = embeddedIPv4s(ip).filter((v4) => v4 !== ip).map((v4) => ({ address: v4, family: "ipv4" }));
+  forms.push({ address: ip, family: isIP(ip) === 6 ? "ipv6" : "ipv4" });
+  const named = (a: string) => (a === ip ? address : `${address} (${a})`);
+  for (const f of forms) if (ALWAYS_REFUSED.check(f.address, f.family)) return `${named(f.address)} is a metadata, link-local or unspecified address (refused even with GCS_WEBHOOKS_ALLOW_PRIVATE)`;
+  if (policy.allowPrivate) return undefined;
+  for (const f of forms) {
+    if (LOOPBACK.check(f.address, f.family)) return `${named(f.address)} is a loopback address`;
+    if (FORBIDDEN.check(f.address, f.family)) return `${named(f.address)} is a private, link-local or reserved address`;
   }
-  if (LOOPBACK.check(a.address, a.family)) return `${address} is a loopback address`;
-  if (FORBIDDEN.check(a.address, a.family)) return `${address} is a private, link-local or reserved address`;
   return undefined;
 }
 

@@ -3,6 +3,9 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { Client } from "pg";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
+import { appendEvents, EventTooLargeError, MAX_EVENT_DELTA_BYTES, type NewEvent } from "../../src/data/stores/event-append";
+import { openDatabase } from "../../src/db/database";
+import { acrossGroups } from "../../src/db/session";
 
 const ROOT = path.resolve(__dirname, "../..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -69,6 +72,66 @@ it("appends valid NDJSON in order and refuses a file with a bad line whole", asy
   expect(refused.stderr).toContain("4 invalid line(s): nothing appended");
   expect(await count()).toBe(before + 2);
 }, 120_000);
+
+// Issue 40, finding 7: a line PostgreSQL would refuse used to fail mid-file, after the first 500
+// lines were appended, with the client's raw error. Each kind now appends nothing and names the line.
+describe("a file with one bad line among 600 good ones appends nothing", () => {
+  const good = (i: number) =>
+    JSON.stringify({ entity_type: "guest_profile", entity_id: A.guest_with_events, operation: "update", delta: { vip_code: `VIP${i}`, note: "x" }, guest_profile_id: A.guest_with_events, occurred_at: "2026-11-27T09:30:00Z" });
+  const bad = (over: Record<string, unknown>) => JSON.stringify({ ...JSON.parse(good(0)), ...over });
+  it.each([
+    ["NUL in a nested string of delta", bad({ delta: { notes: ["ok", { text: "a\u0000b" }] } }), "delta.notes[1].text must be text without NUL characters"],
+    ["NUL in a member name of delta", bad({ delta: { "a\u0000": 1 } }), "delta.a\\u0000 must be text without NUL characters"],
+    ["a lone surrogate in delta", bad({ delta: { name: "\ud800" } }), "delta.name must be text without NUL characters (U+0000) or lone UTF-16 surrogates"],
+    ["year 0000", bad({ occurred_at: "0000-01-01T00:00:00Z" }), "occurred_at must be an ISO 8601 instant with time zone between the years 0001 and 9999"],
+    ["an offset past the last year", bad({ occurred_at: "9999-12-31T23:59:59-23:59" }), "occurred_at must be an ISO 8601 instant"],
+    ["30 February", bad({ occurred_at: "2026-02-30T10:00:00Z" }), "occurred_at must be an ISO 8601 instant"],
+    ["another group's guest", bad({ guest_profile_id: manifest.groups.B.guest_with_events }), "guest_profile_id is not a guest profile of the group"],
+    ["another group's integration", bad({ integration_id: manifest.groups.B.integrations[0].id }), "integration_id is not an integration of the group"],
+    ["a delta over 64 KiB", bad({ delta: { blob: "x".repeat(70_000) } }), "delta is 70011 bytes of JSON; at most 65536 (64 KiB) per event"],
+    ["a delta nested 5,000 deep", bad({ delta: "DEEP" }).replace('"DEEP"', `{"a":${"[".repeat(5000)}${"]".repeat(5000)}}`), "delta nests deeper than 32 levels"],
+  ])("%s", async (_, badLine, reason) => {
+    const before = await count();
+    const lines = Array.from({ length: 600 }, (_, i) => good(i + 1));
+    lines.splice(550, 0, badLine); // line 551: after the first 500, where the old batches failed
+    const r = await gcs(["events", "append", "--group", A.id], lines.join("\n") + "\n");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`line 551: ${reason}`);
+    expect(r.stderr).toContain("gcs: 1 invalid line(s): nothing appended");
+    expect(r.stderr + r.stdout).not.toMatch(/prisma|invocation/i);
+    expect(r.stderr).not.toMatch(/[\u0000\ud800]/);
+    expect(await count()).toBe(before);
+  }, 120_000);
+
+  it("the same 600 lines without the bad one are appended, in one transaction, in order", async () => {
+    const before = await count();
+    const r = await gcs(["events", "append", "--group", A.id, "--json"], Array.from({ length: 600 }, (_, i) => good(i + 1)).join("\n"));
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.appended).toBe(600);
+    const { rows } = await pg.query("SELECT count(DISTINCT txid)::int AS txids, array_agg(delta->>'vip_code' ORDER BY seq) AS codes FROM events WHERE seq BETWEEN $1 AND $2", [out.first_seq, out.last_seq]);
+    expect(rows[0].txids).toBe(1);
+    expect(rows[0].codes).toEqual(Array.from({ length: 600 }, (_, i) => `VIP${i + 1}`));
+    expect(await count()).toBe(before + 600);
+  }, 120_000);
+});
+
+// Every appender (gcs events append, gcs simulate) goes through appendEvents: the bound holds there.
+it("appendEvents refuses a batch holding one delta over the bound, whole", async () => {
+  const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 1, migrate: false });
+  try {
+    const before = await count();
+    const event = (delta: unknown): NewEvent => ({ entityType: "guest_profile", entityId: A.guest_with_events, operation: "update", delta, occurredAt: new Date(), guestProfileId: A.guest_with_events, propertyId: null, integrationId: null });
+    const batch = [event({ ok: 1 }), event({ blob: "y".repeat(MAX_EVENT_DELTA_BYTES) })];
+    await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, batch))).rejects.toThrow(EventTooLargeError);
+    await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, batch))).rejects.toThrow(/event 2: delta is \d+ bytes of JSON; at most 65536/);
+    expect(await count()).toBe(before);
+    expect(await acrossGroups("CLI", () => appendEvents(db.primary, A.id, [event({ blob: "y".repeat(MAX_EVENT_DELTA_BYTES - 20) })]))).toHaveLength(1);
+    expect(await count()).toBe(before + 1);
+  } finally {
+    await db.close();
+  }
+}, 60_000);
 
 it("simulate appends activity at about the asked rate", async () => {
   const before = await count();

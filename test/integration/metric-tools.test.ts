@@ -133,4 +133,26 @@ describe("dashboard-aggregate MCP tools", () => {
     expect(badDate.isError).toBe(true);
     expect((badDate.content[0] as { text: string }).text).toMatch(/from/);
   });
+
+  // Issue 40: an impossible day is refused, naming the argument, never rolled over to March; the
+  // last storable day is answered, never refused by quoting a day after it that was not sent.
+  it("refuses impossible dates naming the argument, and answers to: 9999-12-31", async () => {
+    const client = await connect(A().credentials.mcp_token);
+    for (const [name, args, arg] of [
+      ["review_trend", { to: "2025-02-30" }, "to"],
+      ["review_trend", { from: "2026-02-29" }, "from"],
+      ["stay_performance", { from: "2026-02-30", to: "2026-03-31" }, "from"],
+      ["stay_performance", { from: "2026-01-01", to: "2026-04-31" }, "to"],
+    ] as const) {
+      const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      const text = (r.content[0] as { text: string }).text;
+      expect(r.isError).toBe(true);
+      expect(JSON.parse(text)).toEqual({ error: "invalid_request", detail: expect.stringMatching(new RegExp(`^${arg}: must be a real calendar date YYYY-MM-DD`)) });
+      expect(text).not.toMatch(/20\d\d-0[35]-0\d/); // no rolled-over day
+    }
+    const unbounded = await ok(client, "review_trend", { group_by: ["month"] });
+    const lastDay = await ok(client, "review_trend", { group_by: ["month"], to: "9999-12-31" });
+    expect(lastDay).toEqual(unbounded);
+    expect(unbounded.buckets.length).toBeGreaterThan(0);
+  });
 });

@@ -123,7 +123,7 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
         const req = (route.method === "GET" ? t.api.get(url) : route.method === "DELETE" ? t.api.delete(url) : t.api.post(url)).set("Authorization", `Bearer ${token}`);
         return route.body ? req.send(bodyFor(route)) : req;
       };
-      let res = await send(A().credentials.api_key);
+      let res = await send(A().credentials.api_key_admin);
       // Connection details are for a signed-in web-app session only.
       if (res.status === 403 && res.body.error === "session_required") res = await send(A().credentials.session_token);
       if (res.status !== (route.status ?? 200)) failed.push(`${route.method} ${url}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
@@ -200,7 +200,7 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
     };
     const endpoint = await t.api
       .post("/v1/webhook-endpoints")
-      .set("Authorization", `Bearer ${A().credentials.api_key}`)
+      .set("Authorization", `Bearer ${A().credentials.api_key_admin}`)
       .send({ url: "http://127.0.0.1:9/pgbouncer-tools", topics: ["*"] });
     expect(endpoint.status).toBe(201);
     args.list_webhook_deliveries = { endpoint_id: endpoint.body.data.id };

@@ -198,7 +198,7 @@ describe("README and docs examples", () => {
     expect(examples.filter((e) => e.file === "docs/using-the-api.md").length).toBeGreaterThanOrEqual(20);
     const fill = (line: string) =>
       line
-        .replace("$KEY", A.credentials.api_key)
+        .replace("$KEY", A.credentials.api_key_admin)
         .replace(/\$\(date -u \+%F\)/g, today)
         .replace("integration_id=<uuid>&source_id=<id>", `integration_id=${A.guest_lookup.integration_id}&source_id=${A.guest_lookup.source_id}`)
         .replace("X-Property-Id: <uuid>", `X-Property-Id: ${A.properties[0]}`)
@@ -224,7 +224,7 @@ describe("README and docs examples", () => {
     const blocks = units().filter((u) => runnerOf(u) === "graphql");
     expect(blocks.filter((b) => b.file === "docs/aggregates.md").length).toBeGreaterThanOrEqual(3);
     expect(blocks.filter((b) => b.file === "docs/graphql.md").length).toBeGreaterThanOrEqual(1);
-    const headers = { Authorization: `Bearer ${demo.groups.A.credentials.api_key}`, "Content-Type": "application/json" };
+    const headers = { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}`, "Content-Type": "application/json" };
     for (const { file, text: query } of blocks) {
       if (query.trimStart().startsWith("subscription")) {
         const abort = new AbortController();
@@ -245,7 +245,7 @@ describe("README and docs examples", () => {
     const query = units().find((u) => runnerOf(u) === "graphql" && u.text.includes("query StaysByPropertyAndMonth"))!.text;
     const res = await fetch(`${server.base}/graphql`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}`, "Content-Type": "application/json" },
+      headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}`, "Content-Type": "application/json" },
       body: JSON.stringify({ query }),
     });
     type Money = { currency: string; revenueMinor: string; roomRevenueMinor: string };
@@ -279,7 +279,7 @@ describe("README and docs examples", () => {
     const preview = (filterDoc: unknown) =>
       fetch(`${server.base}/v1/tables/preview`, {
         method: "POST",
-        headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}`, "Content-Type": "application/json" },
+        headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}`, "Content-Type": "application/json" },
         body: JSON.stringify({ member_type: "guest_profile", filter_doc: filterDoc }),
       });
     const res = await preview(example);
@@ -297,7 +297,7 @@ describe("README and docs examples", () => {
     const call = async (name: string, args: Record<string, unknown>) => {
       const res = await fetch(`${server.base}/mcp`, {
         method: "POST",
-        headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
       });
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -328,7 +328,7 @@ describe("README and docs examples", () => {
     try {
       symlinkSync(path.join(ROOT, "client"), path.join(dir, "client"));
       writeFileSync(path.join(dir, intro), source.text.replace("http://localhost:3000", server.base));
-      const { stdout } = await promisify(execFile)("sh", ["-c", command.text.replace("gcs_…", demo.groups.A.credentials.api_key)], {
+      const { stdout } = await promisify(execFile)("sh", ["-c", command.text.replace("gcs_…", demo.groups.A.credentials.api_key_admin)], {
         cwd: dir,
         // npx finds tsx in the checkout's node_modules/.bin, and tsx runs on the project's Node, as in an npm script.
         env: { ...process.env, PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH}` },
@@ -363,7 +363,7 @@ describe("docs/receive-changes.md examples", () => {
   const curls = () =>
     units()
       .filter((u) => runnerOf(u) === "receive-changes curl")
-      .map(({ text }) => text.replace("$KEY", demo.groups.A.credentials.api_key).replace(/(^| |")localhost:3000/, `$1${server.base}`));
+      .map(({ text }) => text.replace("$KEY", demo.groups.A.credentials.api_key_admin).replace(/(^| |")localhost:3000/, `$1${server.base}`));
   const request = (line: string, signal?: AbortSignal) => {
     const { url, headers, body, method } = parseCurl(line);
     return fetch(url, { method: method ?? (body ? "POST" : "GET"), headers, body, signal });
@@ -381,7 +381,7 @@ describe("docs/receive-changes.md examples", () => {
       const { data } = (await res.json()) as { data: { id: string; secret: string; topics: string[] } };
       expect(data.secret).toMatch(/^whsec_/);
       expect(data.topics).toEqual(["reservation", "guest_profile"]);
-      const gone = await fetch(`${server.base}/v1/webhook-endpoints/${data.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}` } });
+      const gone = await fetch(`${server.base}/v1/webhook-endpoints/${data.id}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}` } });
       expect(gone.status).toBe(204);
     } finally {
       t.services.webhookResolver = undefined;
@@ -442,7 +442,7 @@ describe("docs/receive-changes.md examples", () => {
     } finally {
       abort.abort();
       config.allowPrivate = false;
-      if (endpointId) await fetch(`${server.base}/v1/webhook-endpoints/${endpointId}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key}` } });
+      if (endpointId) await fetch(`${server.base}/v1/webhook-endpoints/${endpointId}`, { method: "DELETE", headers: { Authorization: `Bearer ${demo.groups.A.credentials.api_key_admin}` } });
       rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);

@@ -82,7 +82,7 @@ async function tool(token: string, name: string, args: Json = {}): Promise<{ isE
   return { isError: result.isError === true, body: text.startsWith("{") ? JSON.parse(text) : text };
 }
 
-const create = (token = A().credentials.api_key, path = "/hooks/doors") =>
+const create = (token = A().credentials.api_key_admin, path = "/hooks/doors") =>
   ok(token, `mutation ($url: String!) { createWebhookEndpoint(url: $url, topics: ["*"]) { ${ENDPOINT} } }`, {
     url: `http://receiver.test:${port}${path}`,
   }).then((d) => d.createWebhookEndpoint as Json);
@@ -100,7 +100,7 @@ const MUTATIONS = (id: string): [string, string][] => [
 
 describe("webhook endpoints over /graphql", () => {
   it("runs an endpoint's whole life; its secret is in the create and rotate results only, never in a span or log line", async () => {
-    const key = A().credentials.api_key;
+    const key = A().credentials.api_key_admin;
     const made = await create(key, "/hooks/life");
     expect(made).toMatchObject({ state: "active", topics: ["*"], propertyIds: [], failureCount: 0, previousSecretExpiresAt: null });
     expect(made.secret).toMatch(/^whsec_/);
@@ -142,7 +142,7 @@ describe("webhook endpoints over /graphql", () => {
   });
 
   it("holds no transaction open while the receiver answers the test ping", async () => {
-    const key = A().credentials.api_key;
+    const key = A().credentials.api_key_admin;
     const made = await create(key, "/hooks/slow");
     let release!: () => void;
     holds.set("/hooks/slow", new Promise<void>((r) => (release = r)));
@@ -162,7 +162,7 @@ describe("webhook endpoints over /graphql", () => {
   it("is costed like other lists: a page's rows count by its limit", async () => {
     const res = await t.api
       .post("/graphql")
-      .set("Authorization", `Bearer ${A().credentials.api_key}`)
+      .set("Authorization", `Bearer ${A().credentials.api_key_admin}`)
       .send({
         query: `{ a: webhookEndpoints(limit: 500) { nodes { ${ENDPOINT} } } b: webhookEndpoints(limit: 500) { nodes { ${ENDPOINT} } }
           c: webhookDeliveries(endpointId: "${A().id}", limit: 500) { nodes { id messageId eventType eventSeq attempt status responseCode durationMs error nextRetryAt createdAt } } }`,
@@ -174,8 +174,8 @@ describe("webhook endpoints over /graphql", () => {
 
 describe("tenant isolation: group B never sees group A's endpoints or deliveries", () => {
   it("on every Query field, Mutation field and MCP tool", async () => {
-    const a = A().credentials.api_key;
-    const b = B().credentials.api_key;
+    const a = A().credentials.api_key_admin;
+    const b = B().credentials.api_key_admin;
     const made = await create(a, "/hooks/tenant");
     await ok(a, `mutation { testWebhookEndpoint(id: "${made.id}") { delivered } }`);
     const pings = received.length;
@@ -211,29 +211,32 @@ describe("tenant isolation: group B never sees group A's endpoints or deliveries
 describe("scopes: read:webhooks and write:webhooks", () => {
   it("every field refuses a credential without its scope, naming it; the tools are not even listed", async () => {
     const made = await create();
-    // The pinned key holds every read scope but the webhook ones; the limited key read:guests only.
-    for (const token of [A().credentials.api_key_pinned.token, A().credentials.api_key_limited]) {
-      const queries: [string, string][] = [["webhookEndpoints", "{ webhookEndpoints { nodes { id } } }"], ...QUERIES(made.id)];
-      for (const [field, query] of queries) {
-        const res = await graphql(token, query);
-        expect([field, res.errors?.[0].extensions]).toEqual([field, expect.objectContaining({ code: "forbidden", scope: "read:webhooks" })]);
-      }
-      const mutations: [string, string][] = [
-        ["createWebhookEndpoint", `mutation { createWebhookEndpoint(url: "http://receiver.test:${port}/x", topics: ["*"]) { id } }`],
-        ...MUTATIONS(made.id),
-      ];
+    const limited = A().credentials.api_key_limited;
+    // The limited key holds read:guests only: no webhook field or tool.
+    const queries: [string, string][] = [["webhookEndpoints", "{ webhookEndpoints { nodes { id } } }"], ...QUERIES(made.id)];
+    for (const [field, query] of queries) {
+      const res = await graphql(limited, query);
+      expect([field, res.errors?.[0].extensions]).toEqual([field, expect.objectContaining({ code: "forbidden", scope: "read:webhooks" })]);
+    }
+    const limitedNames = ((await mcp(limited, "tools/list", {})).tools as Json[]).map((t) => t.name);
+    expect(limitedNames).not.toContain("list_webhook_endpoints");
+    expect(limitedNames).not.toContain("list_webhook_deliveries");
+    expect((await tool(limited, "list_webhook_endpoints")).isError).toBe(true);
+    // The fixture contract's keys hold every read scope (read:webhooks too) and never write:webhooks.
+    const mutations: [string, string][] = [
+      ["createWebhookEndpoint", `mutation { createWebhookEndpoint(url: "http://receiver.test:${port}/x", topics: ["*"]) { id } }`],
+      ...MUTATIONS(made.id),
+    ];
+    for (const token of [limited, A().credentials.api_key_pinned.token, A().credentials.api_key]) {
       for (const [field, query] of mutations) {
         const res = await graphql(token, query);
         expect([field, res.errors?.[0].extensions]).toEqual([field, expect.objectContaining({ code: "forbidden", scope: "write:webhooks" })]);
       }
-      const names = ((await mcp(token, "tools/list", {})).tools as Json[]).map((t) => t.name);
-      expect(names).not.toContain("list_webhook_endpoints");
-      expect(names).not.toContain("list_webhook_deliveries");
-      expect((await tool(token, "list_webhook_endpoints")).isError).toBe(true);
     }
-    // A key with every scope is offered both tools.
-    const names = ((await mcp(A().credentials.api_key, "tools/list", {})).tools as Json[]).map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(["list_webhook_endpoints", "list_webhook_deliveries"]));
-    await ok(A().credentials.api_key, `mutation { deleteWebhookEndpoint(id: "${made.id}") }`);
+    for (const token of [A().credentials.api_key_pinned.token, A().credentials.api_key, A().credentials.api_key_admin]) {
+      const names = ((await mcp(token, "tools/list", {})).tools as Json[]).map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(["list_webhook_endpoints", "list_webhook_deliveries"]));
+    }
+    await ok(A().credentials.api_key_admin, `mutation { deleteWebhookEndpoint(id: "${made.id}") }`);
   });
 });

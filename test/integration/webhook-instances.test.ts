@@ -146,7 +146,7 @@ it("a replay asked of either instance re-sends an active endpoint's events from 
 }, 90_000);
 
 it("delivers each (endpoint, event) once with two instances, and at least once with the same webhook-id across a SIGKILL", async () => {
-  const token = manifest.groups.A.credentials.api_key;
+  const token = manifest.groups.A.credentials.api_key_admin;
   const endpoints: { id: string; secret: string; path: string }[] = [];
   for (const path of ["/e1", "/e2", "/e3"]) {
     const res = await fetch(`${instances[0].url}/v1/webhook-endpoints`, {

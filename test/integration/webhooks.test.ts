@@ -141,7 +141,7 @@ afterAll(async () => {
   await new Promise((r) => receiver.close(r));
 });
 
-async function createEndpoint(path: string, body: Record<string, unknown> = {}, token = A().credentials.api_key) {
+async function createEndpoint(path: string, body: Record<string, unknown> = {}, token = A().credentials.api_key_admin) {
   const res = await t.api.post("/v1/webhook-endpoints").set(auth(token)).send({ url: `http://receiver.test:${port}${path}`, topics: ["*"], ...body });
   expect(res.status).toBe(201);
   return res.body.data as { id: string; secret: string; state: string };
@@ -192,7 +192,7 @@ describe("no transaction or lock while a receiver answers", () => {
     );
     await sending;
     expect(rows[0].n).toBe(0);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key));
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin));
   });
 });
 
@@ -212,22 +212,22 @@ describe("delivery, verified as a receiver would", () => {
     expect(() => wh.verify(got[0].body.replace("VIP9", "VIP8"), got[0].headers as Record<string, string>)).toThrow();
 
     // data is exactly the /v1/events row.
-    const page = await t.api.get(`/v1/events?guest_profile_id=${guest}&limit=500`).set(auth(A().credentials.api_key));
+    const page = await t.api.get(`/v1/events?guest_profile_id=${guest}&limit=500`).set(auth(A().credentials.api_key_admin));
     let rows = page.body.data as { seq: string }[];
     let cursor = page.body.next_cursor as string | null;
     while (cursor) {
-      const next = await t.api.get(`/v1/events?guest_profile_id=${guest}&limit=500&cursor=${encodeURIComponent(cursor)}`).set(auth(A().credentials.api_key));
+      const next = await t.api.get(`/v1/events?guest_profile_id=${guest}&limit=500&cursor=${encodeURIComponent(cursor)}`).set(auth(A().credentials.api_key_admin));
       rows = rows.concat(next.body.data);
       cursor = next.body.next_cursor;
     }
     for (const p of payloads) expect(p.data).toEqual(rows.find((r) => r.seq === p.data.seq));
 
     // The attempts are listed.
-    const deliveries = await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key));
+    const deliveries = await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin));
     expect(deliveries.status).toBe(200);
     expect(deliveries.body.data.map((d: { status: string }) => d.status)).toEqual(["succeeded", "succeeded", "succeeded"]);
     expect(deliveries.body.data[0].response_code).toBe(200);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("sends only the topics and properties the endpoint chose, and never another group's events", async () => {
@@ -241,12 +241,12 @@ describe("delivery, verified as a receiver would", () => {
     await sendUntil(() => ofPath("/hooks/filtered").length >= 1);
     await sendDue(t.db.primary, opts());
     expect(ofPath("/hooks/filtered").map((r) => r.headers["webhook-id"])).toEqual([idOf(wanted)]);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("signs with both secrets during a rotation's overlap", async () => {
     const ep = await createEndpoint("/hooks/rotate");
-    const rotated = await t.api.post(`/v1/webhook-endpoints/${ep.id}/rotate-secret`).set(auth(A().credentials.api_key));
+    const rotated = await t.api.post(`/v1/webhook-endpoints/${ep.id}/rotate-secret`).set(auth(A().credentials.api_key_admin));
     expect(rotated.status).toBe(200);
     const secret = rotated.body.data.secret as string;
     expect(secret).toMatch(/^whsec_/);
@@ -258,21 +258,21 @@ describe("delivery, verified as a receiver would", () => {
     expect(String(r.headers["webhook-signature"]).split(" ")).toHaveLength(2);
     for (const s of [secret, ep.secret]) expect(() => new Webhook(s).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
     // The secret is never shown again.
-    const got = await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key));
+    const got = await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin));
     expect(got.body.data.secret).toBeUndefined();
     expect(JSON.stringify(got.body)).not.toContain(secret.slice(6));
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("test sends a signed ping and answers with the receiver's status", async () => {
     const ep = await createEndpoint("/hooks/ping");
-    const res = await t.api.post(`/v1/webhook-endpoints/${ep.id}/test`).set(auth(A().credentials.api_key));
+    const res = await t.api.post(`/v1/webhook-endpoints/${ep.id}/test`).set(auth(A().credentials.api_key_admin));
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ delivered: true, response_code: 200, error: null });
     const [r] = ofPath("/hooks/ping");
     const payload = new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>) as { type: string; data: unknown };
     expect(payload).toMatchObject({ type: "webhook.ping", data: { endpoint_id: ep.id } });
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 });
 
@@ -293,7 +293,7 @@ describe("the delivery key's rotation", () => {
     expect(() => new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
     // Back under the test's key for the tests that follow.
     await rotateSecrets(t.db.primary, await loadKeyring({ current: generated, previous: ["a new delivery key for the rotation test"], salt }));
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 });
 
@@ -306,12 +306,12 @@ describe("retries, 410 and auto-disable", () => {
     let view = { state: "active", disabled_reason: null as string | null };
     while (view.state === "active" && Date.now() < deadline) {
       await sendDue(t.db.primary, opts());
-      view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+      view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     }
     expect(view.state).toBe("disabled");
     expect(view.disabled_reason).toMatch(/^cannot decrypt the signing secret/);
     expect(ofPath("/hooks/sealed")).toHaveLength(0);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("retries a failed event on the jittered schedule with the same webhook-id; one at a time (pipeline 1), later events wait", async () => {
@@ -321,7 +321,7 @@ describe("retries, 410 and auto-disable", () => {
     const second = await appendEvent(A().id, A().guest_with_events);
     const t0 = Date.now();
     await sendUntil(() => ofPath("/hooks/retry").length >= 1, { now: () => new Date(t0), random: () => 0, pipeline: 1 });
-    let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(view.failure_count).toBe(1);
     expect(view.last_error).toBe("HTTP 500");
     // random 0: half of 5 s.
@@ -331,7 +331,7 @@ describe("retries, 410 and auto-disable", () => {
     expect(ofPath("/hooks/retry")).toHaveLength(1);
     // Due: the same event again (503), then 4 · 5 s / 2 = 10 s later.
     await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_500), random: () => 0, pipeline: 1 }));
-    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(view.failure_count).toBe(2);
     expect(Date.parse(view.next_attempt_at) - (t0 + 2_500)).toBe(10_000);
     await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 12_500), random: () => 0, pipeline: 1 }));
@@ -339,12 +339,12 @@ describe("retries, 410 and auto-disable", () => {
     expect(ids).toEqual([idOf(first), idOf(first), idOf(first), idOf(second)]);
     // Each attempt verifies (a new timestamp and signature, the same id).
     for (const r of ofPath("/hooks/retry")) new Webhook(ep.secret).verify(r.body, r.headers as Record<string, string>);
-    const deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data;
+    const deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(deliveries.map((d: { status: string; attempt: number }) => `${d.status}#${d.attempt}`).sort()).toEqual(["failed#1", "failed#2", "succeeded#1", "succeeded#3"]);
     expect(deliveries.filter((d: { status: string; next_retry_at: string | null }) => d.status === "failed" && d.next_retry_at !== null)).toHaveLength(2);
-    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(view).toMatchObject({ failure_count: 0, next_attempt_at: null, last_error: null, state: "active" });
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("follows no redirect, gives up an attempt after the timeout, and reads a bounded answer", async () => {
@@ -353,17 +353,17 @@ describe("retries, 410 and auto-disable", () => {
     await appendEvent(A().id, A().guest_with_events);
     await sendUntil(() => ofPath("/hooks/redirect").length >= 1);
     expect(ofPath("/hooks/elsewhere")).toHaveLength(0);
-    let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    let view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(view.last_error).toBe("HTTP 302 (redirects are not followed)");
     // The next attempt hangs: it ends at the (here 300 ms) timeout.
     await t.admin.$executeRawUnsafe(`UPDATE webhook_endpoints SET next_attempt_at = NULL WHERE id = $1::uuid`, ep.id);
     const started = Date.now();
     await sendDue(t.db.primary, opts({ timeoutMs: 300 }));
     expect(Date.now() - started).toBeLessThan(5_000);
-    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(view.last_error).toBe("no answer within 300 ms");
     expect(view.failure_count).toBe(2);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("reads at most RESPONSE_LIMIT bytes of an answer", async () => {
@@ -378,18 +378,18 @@ describe("retries, 410 and auto-disable", () => {
     answers.set("/hooks/gone", [410]);
     const seq = await appendEvent(A().id, A().guest_with_events);
     await sendUntil(() => ofPath("/hooks/gone").length >= 1);
-    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(view.state).toBe("disabled");
     expect(view.disabled_reason).toBe("the receiver answered 410 Gone");
     await sendDue(t.db.primary, opts());
     expect(ofPath("/hooks/gone")).toHaveLength(1);
 
-    const replay = await t.api.post(`/v1/webhook-endpoints/${ep.id}/replay`).set(auth(A().credentials.api_key)).send({ since: new Date(Date.now() - 60_000).toISOString() });
+    const replay = await t.api.post(`/v1/webhook-endpoints/${ep.id}/replay`).set(auth(A().credentials.api_key_admin)).send({ since: new Date(Date.now() - 60_000).toISOString() });
     expect(replay.status).toBe(200);
     expect(replay.body.data.state).toBe("active");
     await sendUntil(() => ofPath("/hooks/gone").length >= 2);
     expect(ofPath("/hooks/gone").map((r) => r.headers["webhook-id"])).toContain(idOf(seq));
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("disables an endpoint that has failed for the whole schedule, showing why", async () => {
@@ -399,11 +399,11 @@ describe("retries, 410 and auto-disable", () => {
     const t0 = Date.now();
     await sendUntil(() => ofPath("/hooks/down").length >= 1, { now: () => new Date(t0) });
     await sendDue(t.db.primary, opts({ now: () => new Date(t0 + GIVE_UP_AFTER_MS + 1) }));
-    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(ofPath("/hooks/down")).toHaveLength(2);
     expect(view.state).toBe("disabled");
     expect(view.disabled_reason).toMatch(/^failing since .* \(2 attempts\); last: HTTP 500$/);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 });
 
@@ -423,7 +423,7 @@ describe("pipelining: several POSTs on one connection", () => {
     const [row] = await t.admin.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
     expect(row.seq).toBe(seqs[5]);
     delays.delete("/hooks/pipe");
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("a failed event holds the cursor: the later ones already sent come again after it, with the same webhook-id", async () => {
@@ -441,12 +441,12 @@ describe("pipelining: several POSTs on one connection", () => {
     await sendDue(t.db.primary, opts({ now: () => new Date(t0 + 2_500), random: () => 0 }));
     expect(ofPath("/hooks/pipefail").map((r) => r.headers["webhook-id"])).toEqual([...ids, ...ids.slice(1)]);
     expect(await cursor()).toBe(seqs[3]);
-    const deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data as { message_id: string; status: string }[];
+    const deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin))).body.data as { message_id: string; status: string }[];
     // Every attempt that happened is listed: the ones answered 2xx behind the failure too.
     expect(deliveries.map((d) => `${d.message_id} ${d.status}`).sort()).toEqual(
       [`${ids[0]} succeeded`, `${ids[1]} failed`, `${ids[1]} succeeded`, `${ids[2]} succeeded`, `${ids[2]} succeeded`, `${ids[3]} succeeded`, `${ids[3]} succeeded`].sort(),
     );
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 });
 
@@ -519,7 +519,7 @@ describe("batched checkpoints", () => {
     const [row] = await t.admin.$queryRawUnsafe<{ seq: string; lease: string | null }[]>(
       `SELECT cursor_seq::text AS seq, lease_token::text AS lease FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
     expect(row).toEqual({ seq: seqs[6], lease: null });
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("an instance lost between its POSTs and its checkpoint: another re-sends them with the same webhook-id", async () => {
@@ -543,17 +543,17 @@ describe("batched checkpoints", () => {
     // recorded (they happened), the cursor and the failure state are B's.
     expect((await a)[0]).toMatchObject({ endpointId: ep.id, outcome: "stopped", sent: 3 });
     expect(await recorded(ep.id)).toEqual(ids.map((id, i) => ({ message_id: id, status: "succeeded", n: i < 3 ? 2 : 1 })).sort(byMessageId));
-    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key))).body.data;
+    const view = (await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(view).toMatchObject({ state: "active", failure_count: 0, last_error: null });
     const [row] = await t.admin.$queryRawUnsafe<{ seq: string }[]>(`SELECT cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
     expect(row.seq).toBe(seqs[4]);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 });
 
 describe("SSRF", () => {
   const refused = async (url: string) => {
-    const res = await t.api.post("/v1/webhook-endpoints").set(auth(A().credentials.api_key)).send({ url, topics: ["*"] });
+    const res = await t.api.post("/v1/webhook-endpoints").set(auth(A().credentials.api_key_admin)).send({ url, topics: ["*"] });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe("invalid_request");
     return res.body.detail as string;
@@ -570,7 +570,7 @@ describe("SSRF", () => {
       const before = attempts.length;
       expect(await refused("http://127.0.0.1:9/x")).toMatch(/loopback/);
       expect(await refused("http://[::1]:9/x")).toMatch(/loopback/);
-      expect(await refused("http://169.254.169.254/latest/meta-data")).toMatch(/private, link-local or reserved/);
+      expect(await refused("http://169.254.169.254/latest/meta-data")).toMatch(/metadata, link-local or unspecified address/);
       expect(await refused("http://10.0.0.8/x")).toMatch(/private/);
       expect(await refused("http://localhost:9/x")).toMatch(/local host/);
       expect(await refused("http://internal.test/x")).toMatch(/internal\.test resolves to 10\.1\.2\.3/);
@@ -585,8 +585,9 @@ describe("SSRF", () => {
     } finally {
       setAllowPrivate(true);
     }
-    // Even the demo switch never allows the metadata address.
-    expect(await refused("http://169.254.169.254/latest/meta-data")).toMatch(/reserved/);
+    // Even the demo switch never allows the metadata address, however it is spelt.
+    expect(await refused("http://169.254.169.254/latest/meta-data")).toMatch(/refused even with GCS_WEBHOOKS_ALLOW_PRIVATE/);
+    expect(await refused("http://[::ffff:169.254.169.254]/latest/meta-data")).toMatch(/\(169\.254\.169\.254\) is a metadata/);
   });
 
   it("checks again at connect time: a name that now resolves to a private address is refused before any socket opens", async () => {
@@ -601,7 +602,7 @@ describe("SSRF", () => {
       let deliveries: { status: string; error: string }[] = [];
       while (Date.now() < deadline) {
         await sendDue(t.db.primary, opts({ policy: { allowPrivate: false, httpsOnly: false } }));
-        deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data;
+        deliveries = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin))).body.data;
         if (deliveries.some((d) => d.error.includes(target))) break;
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -617,9 +618,9 @@ describe("SSRF", () => {
     const before = attempts.length;
     await sendDue(t.db.primary, opts({ policy: { allowPrivate: false, httpsOnly: false } }));
     expect(attempts.slice(before).filter((h) => h.startsWith("rebind"))).toEqual([]);
-    const [last] = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data;
+    const [last] = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin))).body.data;
     expect(last.error).toContain("loopback");
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("accepts https only in production", async () => {
@@ -635,7 +636,7 @@ describe("SSRF", () => {
 describe("the routes: scopes, tenants, input", () => {
   it("isolates tenants on every route", async () => {
     const ep = await createEndpoint("/hooks/tenant");
-    const b = auth(B().credentials.api_key);
+    const b = auth(B().credentials.api_key_admin);
     const list = await t.api.get("/v1/webhook-endpoints").set(b);
     expect(list.status).toBe(200);
     expect(list.body.data.map((e: { id: string }) => e.id)).not.toContain(ep.id);
@@ -652,13 +653,13 @@ describe("the routes: scopes, tenants, input", () => {
       expect([method, path, res.status, res.body.error]).toEqual([method, path, 404, "not_found"]);
     }
     // Still there for its own group.
-    await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(200);
+    await t.api.get(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(200);
     // A credential narrowed to one property sees only that property's endpoints.
     const pinned = A().credentials.api_key_pinned;
-    const narrowed = await t.api.get("/v1/webhook-endpoints").set(auth(A().credentials.api_key)).set("X-Property-Id", pinned.property_id);
+    const narrowed = await t.api.get("/v1/webhook-endpoints").set(auth(A().credentials.api_key_admin)).set("X-Property-Id", pinned.property_id);
     expect(narrowed.status).toBe(200);
     expect(narrowed.body.data.map((e: { id: string }) => e.id)).not.toContain(ep.id);
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("needs read:webhooks / write:webhooks; session owners and admins hold them", async () => {
@@ -670,10 +671,14 @@ describe("the routes: scopes, tenants, input", () => {
     expect(pinned.body.scope).toBe("write:webhooks");
     const session = await t.api.get("/v1/webhook-endpoints").set(auth(A().credentials.session_token));
     expect(session.status).toBe(200);
+    // The fixture contract's api_key: every read scope and write:tables, so it lists but cannot create.
+    expect((await t.api.get("/v1/webhook-endpoints").set(auth(A().credentials.api_key))).status).toBe(200);
+    const contractKey = await t.api.post("/v1/webhook-endpoints").set(auth(A().credentials.api_key)).send({ url: "http://receiver.test/x", topics: ["*"] });
+    expect([contractKey.status, contractKey.body.scope]).toEqual([403, "write:webhooks"]);
   });
 
   it("answers bad input with invalid_request, never 500", async () => {
-    const a = auth(A().credentials.api_key);
+    const a = auth(A().credentials.api_key_admin);
     const bad = [
       {},
       { url: `http://receiver.test:${port}/x` },
@@ -720,14 +725,14 @@ describe("the routes: scopes, tenants, input", () => {
       await worker.stop();
     }
     expect(ofPath("/hooks/worker").map((r) => r.headers["webhook-id"])).toContain(idOf(seq));
-    const ids = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data.map((d: { message_id: string }) => d.message_id);
+    const ids = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin))).body.data.map((d: { message_id: string }) => d.message_id);
     expect(ids).not.toContain("evt_old");
     expect(ids).toContain(idOf(seq));
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("caps a group at 50 endpoints", async () => {
-    const b = auth(B().credentials.api_key);
+    const b = auth(B().credentials.api_key_admin);
     await t.admin.$executeRawUnsafe(
       `INSERT INTO webhook_endpoints (property_group_id, url, topics, property_ids, secret_ciphertext, state)
        SELECT $1::uuid, 'http://receiver.test/cap', '{*}', '{}', 'v2:x:y', 'disabled' FROM generate_series(1, 50)`,
@@ -737,12 +742,12 @@ describe("the routes: scopes, tenants, input", () => {
     expect([res.status, res.body.error, res.body.detail]).toEqual([400, "invalid_request", "a group has at most 50 webhook endpoints; delete one first"]);
     // Group A is not affected.
     const a = await createEndpoint("/hooks/cap-a");
-    await t.api.delete(`/v1/webhook-endpoints/${a.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${a.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
     await t.admin.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE property_group_id = $1::uuid AND url = 'http://receiver.test/cap'`, B().id);
   });
 
   it("pages the list with a cursor and replays from a /v1/events cursor", async () => {
-    const a = auth(A().credentials.api_key);
+    const a = auth(A().credentials.api_key_admin);
     const made = [await createEndpoint("/hooks/p1"), await createEndpoint("/hooks/p2"), await createEndpoint("/hooks/p3")];
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -811,7 +816,7 @@ describe("issue 40: webhooks under a determined caller", () => {
     try {
       // Deliveries flow continuously, on a lane that keeps the endpoint.
       await until(() => ofPath("/hooks/busy").length >= 30, 30_000, "deliveries flowing");
-      const rotated = await t.api.post(`/v1/webhook-endpoints/${ep.id}/rotate-secret`).set(auth(A().credentials.api_key));
+      const rotated = await t.api.post(`/v1/webhook-endpoints/${ep.id}/rotate-secret`).set(auth(A().credentials.api_key_admin));
       answeredAt = Date.now();
       expect(rotated.status).toBe(200);
       secret = rotated.body.data.secret;
@@ -826,7 +831,7 @@ describe("issue 40: webhooks under a determined caller", () => {
       expect(String(r.headers["webhook-signature"]).split(" ")).toHaveLength(2);
       for (const s of [secret, ep.secret]) new Webhook(s).verify(r.body, r.headers as Record<string, string>);
     }
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   }, 90_000);
 
   it("holds the 50-endpoint cap under 60 concurrent creates from several credentials", async () => {
@@ -835,7 +840,7 @@ describe("issue 40: webhooks under a determined caller", () => {
        SELECT $1::uuid, 'http://receiver.test/race', '{*}', '{}', 'v2:x:y', 'disabled' FROM generate_series(1, 45)`,
       B().id,
     );
-    const tokens = [B().credentials.api_key, B().credentials.session_token];
+    const tokens = [B().credentials.api_key_admin, B().credentials.session_token];
     try {
       const results = await Promise.all(Array.from({ length: 60 }, (_, i) =>
         t.api.post("/v1/webhook-endpoints").set(auth(tokens[i % tokens.length])).send({ url: `http://receiver.test:${port}/hooks/race/${i}`, topics: ["*"] })));
@@ -862,7 +867,7 @@ describe("issue 40: webhooks under a determined caller", () => {
         id, A().id, `http://receiver.test:${port}/hooks/hang/${i}`, seal(newSecret(), id, key), end.txid, end.seq,
       );
     }
-    const b = await createEndpoint("/hooks/fair", {}, B().credentials.api_key);
+    const b = await createEndpoint("/hooks/fair", {}, B().credentials.api_key_admin);
     const w = worker({ timeoutMs: 5_000 });
     const hanging = () => received.filter((r) => r.path.startsWith("/hooks/hang/")).length;
     let latency = Infinity;
@@ -879,14 +884,14 @@ describe("issue 40: webhooks under a determined caller", () => {
     } finally {
       await w.stop();
       await t.admin.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE property_group_id = $1::uuid AND url LIKE '%/hooks/hang/%'`, A().id);
-      await t.api.delete(`/v1/webhook-endpoints/${b.id}`).set(auth(B().credentials.api_key)).expect(204);
+      await t.api.delete(`/v1/webhook-endpoints/${b.id}`).set(auth(B().credentials.api_key_admin)).expect(204);
     }
     // One interval is 100 ms; the claim, a read and a busy machine's timers add a few hundred.
     expect(latency).toBeLessThan(1_000);
   }, 90_000);
 
   it("a replay on an active endpoint re-sends from the asked position with the original ids, whichever instance holds the lane", async () => {
-    const a = auth(A().credentials.api_key);
+    const a = auth(A().credentials.api_key_admin);
     const ep = await createEndpoint("/hooks/again");
     // Two instances' workers: the lane is on one of them; the replay request on neither.
     const workers = [worker(), worker()];
@@ -934,7 +939,7 @@ describe("issue 40: webhooks under a determined caller", () => {
   }, 90_000);
 
   it("prices test pings: a document asking for more than one is refused with rate_limited before any is sent", async () => {
-    const a = auth(A().credentials.api_key);
+    const a = auth(A().credentials.api_key_admin);
     const ep = await createEndpoint("/hooks/pings");
     const aliased = `mutation { ${Array.from({ length: 100 }, (_, i) => `p${i}: testWebhookEndpoint(id: "${ep.id}") { delivered }`).join(" ")} }`;
     const viaFragment = `mutation { p0: testWebhookEndpoint(id: "${ep.id}") { delivered } ...more } fragment more on Mutation { p1: testWebhookEndpoint(id: "${ep.id}") { delivered } }`;
@@ -963,7 +968,7 @@ describe("issue 40: webhooks under a determined caller", () => {
     const rows = await t.admin.$queryRawUnsafe<{ message_id: string; status: string }[]>(
       `SELECT message_id, status FROM webhook_deliveries WHERE endpoint_id = $1::uuid ORDER BY event_seq`, ep.id);
     expect(rows).toEqual(seqs.map((s) => ({ message_id: idOf(s), status: "succeeded" })));
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
   it("webhook-ids reveal nothing of other groups' events and stay the same on a replay", async () => {
@@ -980,11 +985,11 @@ describe("issue 40: webhooks under a determined caller", () => {
       expect(id).not.toContain(seq);
     }
     // The same ids on a replay (receivers deduplicate on them), and in the deliveries list.
-    await t.api.post(`/v1/webhook-endpoints/${ep.id}/replay`).set(auth(A().credentials.api_key)).send({ since: (await recordedAt(first)).toISOString() }).expect(200);
+    await t.api.post(`/v1/webhook-endpoints/${ep.id}/replay`).set(auth(A().credentials.api_key_admin)).send({ since: (await recordedAt(first)).toISOString() }).expect(200);
     await sendUntil(() => ofPath("/hooks/ids").length >= 4);
     expect(ids("/hooks/ids")).toEqual([...got, ...got]);
-    const listed = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key))).body.data as { message_id: string }[];
+    const listed = (await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin))).body.data as { message_id: string }[];
     expect(new Set(listed.map((d) => d.message_id))).toEqual(new Set(got));
-    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key)).expect(204);
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 });

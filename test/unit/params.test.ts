@@ -104,6 +104,22 @@ describe("text the database cannot hold", () => {
   });
 });
 
+describe("impossible days and times are refused, never rolled over (one reader for every door)", () => {
+  it.each(["2026-02-30", "2026-02-29", "2026-04-31", "2026-13-01", "2026-00-10"])("the date %s", (raw) => {
+    expect(() => parseDate(raw)).toThrow(/real calendar date/);
+    expect(() => parseInstant(`${raw}T10:00:00Z`)).toThrow(/ISO 8601 instant/);
+    expect(detailOf(() => parseQuery({ d: raw }, { d: date("d") }))).toMatch(/^d must be a date YYYY-MM-DD/);
+  });
+  it.each(["2026-01-01T24:00:00Z", "2026-01-01T23:60:00Z", "2026-01-01T23:59:60Z", "2026-01-01T10:00:00+24:00", "2026-01-01T10:00:00+05:60"])("the instant %s", (raw) => {
+    expect(() => parseInstant(raw)).toThrow(/ISO 8601 instant/);
+    expect(detailOf(() => parseQuery({ updated_since: raw }, specs))).toMatch(/^updated_since must be an ISO 8601 instant/);
+  });
+  it("accepts 29 February of a leap year and the widest offsets", () => {
+    expect(parseDate("2028-02-29").toISOString()).toBe("2028-02-29T00:00:00.000Z");
+    expect(parseInstant("2026-06-01T00:00:00-23:59").toISOString()).toBe("2026-06-01T23:59:00.000Z");
+  });
+});
+
 describe("dates and instants PostgreSQL can hold (years 0001 to 9999)", () => {
   it("refuses year 0, five-digit years and offsets that cross the edges; accepts the first and last moments", () => {
     for (const raw of ["0000-01-01", "0000-12-31", "10000-01-01", "-0001-01-01"]) expect(() => parseDate(raw)).toThrow(/years 0001 and 9999/);

@@ -4,11 +4,13 @@
 // consent precedence, costs and errors are the resolvers'.
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { DATE_HINT, dateOf } from "../../validate";
 import { snakeKeys, type TaskTool } from "./task-tools";
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
-const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD");
+// A day that does not exist (2026-02-30) is a tool error naming the argument, never rolled over.
+const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD").refine((v) => dateOf(v) !== undefined, `must be ${DATE_HINT}`);
 const uuid = z.string().meta({ format: "uuid" });
 
 /** The arguments given, renamed to the operation's variables. */
@@ -18,7 +20,9 @@ function pick(args: Record<string, unknown>, names: Record<string, string>): Rec
   return out;
 }
 
-const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+const LAST_DAY = "9999-12-31";
+/** The instant a whole last day ends (exclusive); none after the last storable day, which nothing follows. */
+const endOfDay = (d: string) => (d === LAST_DAY ? undefined : new Date(dateOf(d)!.getTime() + 86_400_000).toISOString());
 
 const money = z.object({
   currency: z.string(),
@@ -107,7 +111,7 @@ const reviewTrend: TaskTool = {
     filter: {
       ...pick(args, { property_id: "propertyId", source: "source" }),
       ...(args.from ? { publishedFrom: `${args.from as string}T00:00:00.000Z` } : {}),
-      ...(args.to ? { publishedTo: `${nextDay(args.to as string)}T00:00:00.000Z` } : {}),
+      ...(args.to && endOfDay(args.to as string) ? { publishedTo: endOfDay(args.to as string) } : {}),
     },
     ...pick(args, { group_by: "groupBy" }),
   }),

@@ -1,7 +1,7 @@
 // `gcs deliver`: the destination delivery and webhook workers alone (`gcs serve` runs them beside the API).
 import { openDatabase } from "../../db/database";
 import { flushDue } from "../../delivery/engine";
-import { assertDeliveryKeyConfigured, deliverySecretKey, destinationsFromConfig, messageIdKey, runDelivery } from "../../delivery/run";
+import { assertDeliveryKeyConfigured, deliverySecretKey, messageIdKey, runDelivery, startDestinations } from "../../delivery/run";
 import { createLogger } from "../../logger";
 import { sendDue } from "../../webhooks/sender";
 import { cliConfig, cliDatabaseOptions, printJson, withDatabase } from "../database";
@@ -13,13 +13,14 @@ export async function deliver(opts: { once?: boolean }): Promise<void> {
   if (opts.once) {
     return withDatabase(config, true, async (db) => {
       const secretKey = await deliverySecretKey(config, db.primary);
+      const { destinations, standIn } = await startDestinations(config, false);
       const reports = await flushDue(db.primary, {
         secretKey,
-        destinations: destinationsFromConfig(config),
+        destinations,
         batchSize: config.delivery.batchSize,
         leaseMs: config.delivery.leaseMs,
         logger,
-      });
+      }).finally(() => standIn?.close());
       for (const r of reports) printJson(r);
       // Then one webhook sending pass (the worker's sendDue): every due endpoint once.
       const sent = await sendDue(db.primary, { secretKey, messageIdKey: await messageIdKey(db.primary), policy: config.webhooks, leaseMs: config.delivery.leaseMs, logger });
