@@ -19,7 +19,9 @@ export async function serve(): Promise<never> {
   });
   // Drain (server.ts): readyz 503, stop accepting, finish requests in flight and the delivery batch,
   // exit 0 within GCS_SHUTDOWN_TIMEOUT_MS. A second signal ends the process at once.
+  let stopping = false;
   const shutdown = (signal: string) => {
+    stopping = true;
     server.services.logger.info({ signal, timeoutMs: config.http.shutdownTimeoutMs }, "shutting down: draining");
     server.stop().then(
       () => process.exit(0),
@@ -31,6 +33,21 @@ export async function serve(): Promise<never> {
   };
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
+  // Under an npm script (`npm start`, `npx gcs serve`): npm passes a SIGTERM on to the shell that runs
+  // the script, which ends without passing it on, and this server would keep its port. It drains when
+  // that parent goes instead. Started any other way, it outlives its parent as a server should.
+  if (process.env.npm_lifecycle_event !== undefined) whenParentExits(() => stopping || shutdown("parent process exited"));
   return new Promise<never>(() => undefined); // runs until a signal
+}
+
+/** Calls `then` once this process has a new parent (the OS reparents an orphan), checked twice a second. */
+function whenParentExits(then: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    then();
+  }, 500);
+  timer.unref();
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
