@@ -3,6 +3,7 @@ import { loadConfig } from "../../config";
 import { serveEmbeddedToLocalTools } from "../../embedded/server";
 import { assertDeliveryKeyConfigured } from "../../delivery/run";
 import { PREPARE_EMBEDDED_COMMAND } from "../program";
+import { stopWithNpmParent } from "../npm-parent";
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 export async function serve(): Promise<never> {
@@ -33,21 +34,7 @@ export async function serve(): Promise<never> {
   };
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
-  // Under an npm script (`npm start`, `npx gcs serve`): npm passes a SIGTERM on to the shell that runs
-  // the script, which ends without passing it on, and this server would keep its port. It drains when
-  // that parent goes instead. Started any other way, it outlives its parent as a server should.
-  if (process.env.npm_lifecycle_event !== undefined) whenParentExits(() => stopping || shutdown("parent process exited"));
+  stopWithNpmParent(() => stopping || shutdown("npm exited"));
   return new Promise<never>(() => undefined); // runs until a signal
-}
-
-/** Calls `then` once this process has a new parent (the OS reparents an orphan), checked twice a second. */
-function whenParentExits(then: () => void): void {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    then();
-  }, 500);
-  timer.unref();
 }
 /* eslint-enable @typescript-eslint/no-require-imports */

@@ -5,6 +5,7 @@ import type { Database } from "../../db/database";
 import { firstPropertyGroup } from "../../data/stores/credentials";
 import { advanceReservation, changeGuest, propertyGroupList, simulationTargets, type SimulationTargets } from "../../data/stores/simulation";
 import { cliConfig, withDatabase } from "../database";
+import { stopWithNpmParent } from "../npm-parent";
 
 /** Rows picked at random to change; picked again when the stays run out of next statuses. */
 const TARGETS = 200;
@@ -18,6 +19,7 @@ export async function simulate(opts: { group?: string; rate: number; seconds?: n
     const stop = () => (stopped = true);
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
+    stopWithNpmParent(stop);
     const until = opts.seconds ? `for ${opts.seconds} s` : "until Ctrl-C";
     console.log(`simulating ${opts.rate} changes a second in group ${group} ${until}: reservations move on, guests change`);
     const counts = { reservation: 0, guest_profile: 0 };
