@@ -313,27 +313,32 @@ describe("gcs fixtures", () => {
        SELECT $1::uuid, $2::uuid, 'http://127.0.0.1:9/hooks', '{*}', '{}', $3, COALESCE(max(txid), 0), COALESCE(max(seq), 0) FROM events WHERE property_group_id = $2::uuid`,
       endpointId, group, seal(`whsec_${randomBytes(24).toString("base64")}`, endpointId, await deliverySecretKey(t.services.config, t.db.primary)),
     );
-    await gcs(["partners", "create", "--group", group, "--name", "my partner", "--scopes", "read:guests"]);
+    try {
+      await gcs(["partners", "create", "--group", group, "--name", "my partner", "--scopes", "read:guests"]);
 
-    const again = await gcsOutcome(["fixtures", "--out", out, "--seed", "41", "--guests", "12"]);
-    expect(again.code).toBe(0);
-    expect(again.stderr).toContain(
-      "kept 1 API key and 1 webhook endpoint made outside the fixtures (they work as before); removed with the replaced groups: 1 partner client and 0 MCP connectors (create them again)\n",
-    );
-    expect((await t.api.get("/v1/guests?limit=1").set("Authorization", auth)).status).toBe(200);
-    const endpoint = await t.api.get(`/v1/webhook-endpoints/${endpointId}`).set("Authorization", auth);
-    expect(endpoint.status).toBe(200);
-    // At the end of the reloaded log: the fixtures' events are not sent to it.
-    const [{ behind }] = await t.admin.$queryRawUnsafe<{ behind: number }[]>(
-      `SELECT count(*)::int AS behind FROM events e JOIN webhook_endpoints w ON w.id = $1::uuid
-       WHERE e.property_group_id = w.property_group_id AND (e.txid, e.seq) > (w.cursor_txid, w.cursor_seq)`,
-      endpointId,
-    );
-    expect(behind).toBe(0);
-    // The new manifest's keys are the fixtures' own, new ones.
-    const fixtureKey = JSON.parse(readFileSync(out, "utf8")).groups.A.credentials.api_key;
-    expect((await t.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${fixtureKey}`)).status).toBe(200);
-    rmSync(dir, { recursive: true, force: true });
+      const again = await gcsOutcome(["fixtures", "--out", out, "--seed", "41", "--guests", "12"]);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain(
+        "kept 1 API key and 1 webhook endpoint made outside the fixtures (they work as before); removed with the replaced groups: 1 partner client and 0 MCP connectors (create them again)\n",
+      );
+      expect((await t.api.get("/v1/guests?limit=1").set("Authorization", auth)).status).toBe(200);
+      const endpoint = await t.api.get(`/v1/webhook-endpoints/${endpointId}`).set("Authorization", auth);
+      expect(endpoint.status).toBe(200);
+      // At the end of the reloaded log: the fixtures' events are not sent to it.
+      const [{ behind }] = await t.admin.$queryRawUnsafe<{ behind: number }[]>(
+        `SELECT count(*)::int AS behind FROM events e JOIN webhook_endpoints w ON w.id = $1::uuid
+         WHERE e.property_group_id = w.property_group_id AND (e.txid, e.seq) > (w.cursor_txid, w.cursor_seq)`,
+        endpointId,
+      );
+      expect(behind).toBe(0);
+      // The new manifest's keys are the fixtures' own, new ones.
+      const fixtureKey = JSON.parse(readFileSync(out, "utf8")).groups.A.credentials.api_key;
+      expect((await t.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${fixtureKey}`)).status).toBe(200);
+    } finally {
+      // The secrets rotate test below counts every webhook secret of the database.
+      await t.admin.$executeRawUnsafe("DELETE FROM webhook_endpoints WHERE id = $1::uuid", endpointId);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("writes its manifest where git ignores it (the README's manifest.json)", async () => {
