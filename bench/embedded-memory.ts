@@ -155,7 +155,7 @@ async function startDemo(dataDir: string): Promise<Demo> {
   const banner = new Promise<{ key: string; ms: number }>((resolve) => {
     child.stdout!.on("data", (chunk) => {
       out += chunk;
-      const m = /Demo API key \(valid until the next start\): (gcs_\S+)/.exec(out);
+      const m = /Demo API key \([^)]*\): (gcs_\S+)/.exec(out);
       if (m) resolve({ key: m[1], ms: Date.now() - t0 });
     });
   });

@@ -24,16 +24,21 @@ function newestChange(dir) {
   return newest;
 }
 
+/** When the last `npm run build` finished (dist/.built, which it writes last), or undefined: never built, or a build that did not finish. */
+function builtAt(root) {
+  try {
+    return fs.statSync(path.join(root, "dist", ".built")).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
 /** "dist" or "source", with the reason when the choice is not the plain one. */
 function chooseEntry(root, env = process.env) {
   if (env.GCS_USE_SOURCE === "1") return { run: "source" };
   if (env.GCS_USE_SOURCE === "0") return { run: "dist" };
-  let built;
-  try {
-    built = fs.statSync(path.join(root, "dist", ".built")).mtimeMs;
-  } catch {
-    return { run: "source" }; // never built, or a build that did not finish
-  }
+  const built = builtAt(root);
+  if (built === undefined) return { run: "source" };
   if (newestChange(path.join(root, "src")) <= built) return { run: "dist" };
   return { run: "source", reason: "src/ changed after the last `npm run build`" };
 }
@@ -67,4 +72,4 @@ function resolveFrom(root, request) {
 
 if (require.main === module) main();
 
-module.exports = { chooseEntry };
+module.exports = { builtAt, chooseEntry };

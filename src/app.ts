@@ -4,7 +4,7 @@ import express, { type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { observeDatabase } from "./observability/metrics";
 import { gaugeReaders } from "./data/stores/gauges";
-import { mountGraphqlIde } from "./graphql/ide";
+import { mountGraphqlIde, mountGraphqlIdeOff } from "./graphql/ide";
 import { mountDashboard } from "./dashboard";
 import { buildSchema } from "./graphql/schema";
 import { prepareOperations, type PreparedOperations } from "./api/execute";
@@ -97,9 +97,10 @@ function mountHeaders(app: express.Express, services: Services) {
   if (cors) app.use(cors);
 }
 
-/** The GraphQL IDE and the dashboard, when on: before the rate limit, loading a page is no API request. */
+/** The GraphQL IDE (or the page saying it is off) and the dashboard: before the rate limit, loading a page is no API request. */
 function mountPages(app: express.Express, services: Services) {
   if (services.config.graphqlIde) mountGraphqlIde(app);
+  else mountGraphqlIdeOff(app);
   if (services.config.dashboard) mountDashboard(app);
 }
 

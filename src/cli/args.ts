@@ -20,6 +20,15 @@ export function integer(name: string, min: number): (value: string) => number {
   return (value) => atLeast(value, name, min);
 }
 
+/** A commander argument parser: an integer from min to max. */
+export function integerBetween(name: string, min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`${name} must be an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
 export function atLeast(value: string, name: string, min: number): number {
   const n = Number(value);
   if (value.trim() === "" || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${name} must be an integer ≥ ${min}`);

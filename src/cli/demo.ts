@@ -1,8 +1,11 @@
-// First start on the embedded database loads demo data; every embedded start prints a fresh demo
-// API key and a curl line that works. Only for the embedded default: never on a real server.
+// First start on the embedded database loads demo data; every embedded start prints the demo API
+// key and a curl line that works. Only for the embedded default: never on a real server.
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { deliverySecretKey } from "../delivery/run";
 import { createApiKey } from "../auth/credentials";
-import { firstPropertyGroup, hasPropertyGroups, revokeApiKeysNamed } from "../data/stores/credentials";
+import { firstPropertyGroup, hasPropertyGroups, isActiveApiKey, revokeApiKeysNamed } from "../data/stores/credentials";
+import { hashToken } from "../auth/secrets";
 import { ALL_SCOPES } from "../auth/scopes";
 import { resolveSessionKey } from "../auth/session";
 import { loadFixtures } from "../fixtures";
@@ -15,6 +18,12 @@ import { chooseLogFormat, createLogger, type Logger } from "../logger";
 import { acrossGroups } from "../db/session";
 
 const DEMO_KEY_NAME = "embedded demo key";
+/**
+ * The demo key's token, beside the database it opens (mode 600): a restart prints the same key, so
+ * the `export KEY=…` a reader ran and the webhook endpoints made with it keep working. Only a hash is
+ * in the database, so the token itself is kept here, as the embedded database's own secret.
+ */
+const DEMO_KEY_FILE = "gcs-demo-key";
 
 /**
  * `gcs serve`'s preparation of a new embedded data directory, in a child process (embedded/server.ts):
@@ -42,7 +51,7 @@ async function loadDemoData(prisma: Prisma, config: Config, logger: Pick<Logger,
   await loadFixtures(prisma, { seed: 1, guests: 300, sessionKey, deliveryKey: await deliverySecretKey(config, prisma), progress: (line) => logger.info(line) });
 }
 
-/** Loads the demo if needed and issues this start's demo key: the CLI's cross-group path (db/session.ts). */
+/** Loads the demo if needed and prints its key: the CLI's cross-group path (db/session.ts). */
 export function announceEmbeddedDemo(server: RunningServer): Promise<void> {
   return acrossGroups("CLI", () => announce(server));
 }
@@ -53,20 +62,39 @@ async function announce(server: RunningServer): Promise<void> {
   // Prepared before the server opened the directory; only a database emptied since has none.
   await loadDemoData(prisma, config, logger);
   const group = await firstPropertyGroup(prisma);
-  // One demo key at a time: the previous start's key stops working.
-  await revokeApiKeysNamed(prisma, DEMO_KEY_NAME);
-  const key = await createApiKey(prisma, { propertyGroupId: group.id, name: DEMO_KEY_NAME, scopes: ALL_SCOPES });
+  const token = await demoKey(prisma, config.dataDir, group.id);
   const base = `http://localhost:${server.port}`;
   process.stdout.write(
     [
       "",
       `Guest Context Service on the embedded database (${config.dataDir}), group "${group.name}" (id ${group.id}).`,
-      `Demo API key (valid until the next start): ${key.token}`,
+      `Demo API key (the same at every start, until revoked): ${token}`,
+      "The guides call it $KEY:",
+      `  export KEY=${token}`,
       "Try:",
-      `  curl -s -H "Authorization: Bearer ${key.token}" "${base}/v1/guests?limit=2"`,
+      `  curl -s -H "Authorization: Bearer ${token}" "${base}/v1/guests?limit=2"`,
       "A key of your own (other gcs commands use this running server's database):",
       `  npx gcs keys create --group ${group.id} --name "my key" --scopes read:guests,read:reservations`,
       "",
     ].join("\n") + "\n",
   );
+}
+
+/**
+ * The demo key kept in the data directory while it still works; else (first start, revoked, its group
+ * replaced) a new one, which replaces any other demo key. Other keys are never touched.
+ */
+async function demoKey(prisma: Prisma, dataDir: string, groupId: string): Promise<string> {
+  const file = path.join(dataDir, DEMO_KEY_FILE);
+  let kept: string | undefined;
+  try {
+    kept = readFileSync(file, "utf8").trim();
+  } catch {
+    kept = undefined; // first start
+  }
+  if (kept && (await isActiveApiKey(prisma, { tokenHash: hashToken(kept), name: DEMO_KEY_NAME, propertyGroupId: groupId }))) return kept;
+  await revokeApiKeysNamed(prisma, DEMO_KEY_NAME);
+  const key = await createApiKey(prisma, { propertyGroupId: groupId, name: DEMO_KEY_NAME, scopes: ALL_SCOPES });
+  writeFileSync(file, `${key.token}\n`, { mode: 0o600 });
+  return key.token;
 }

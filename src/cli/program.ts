@@ -4,7 +4,11 @@
 // is read only by the commands that use it, after parsing (a bad PORT never hides help).
 import { Command, Option } from "commander";
 import { ALL_SCOPES } from "../auth/scopes";
-import { integer, nonEmpty, scopeList, uuid } from "./args";
+import { integer, integerBetween, nonEmpty, scopeList, uuid } from "./args";
+
+/** `gcs simulate`'s bounds: one statement per change; a day at most (said here, where help is built without loading the command). */
+const SIMULATE_MAX_RATE = 100;
+const SIMULATE_MAX_SECONDS = 86_400;
 
 type Commands = {
   serve: typeof import("./commands/serve");
@@ -16,6 +20,7 @@ type Commands = {
   secrets: typeof import("./commands/secrets");
   connectors: typeof import("./commands/connectors");
   events: typeof import("./commands/events");
+  simulate: typeof import("./commands/simulate");
   demo: typeof import("./demo");
 };
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -29,6 +34,7 @@ const load = {
   secrets: () => require("./commands/secrets") as Commands["secrets"],
   connectors: () => require("./commands/connectors") as Commands["connectors"],
   events: () => require("./commands/events") as Commands["events"],
+  simulate: () => require("./commands/simulate") as Commands["simulate"],
   demo: () => require("./demo") as Commands["demo"],
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
@@ -177,12 +183,12 @@ export function buildProgram(version: string): Command {
     .action((opts: { group?: string; file?: string; json?: boolean }) => load.events().append(opts));
   program
     .command("simulate")
-    .description("append realistic activity (reservation and guest updates) to a group, for the demo")
-    .option("--group <uuid>", "the property group (default: the only one)", uuid("--group"))
-    .option("--rate <n>", "events per second", integer("--rate", 1), 5)
-    .option("--seconds <n>", "stop after this many seconds (default: until Ctrl-C)", integer("--seconds", 1))
-    .addHelpText("after", example("gcs simulate --rate 5"))
-    .action((opts: { group?: string; rate: number; seconds?: number }) => load.events().simulate(opts));
+    .description("change reservations and guests of a group as a property system would, each change with its event (the demo)")
+    .option("--group <uuid>", "the property group (default: the only one; on the embedded database, the demo's)", uuid("--group"))
+    .option("--rate <n>", `changes per second, 1 to ${SIMULATE_MAX_RATE}`, integerBetween("--rate", 1, SIMULATE_MAX_RATE), 5)
+    .option("--seconds <n>", `stop after this many seconds, 1 to ${SIMULATE_MAX_SECONDS} (default: until Ctrl-C)`, integerBetween("--seconds", 1, SIMULATE_MAX_SECONDS))
+    .addHelpText("after", example("gcs simulate --rate 5", "gcs simulate --group 0b6f…e1 --rate 20 --seconds 60"))
+    .action((opts: { group?: string; rate: number; seconds?: number }) => load.simulate().simulate(opts));
 
   requiredAfterUnknown(program);
   return program;

@@ -7,7 +7,7 @@
 // is off unless GCS_GRAPHQL_IDE=true asks for it, which then fails at start, saying so.
 import { createHash } from "node:crypto";
 import path from "node:path";
-import express, { type Express } from "express";
+import express, { type Express, type Request } from "express";
 import type { RuruClientConfig } from "ruru/server";
 
 /** Outside /graphql: the API paths answer `Cache-Control: no-store`, and these files never change. */
@@ -31,6 +31,33 @@ export function graphqlIdeInstalled(resolve: Resolve = require.resolve): boolean
 
 export const IDE_MISSING =
   "the GraphQL IDE is on (GCS_GRAPHQL_IDE=true) but ruru is not installed: it is a dev dependency, which `npm ci --omit=dev` leaves out; install the dev dependencies or set GCS_GRAPHQL_IDE=false";
+
+/**
+ * A browser opening /graphql: a GET of the path itself that prefers text/html. API clients
+ * (Accept: application/json, any type, or none) go on to the GraphQL endpoint.
+ */
+function asksForPage(req: Request): boolean {
+  return req.method === "GET" && req.path === "/" && req.accepts(["application/json", "application/graphql-response+json", "text/html"]) === "text/html";
+}
+
+export const IDE_OFF_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Guest Context Service · GraphQL</title></head>
+<body><h1>The GraphQL IDE is off on this server</h1>
+<p>It is off in production (NODE_ENV=production) unless GCS_GRAPHQL_IDE=true, which needs the dev dependencies installed.</p>
+<p>The GraphQL endpoint is here: send queries with <code>POST /graphql</code>, a JSON body and an <code>Authorization: Bearer</code> header.</p>
+</body></html>
+`;
+
+/**
+ * With the IDE off (production): a browser opening /graphql is told so, instead of the endpoint's
+ * refusal of a GET without a preflight header (Apollo's CSRF prevention), which reads as an error.
+ */
+export function mountGraphqlIdeOff(app: Express): void {
+  app.use("/graphql", (req, res, next) => {
+    if (!asksForPage(req)) return next();
+    res.status(404).type("html").send(IDE_OFF_PAGE);
+  });
+}
 
 export function mountGraphqlIde(app: Express, resolve: Resolve = require.resolve): void {
   if (!graphqlIdeInstalled(resolve)) throw new Error(IDE_MISSING);
@@ -63,10 +90,7 @@ export function mountGraphqlIde(app: Express, resolve: Resolve = require.resolve
 
   // Mounted like the endpoint itself (app.use): GET /graphql is the endpoint's too, for API clients.
   app.use("/graphql", (req, res, next) => {
-    if (req.method !== "GET" || req.path !== "/") return next();
-    // Browsers ask for text/html first; API clients (Accept: application/json, */* or none) go on to
-    // the GraphQL endpoint.
-    if (req.accepts(["application/json", "application/graphql-response+json", "text/html"]) !== "text/html") return next();
+    if (!asksForPage(req)) return next();
     res.set("Content-Security-Policy", policy).type("html").send(page);
   });
   const staticDir = path.join(path.dirname(resolve("ruru")), "..", "static");

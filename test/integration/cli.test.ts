@@ -14,7 +14,7 @@ import { deliverySecretKey, messageIdKey } from "../../src/delivery/run";
 import { messageIdOf } from "../../src/webhooks/sign";
 import { loadKeyring, open, seal } from "../../src/delivery/secret-box";
 import { startStandIn } from "../../src/delivery/standin";
-import { startTestApp, type TestApp } from "../helpers/app";
+import { cloneTemplateDatabase, startTestApp, type TestApp } from "../helpers/app";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "../..");
@@ -256,7 +256,7 @@ describe("gcs deliver --once", () => {
          VALUES ($1::uuid, 'reservation', $2::uuid, 'update', '{"status":"checked_in"}', now()) RETURNING seq::text AS seq`,
         group, randomUUID(),
       );
-      const { stdout } = await run(NODE, [GCS, "deliver", "--once"], {
+      const { stdout, stderr } = await run(NODE, [GCS, "deliver", "--once"], {
         cwd: ROOT,
         env: { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: "silent", GCS_WEBHOOKS_ALLOW_PRIVATE: "true" },
         timeout: 120_000,
@@ -268,7 +268,11 @@ describe("gcs deliver --once", () => {
       const tables = reports.filter((r) => !r.webhook && r.propertyGroupId === group);
       expect(tables.length).toBeGreaterThan(0);
       expect(tables.map((r) => r.outcome)).toEqual(tables.map(() => "delivered"));
-            expect(received.map((r) => r.headers["webhook-id"])).toEqual([messageIdOf(seq, await messageIdKey(t.db.primary))]);
+      // What the pass did, for people, on stderr (stdout stays JSON).
+      const flushed = reports.filter((r) => !r.webhook);
+      const bindings = `${flushed.length} destination binding${flushed.length === 1 ? "" : "s"}`;
+      expect(stderr).toBe(`one pass: ${bindings} (${flushed.filter((r) => r.outcome === "delivered").length} delivered), 1 webhook endpoint (1 event sent)\n`);
+      expect(received.map((r) => r.headers["webhook-id"])).toEqual([messageIdOf(seq, await messageIdKey(t.db.primary))]);
       // Verified as a receiver would, with the Standard Webhooks library.
       const payload = new Webhook(secret).verify(received[0].body, received[0].headers as Record<string, string>);
       expect(payload).toMatchObject({ type: "reservation.updated", data: { seq } });
@@ -301,12 +305,84 @@ describe("gcs fixtures", () => {
     expect(res.body.data[0].id).toBeDefined();
   });
 
+  it("keeps the API keys and webhook endpoints made outside the fixtures, and says what it could not keep", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "gcs-fixtures-keep-"));
+    const out = path.join(dir, "manifest.json");
+    await gcs(["fixtures", "--out", out, "--seed", "41", "--guests", "12"]);
+    const group = JSON.parse(readFileSync(out, "utf8")).groups.A.id as string;
+    const mine = JSON.parse((await gcs(["keys", "create", "--group", group, "--name", "my key", "--scopes", "read:guests,read:webhooks,write:webhooks", "--json"])).stdout);
+    const auth = `Bearer ${mine.key}`;
+    // An endpoint as POST /v1/webhook-endpoints makes it (inserted here: this app refuses loopback URLs).
+    const endpointId = randomUUID();
+    await t.admin.$executeRawUnsafe(
+      `INSERT INTO webhook_endpoints (id, property_group_id, url, topics, property_ids, secret_ciphertext, cursor_txid, cursor_seq)
+       SELECT $1::uuid, $2::uuid, 'http://127.0.0.1:9/hooks', '{*}', '{}', $3, COALESCE(max(txid), 0), COALESCE(max(seq), 0) FROM events WHERE property_group_id = $2::uuid`,
+      endpointId, group, seal(`whsec_${randomBytes(24).toString("base64")}`, endpointId, await deliverySecretKey(t.services.config, t.db.primary)),
+    );
+    try {
+      await gcs(["partners", "create", "--group", group, "--name", "my partner", "--scopes", "read:guests"]);
+
+      const again = await gcsOutcome(["fixtures", "--out", out, "--seed", "41", "--guests", "12"]);
+      expect(again.code).toBe(0);
+      expect(again.stderr).toContain(
+        "kept 1 API key and 1 webhook endpoint made outside the fixtures (they work as before); removed with the replaced groups: 1 partner client and 0 MCP connectors (create them again)\n",
+      );
+      expect((await t.api.get("/v1/guests?limit=1").set("Authorization", auth)).status).toBe(200);
+      const endpoint = await t.api.get(`/v1/webhook-endpoints/${endpointId}`).set("Authorization", auth);
+      expect(endpoint.status).toBe(200);
+      // At the end of the reloaded log: the fixtures' events are not sent to it.
+      const [{ behind }] = await t.admin.$queryRawUnsafe<{ behind: number }[]>(
+        `SELECT count(*)::int AS behind FROM events e JOIN webhook_endpoints w ON w.id = $1::uuid
+         WHERE e.property_group_id = w.property_group_id AND (e.txid, e.seq) > (w.cursor_txid, w.cursor_seq)`,
+        endpointId,
+      );
+      expect(behind).toBe(0);
+      // The new manifest's keys are the fixtures' own, new ones.
+      const fixtureKey = JSON.parse(readFileSync(out, "utf8")).groups.A.credentials.api_key;
+      expect((await t.api.get("/v1/guests?limit=1").set("Authorization", `Bearer ${fixtureKey}`)).status).toBe(200);
+    } finally {
+      // The secrets rotate test below counts every webhook secret of the database.
+      await t.admin.$executeRawUnsafe("DELETE FROM webhook_endpoints WHERE id = $1::uuid", endpointId);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("writes its manifest where git ignores it (the README's manifest.json)", async () => {
+    const { stdout } = await run("git", ["check-ignore", "-v", "manifest.json"], { cwd: ROOT });
+    expect(stdout).toMatch(/^\.gitignore:\d+:\/manifest\.json\tmanifest\.json$/m);
+  });
+
   it("exits non-zero with a one-line reason when the database cannot be reached", async () => {
     const err = await gcs(["fixtures", "--out", "/tmp/never.json"], "postgresql://postgres@127.0.0.1:1/nothing").catch((e) => e);
     expect(err.code).not.toBe(0);
     const lines = String(err.stderr).trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^gcs: .*database/);
+  });
+});
+
+describe("gcs says what happened when there was nothing to do", () => {
+  it("deliver --once with nothing due, and connectors list with none, each print one line saying so", async () => {
+    const clone = await cloneTemplateDatabase();
+    try {
+      const env = { ...process.env, DATABASE_URL: clone.url, LOG_LEVEL: "silent" };
+      const admin = await import("pg").then(({ Client }) => new Client({ connectionString: clone.url }));
+      await admin.connect();
+      await admin.query("TRUNCATE destination_bindings, webhook_endpoints, oauth_grants CASCADE");
+      await admin.end();
+      expect(await gcsOutcome(["deliver", "--once"], env)).toEqual({
+        code: 0,
+        stdout: "",
+        stderr: "one pass: nothing was due (no destination binding or webhook endpoint had anything to send)\n",
+      });
+      const group = t.manifest.groups.A.id;
+      const none = "one appears here when someone approves an AI client on the consent page (docs/mcp.md)";
+      expect(await gcsOutcome(["connectors", "list"], env)).toEqual({ code: 0, stdout: `no MCP connectors: ${none}\n`, stderr: "" });
+      expect(await gcsOutcome(["connectors", "list", "--group", group], env)).toEqual({ code: 0, stdout: `no MCP connectors in group ${group}: ${none}\n`, stderr: "" });
+      expect(await gcsOutcome(["connectors", "list", "--json"], env)).toEqual({ code: 0, stdout: "[]\n", stderr: "" });
+    } finally {
+      await clone.drop();
+    }
   });
 });
 

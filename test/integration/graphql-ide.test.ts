@@ -8,7 +8,7 @@ import type { BrowserContext } from "playwright-core";
 import request from "supertest";
 import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
-import { graphqlIdeInstalled, IDE_MISSING, mountGraphqlIde } from "../../src/graphql/ide";
+import { graphqlIdeInstalled, IDE_MISSING, IDE_OFF_PAGE, mountGraphqlIde } from "../../src/graphql/ide";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { launchChromium, type Chromium } from "../helpers/chromium";
 
@@ -62,6 +62,24 @@ describe("GET /graphql for a browser", () => {
       const page = await request(off.app).get("/graphql").set("Accept", HTML);
       expect(page.text).not.toContain("ruru");
       expect((await request(off.app).get("/graphql-ide/ruru.js")).status).toBe(404);
+    } finally {
+      await off.stop();
+    }
+  });
+
+  it("off (as in production), tells a browser opening /graphql so, not the endpoint's CSRF refusal; API clients still reach the endpoint", async () => {
+    expect(loadConfig({ NODE_ENV: "production" }).graphqlIde).toBe(false);
+    const off = await createApp({ ...t.services, config: { ...t.services.config, graphqlIde: false } });
+    try {
+      const page = await request(off.app).get("/graphql").set("Accept", HTML);
+      expect(page.status).toBe(404);
+      expect(page.headers["content-type"]).toMatch(/^text\/html/);
+      expect(page.text).toBe(IDE_OFF_PAGE);
+      expect(page.text).toContain("The GraphQL IDE is off on this server");
+      expect(page.text).toContain("NODE_ENV=production");
+      expect(page.text).not.toMatch(/csrf|preflight/i);
+      const api = await request(off.app).get("/graphql?query=%7B__typename%7D").set("Accept", "application/json").set("apollo-require-preflight", "1");
+      expect(api.status).toBe(401); // the endpoint itself, asking for a credential
     } finally {
       await off.stop();
     }

@@ -90,3 +90,26 @@ describe("the launcher without tsx (a production install)", () => {
     });
   });
 });
+
+describe("npm run start:production (the compiled service, as the image's CMD runs it)", () => {
+  const startProduction = () => {
+    cpSync(path.join(ROOT, "package.json"), at("package.json"));
+    for (const file of ["bin/gcs.js", "bin/check-build.js"]) cpSync(path.join(ROOT, file), at(file));
+    return spawnSync("npm", ["run", "--silent", "start:production"], { cwd: root, env: process.env, encoding: "utf8" });
+  };
+
+  it("without a build: one line saying what to run, exit code 1, no stack", () => {
+    write("dist/cli/main.js", 'console.log("dist");', 50); // a build that did not finish: no dist/.built
+    expect(startProduction()).toMatchObject({
+      status: 1,
+      stdout: "",
+      stderr: "gcs: no build in dist/: run `npm run build` first (npm run start:production runs the compiled service; npm start runs the source)\n",
+    });
+  });
+
+  it("with a build: runs dist/cli/main.js serve", () => {
+    write("dist/cli/main.js", 'console.log("dist", process.argv.slice(2).join(" "));', 50);
+    write("dist/.built", "", 50);
+    expect(startProduction()).toMatchObject({ status: 0, stdout: "dist serve\n", stderr: "" });
+  });
+});

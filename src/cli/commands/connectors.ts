@@ -19,6 +19,10 @@ export async function list(opts: { group?: string; json?: boolean }): Promise<vo
       })),
     );
   }
+  if (connectors.length === 0) {
+    const where = opts.group ? ` in group ${opts.group}` : "";
+    return console.log(`no MCP connectors${where}: one appears here when someone approves an AI client on the consent page (docs/mcp.md)`);
+  }
   for (const c of connectors) console.log(connectorLine(c));
 }
 

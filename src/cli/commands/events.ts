@@ -1,7 +1,7 @@
-// `gcs events append` and `gcs simulate` (issue 29): the documented ways to add events to the log
-// outside the upstream systems, for an operator's backfill, the tests and the demo.
+// `gcs events append` (issue 29): the documented way to add events to the log outside the upstream
+// systems, for an operator's backfill and the tests (`gcs simulate`, the demo, is commands/simulate.ts).
 import { readFileSync } from "node:fs";
-import { appendEvents, deltaSizeProblem, groupMembers, groupPropertyIds, onlyGroupId, simulationTargets, type NewEvent } from "../../data/stores/event-append";
+import { appendEvents, deltaSizeProblem, groupMembers, groupPropertyIds, onlyGroupId, type NewEvent } from "../../data/stores/event-append";
 import type { DataClient } from "../../data/client";
 import { jsonDepth, unstorableDetail, unstorablePath } from "../../graphql/text";
 import { INSTANT_HINT, instantOf, isUuid } from "../../validate";
@@ -115,44 +115,4 @@ function sqlState(err: unknown): string | undefined {
   const e = err as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | undefined;
   const code = e?.meta?.driverAdapterError?.cause?.originalCode ?? e?.code;
   return typeof code === "string" ? code : undefined;
-}
-
-const STATUSES = ["confirmed", "checked_in", "checked_out"];
-
-/** Appends realistic activity to a group at `rate` events per second until stopped (or `seconds`). */
-export async function simulate(opts: { group?: string; rate: number; seconds?: number }): Promise<void> {
-  const config = cliConfig();
-  await withDatabase(config, true, async (db) => {
-    const group = await groupOf(db.primary, opts.group);
-    const { guests, reservations } = await simulationTargets(db.primary, group, 200);
-    if (guests.length === 0) throw new Error(`group ${group} has no guests to simulate activity for`);
-    const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)];
-    const stopAt = opts.seconds ? Date.now() + opts.seconds * 1000 : Infinity;
-    let stopped = false;
-    const stop = () => (stopped = true);
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    console.log(`simulating ${opts.rate} events/s in group ${group} (Ctrl-C to stop)`);
-    let sent = 0;
-    const started = Date.now();
-    while (!stopped && Date.now() < stopAt) {
-      const due = Math.floor(((Date.now() - started) / 1000) * opts.rate) + 1 - sent;
-      const batch: NewEvent[] = [];
-      for (let i = 0; i < due; i++) {
-        const r = reservations.length > 0 && Math.random() < 0.5 ? pick(reservations) : undefined;
-        if (r) {
-          batch.push({ entityType: "reservation", entityId: r.id, operation: "update", delta: { status: pick(STATUSES) }, occurredAt: new Date(), guestProfileId: r.guestProfileId, propertyId: r.propertyId, integrationId: null });
-        } else {
-          const g = pick(guests);
-          batch.push({ entityType: "guest_profile", entityId: g.id, operation: "update", delta: { vip_code: pick(["VIP1", "VIP2", "VIP3", null]) }, occurredAt: new Date(), guestProfileId: g.id, propertyId: g.propertyId, integrationId: null });
-        }
-      }
-      if (batch.length > 0) {
-        await appendEvents(db.primary, group, batch);
-        sent += batch.length;
-      }
-      await new Promise((r) => setTimeout(r, Math.max(20, 1000 / opts.rate)));
-    }
-    console.log(`appended ${sent} events`);
-  });
 }

@@ -4,6 +4,7 @@ import { resolveSessionKey } from "../../auth/session";
 import { deliverySecretKey } from "../../delivery/run";
 import { loadFixtures, MIN_GUESTS, streamProgress } from "../../fixtures";
 import { refreshRollups } from "../../rollups/refresh";
+import { restoreCredentials, snapshotCredentials, type KeptCredentials } from "../../data/stores/kept-credentials";
 import { atLeast } from "../args";
 import { cliConfig, withDatabase } from "../database";
 
@@ -13,6 +14,9 @@ export async function fixtures(opts: { out: string; seed: number; guests: string
   const config = cliConfig();
   await withDatabase(config, true, async (db) => {
     const started = Date.now();
+    // The groups are replaced with every row they hold: keys and webhook endpoints made outside the
+    // fixtures (a running demo's key, a reader's own) are put back, and the rest is said.
+    const snapshot = await snapshotCredentials(db.primary);
     const manifest = await loadFixtures(db.primary, {
       seed: opts.seed,
       guests,
@@ -23,6 +27,8 @@ export async function fixtures(opts: { out: string; seed: number; guests: string
       // PGlite has one connection; on PostgreSQL groups A and B load side by side.
       concurrency: db.embedded ? 1 : 2,
     });
+    const kept = await restoreCredentials(db.primary, snapshot);
+    if (kept.apiKeys + kept.webhookEndpoints + kept.partnersRemoved + kept.connectorsRemoved > 0) console.error(keptLine(kept));
     // Dashboard rollups built now, so that a server started on this data answers from them at once.
     const rollupsStarted = Date.now();
     await refreshRollups(db);
@@ -31,4 +37,11 @@ export async function fixtures(opts: { out: string; seed: number; guests: string
     writeFileSync(out, JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
     console.error(`fixtures loaded in ${((Date.now() - started) / 1000).toFixed(1)}s; manifest written to ${out}`);
   });
+}
+
+function keptLine(k: KeptCredentials): string {
+  const n = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+  const kept = `kept ${n(k.apiKeys, "API key", "API keys")} and ${n(k.webhookEndpoints, "webhook endpoint", "webhook endpoints")} made outside the fixtures (they work as before)`;
+  if (k.partnersRemoved + k.connectorsRemoved === 0) return kept;
+  return `${kept}; removed with the replaced groups: ${n(k.partnersRemoved, "partner client", "partner clients")} and ${n(k.connectorsRemoved, "MCP connector", "MCP connectors")} (create them again)`;
 }

@@ -3,6 +3,7 @@ import { loadConfig } from "../../config";
 import { serveEmbeddedToLocalTools } from "../../embedded/server";
 import { assertDeliveryKeyConfigured } from "../../delivery/run";
 import { PREPARE_EMBEDDED_COMMAND } from "../program";
+import { stopWithNpmParent } from "../npm-parent";
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 export async function serve(): Promise<never> {
@@ -19,7 +20,9 @@ export async function serve(): Promise<never> {
   });
   // Drain (server.ts): readyz 503, stop accepting, finish requests in flight and the delivery batch,
   // exit 0 within GCS_SHUTDOWN_TIMEOUT_MS. A second signal ends the process at once.
+  let stopping = false;
   const shutdown = (signal: string) => {
+    stopping = true;
     server.services.logger.info({ signal, timeoutMs: config.http.shutdownTimeoutMs }, "shutting down: draining");
     server.stop().then(
       () => process.exit(0),
@@ -31,6 +34,7 @@ export async function serve(): Promise<never> {
   };
   process.once("SIGINT", shutdown);
   process.once("SIGTERM", shutdown);
+  stopWithNpmParent(() => stopping || shutdown("npm exited"));
   return new Promise<never>(() => undefined); // runs until a signal
 }
 /* eslint-enable @typescript-eslint/no-require-imports */

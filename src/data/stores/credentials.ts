@@ -92,9 +92,14 @@ export function listApiKeys(prisma: PrismaClient, propertyGroupId?: string) {
   });
 }
 
-/** Revokes every unrevoked key with this name (the embedded demo's key of the previous start). */
+/** Revokes every unrevoked key with this name (an embedded demo key whose token is no longer known). */
 export async function revokeApiKeysNamed(prisma: PrismaClient, name: string): Promise<void> {
   await prisma.apiKey.updateMany({ where: { name, revokedAt: null }, data: { revokedAt: new Date() } });
+}
+
+/** Whether an unrevoked key with this hash and name belongs to the group (the embedded demo's kept key). */
+export async function isActiveApiKey(prisma: PrismaClient, where: { tokenHash: string; name: string; propertyGroupId: string }): Promise<boolean> {
+  return (await prisma.apiKey.count({ where: { ...where, revokedAt: null } })) === 1;
 }
 
 export async function hasPropertyGroups(prisma: PrismaClient): Promise<boolean> {

@@ -1,7 +1,8 @@
 // Appending to the event log from outside the API (issue 29): `gcs events append` (an operator's
-// backfill, and the tests) and `gcs simulate` (the demo). The API itself stays read-only; these are
-// the documented way new events reach the log besides the upstream systems (and the fixture loader,
-// whose deltas are its own few fields). Both go through appendEvents, which holds the size bound.
+// backfill, and the tests). The API itself stays read-only; this is the documented way new events
+// reach the log besides the upstream systems (`gcs simulate`, the demo, writes rows with their
+// events: simulation.ts; the fixture loader, whose deltas are its own few fields). appendEvents
+// holds the size bound of one event.
 import { Prisma, type PrismaClient } from "../../generated/prisma/client";
 
 export interface NewEvent {
@@ -83,14 +84,4 @@ export async function groupPropertyIds(db: PrismaClient, propertyGroupId: string
 export async function onlyGroupId(db: PrismaClient): Promise<string | undefined> {
   const rows = await db.$queryRaw<{ id: string }[]>`SELECT id::text FROM property_groups LIMIT 2`;
   return rows.length === 1 ? rows[0].id : undefined;
-}
-
-/** Up to `n` random guest profiles and reservations of the group: what the simulator changes. */
-export async function simulationTargets(db: PrismaClient, propertyGroupId: string, n: number) {
-  const guests = await db.$queryRaw<{ id: string; propertyId: string | null }[]>`
-    SELECT id::text, property_id::text AS "propertyId" FROM guest_profiles WHERE property_group_id = ${propertyGroupId}::uuid ORDER BY random() LIMIT ${n}`;
-  const reservations = await db.$queryRaw<{ id: string; guestProfileId: string | null; propertyId: string; status: string }[]>`
-    SELECT id::text, guest_profile_id::text AS "guestProfileId", property_id::text AS "propertyId", status::text AS status
-    FROM reservations WHERE property_group_id = ${propertyGroupId}::uuid ORDER BY random() LIMIT ${n}`;
-  return { guests, reservations };
 }
