@@ -27,7 +27,7 @@ const positionOf = (key: CursorKey): Position => [BigInt(key[0]), BigInt(key[1])
 const keyOf = (p: Position): CursorKey => [p[0].toString(), p[1].toString()];
 const compare = (a: Position, b: Position) => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] === b[1] ? 0 : a[1] < b[1] ? -1 : 1);
 
-/** Rows per statement, when catching up and for the feed. */
+/** Rows per statement, when catching up and for the feed; each read also stops at STREAM_BUFFER_BYTES. */
 const BATCH = 500;
 
 /**
@@ -108,8 +108,8 @@ class GroupFeed {
       while (full && !this.stopped) {
         const from = this.db.readerPool;
         const data = createData(this.db, { propertyGroupId: this.groupId, propertyId: null });
-        const rows = await data.events.timeline({}, keyOf(this.position), BATCH);
-        full = rows.length === BATCH;
+        const { rows, more } = await data.events.timelineWithin({}, keyOf(this.position), BATCH, STREAM_BUFFER_BYTES);
+        full = more;
         if (rows.length > 0) await this.refresh();
         this.handOut(rows, from);
       }
@@ -173,14 +173,14 @@ export class EventHub {
    * held while the client drains: they are read again after `member.after`.
    */
   private async catchUp(scope: Scope, filter: EventFilter, member: Member): Promise<boolean> {
-    const rows = await createData(this.db, scope).events.timeline(filter, keyOf(member.after), BATCH);
+    const { rows, more } = await createData(this.db, scope).events.timelineWithin(filter, keyOf(member.after), BATCH, STREAM_BUFFER_BYTES);
     if (member.sink.closed) return false;
     let sent = 0;
     for (; sent < rows.length && !member.sink.full; sent++) {
       member.after = positionOf(eventKeyOf(rows[sent]));
       member.sink.send(rows[sent]);
     }
-    return sent === rows.length && rows.length < BATCH;
+    return sent === rows.length && !more;
   }
 
   /**
