@@ -76,9 +76,10 @@ export interface EventStreamItem {
 }
 
 /**
- * Subscription.events: the timeline after `after` (else from the end of the log now), one item per
- * event with its cursor, bound like GET /v1/events (same filter and property) so the cursors of
- * the two are interchangeable.
+ * Subscription.events: the timeline after `after` (else from the end of the log, as the group's poll
+ * has it), one item per event with its cursor, bound like GET /v1/events (same filter and property)
+ * so the cursors of the two are interchangeable. The rows come from the app's hub into the stream's
+ * sink; the items go out as fast as the writer asks for them.
  */
 export async function subscribeEvents(args: { filter?: EventFilter | null; after?: string | null }, ctx: RequestContext): Promise<AsyncIterable<EventStreamItem>> {
   const live = (ctx as Partial<LiveContext>).live;

@@ -1,5 +1,5 @@
 // One reader of the event timeline per group and instance, fanned out to that group's open streams
-// (GET /v1/events/stream, issue 29).
+// (GET /v1/events/stream and /graphql/stream subscriptions, issues 29 and 40).
 //
 // A stream first catches up on its own: the timeline (data/events.ts) with its filters after its
 // cursor, like GET /v1/events, until it has seen everything up to the feed's position. Then it joins
