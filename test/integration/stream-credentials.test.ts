@@ -1,15 +1,19 @@
 // Issue 40: an open stream ends when its credential stops opening it. A key revoked with
 // `gcs keys revoke` ends its open GET /v1/events/stream and /graphql/stream streams on two instances
 // (this process's app and a `gcs serve` process, one database) within 5 s; a session JWT's streams
-// end at its expiry; a key that loses read:events ends with 403. The time from the revocation to
-// each stream's end is measured and printed.
+// end at its expiry; a key that loses read:events ends with 403; a client that is not reading is
+// disconnected. The time from the revocation's commit to each stream's end is measured and printed.
 import { execFile } from "node:child_process";
+import http, { type IncomingMessage } from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "pg";
 import { createClient } from "graphql-sse";
 import { createApiKey } from "../../src/auth/credentials";
+import { hashToken } from "../../src/auth/secrets";
 import { SESSION_CLOCK_SKEW_S, issueSessionToken } from "../../src/auth/session";
+import { findTokensByHash } from "../../src/data/stores/credentials";
+import { acrossGroups } from "../../src/db/session";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { serve, stopProcess, type ServeProcess } from "../helpers/serve";
 import { openStream, seqOf, type SseStream } from "../helpers/sse";
@@ -79,16 +83,18 @@ async function until(check: () => boolean, ms = 15_000) {
   }
 }
 
-async function append(): Promise<string> {
+/** Appends `n` events with a delta of about `size` bytes; the last one's seq. */
+async function append(n = 1, size = 0): Promise<string> {
   const c = new Client({ connectionString: t.databaseUrl });
   await c.connect();
   try {
     const { rows } = await c.query(
       `INSERT INTO events (property_group_id, entity_type, entity_id, property_id, operation, delta, occurred_at)
-       VALUES ($1, 'reservation', gen_random_uuid(), $2, 'update', '{}', now()) RETURNING seq::text`,
-      [A().id, A().properties[0]],
+       SELECT $1, 'reservation', gen_random_uuid(), $2, 'update', jsonb_build_object('blob', repeat('x', $3::int)), now() FROM generate_series(1, $4::int)
+       RETURNING seq::text`,
+      [A().id, A().properties[0], size, n],
     );
-    return rows[0].seq;
+    return rows[rows.length - 1].seq;
   } finally {
     await c.end();
   }
@@ -106,6 +112,24 @@ async function openEverywhere(token: string) {
   return { rest, graphql };
 }
 
+/** A client that sends its request and never reads. */
+function neverReading(base: string, token: string, door: "rest" | "graphql"): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const graphql = door === "graphql";
+    const req = http.request(`${base}${graphql ? "/graphql/stream" : "/v1/events/stream"}`, {
+      method: graphql ? "POST" : "GET",
+      headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream", ...(graphql ? { "Content-Type": "application/json" } : {}) },
+    });
+    req.on("error", reject);
+    req.on("response", (res) => {
+      res.pause();
+      res.on("error", () => undefined);
+      resolve(res);
+    });
+    req.end(graphql ? JSON.stringify({ query: EVENTS }) : undefined);
+  });
+}
+
 /** The error event a REST stream ended with. */
 const errorOf = (s: SseStream) => JSON.parse(s.events.find((e) => e.event === "error")!.data!);
 
@@ -114,13 +138,20 @@ describe("streams end when their credential stops opening them", () => {
     const key = await createApiKey(t.admin, { propertyGroupId: A().id, name: "revoked while streaming", scopes: ["read:events"] });
     const { rest, graphql } = await openEverywhere(key.token);
 
+    // Two clients that do not read while 8 MB of events come.
+    const stalled = [await neverReading(one.base, key.token, "rest"), await neverReading(two.url, key.token, "graphql")];
+    await new Promise((r) => setTimeout(r, 300));
+    await append(64, 128 * 1024);
+    await new Promise((r) => setTimeout(r, 1_000));
+
     await promisify(execFile)(NODE, [path.join(ROOT, "bin/gcs.js"), "keys", "revoke", key.id], { cwd: ROOT, env: { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: "silent" } });
-    const revokedAt = Date.now();
+    // The revocation's commit, by the CLI process's clock (this machine's).
+    const revokedAt = (await t.admin.apiKey.findUniqueOrThrow({ where: { id: key.id } })).revokedAt!.getTime();
     await until(() => rest.every((s) => s.endedAt) && graphql.every((s) => s.endedAt), BOUND_MS + 2_000);
     const late = await append(); // after the revocation: no stream may get it
 
     const took = [...rest, ...graphql].map((s) => s.endedAt! - revokedAt);
-    console.log(`revoked key: streams ended ${took.join(", ")} ms after \`gcs keys revoke\` returned (REST one, REST two, GraphQL one, GraphQL two)`);
+    console.log(`revoked key: streams ended ${took.join(", ")} ms after the revocation's commit (REST one, REST two, GraphQL one, GraphQL two)`);
     for (const ms of took) expect(ms).toBeLessThanOrEqual(BOUND_MS);
     for (const s of rest) {
       expect(errorOf(s)).toEqual({ error: "unauthorized", detail: "the bearer token is unknown or revoked" });
@@ -132,12 +163,41 @@ describe("streams end when their credential stops opening them", () => {
     await new Promise((r) => setTimeout(r, 300));
     for (const s of rest) expect(s.events.map((e) => (e.event === "error" ? "error" : seqOf(e)))).not.toContain(late);
     for (const s of graphql) expect(s.seqs).not.toContain(late);
+    // The stalled clients read now: what was sent before the end (the error last, or cut off when the
+    // server held a full buffer for them), then the end; never the event appended after it.
+    const stalledText = await Promise.all(stalled.map((res) => new Promise<string>((resolve) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.once("close", () => resolve(text));
+      res.resume();
+    })));
+    for (const text of stalledText) expect(text).not.toContain(`"seq":"${late}"`);
     // And a new stream is refused, as any request.
     const again = await openStream(two.url, key.token);
     expect(again.status).toBe(401);
     for (const s of [...rest, again]) s.close();
     for (const s of graphql) s.close();
+    for (const res of stalled) res.destroy();
   }, 60_000);
+
+  it("checks the tokens of every open stream of an instance in one statement (1,000 tokens timed)", async () => {
+    const known = [
+      { kind: "api_key" as const, hash: hashToken(A().credentials.api_key) },
+      { kind: "api_key" as const, hash: hashToken(t.manifest.revoked_api_key) },
+    ];
+    const unknown = Array.from({ length: 998 }, (_, i) => ({ kind: (["api_key", "partner", "static", "mcp"] as const)[i % 4], hash: hashToken(`gcs_unknown_${i}`) }));
+    const statements: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const started = performance.now();
+      const rows = await acrossGroups("credential lookup", () => findTokensByHash(t.db.readerPool, [...known, ...unknown]));
+      statements.push(performance.now() - started);
+      expect([...rows.keys()].sort()).toEqual(known.map((k) => k.hash).sort());
+      expect(rows.get(known[0].hash)).toMatchObject({ revoked: false, expired: false, property_group_id: A().id });
+      expect(rows.get(known[1].hash)).toMatchObject({ revoked: true });
+    }
+    console.log(`the credentials check with 1,000 tokens: ${statements.map((ms) => ms.toFixed(1)).join(", ")} ms a statement`);
+  });
 
   it("a session JWT's streams end when a request with it is first refused: its exp, with the 60 s clock tolerance", async () => {
     const key = await t.services.sessionKey();
