@@ -333,7 +333,7 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     return { args, ctx, sink, scope, release };
   }
 
-  /** The protocol's parameters, or a refusal (400 invalid_request, 415 for a body that is not JSON). */
+  /** The protocol's parameters, or a refusal (400 invalid_request). */
   function paramsOf(req: Request): RequestParams | Refusal {
     let params: Record<string, unknown>;
     if (req.method === "GET") {
@@ -349,7 +349,7 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
         }
       }
     } else {
-      if (!req.is("application/json")) return [JSON.stringify({ errors: [{ message: "send the request as application/json", extensions: { code: "invalid_request" } }] }), { status: 415, headers: { "content-type": "application/json; charset=utf-8" } }];
+      // Parsed by the mount's jsonBody, which answers a body of another type 415 itself.
       if (typeof req.body !== "object" || req.body === null || Array.isArray(req.body)) return refuse(req, invalidRequest("the body must be a JSON object"));
       params = req.body as Record<string, unknown>;
     }
