@@ -134,10 +134,10 @@ describe("what a stream costs its instance", () => {
       );
       // Each holds at most STREAM_BUFFER_BYTES and one event (what the kernel's socket buffer takes
       // is not the process's), read in statements of at most as much; the rest is the garbage of those
-      // reads before the heap is collected (about 5 MB a stream here; 38 MB when every stream held
-      // the whole backlog).
+      // reads before the heap is collected (3.4 to 5.7 MB a stream over four runs here; 38 MB when
+      // every stream held the whole backlog).
       expect(STREAM_BUFFER_BYTES).toBe(1 * MB);
-      expect(growth).toBeLessThan(20 * 8 * MB);
+      expect(growth).toBeLessThan(20 * 12 * MB);
 
       // And each catches up once its client reads: everything after the old cursor, once, in order.
       const [rest, graphql] = clients;
