@@ -9,7 +9,7 @@ import { mountDashboard } from "./dashboard";
 import { buildSchema } from "./graphql/schema";
 import { prepareOperations, type PreparedOperations } from "./api/execute";
 import { createRestRouter } from "./rest/router";
-import { closeStreams, eventStreamHandler } from "./streams/event-stream";
+import { closeStreams, eventStreamHandler, liveStreams, type LiveStreams } from "./streams/event-stream";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
 import { corsFor, securityHeaders } from "./http/headers";
@@ -69,9 +69,11 @@ export async function createApp(services: Services): Promise<App> {
   mountPages(app, services);
   const limiter = mountLimits(app, services);
   mountHealth(app, services, faults, () => draining);
-  const graphql = await mountGraphql(app, services, schema, faults);
+  // One event hub and one check of open streams' credentials for both doors.
+  const live = liveStreams(services);
+  const graphql = await mountGraphql(app, services, schema, faults, live);
   const oauth = mountOauth(app, services);
-  mountRest(app, services, schema, operations);
+  mountRest(app, services, schema, operations, live);
   mountMcp(app, services, schema, operations, oauth.resourceMetadataUrl, limiter);
   mountReference(app);
   mountFallbacks(app);
@@ -85,6 +87,7 @@ export async function createApp(services: Services): Promise<App> {
     },
     stop: async () => {
       unobserve();
+      live.stop();
       await graphql.stop();
       await limiter?.stop();
     },
@@ -148,10 +151,10 @@ function mountOauth(app: express.Express, services: Services) {
   return oauth;
 }
 
-function mountRest(app: express.Express, services: Services, schema: GraphQLSchema, operations: PreparedOperations) {
+function mountRest(app: express.Express, services: Services, schema: GraphQLSchema, operations: PreparedOperations, live: LiveStreams) {
   app.use("/v1", jsonBody("256kb"));
   app.use(createRestRouter(services, schema, operations)); // route paths include /v1
-  app.get("/v1/events/stream", eventStreamHandler(services)); // Server-Sent Events (src/streams/event-stream.ts)
+  app.get("/v1/events/stream", eventStreamHandler(services, live)); // Server-Sent Events (src/streams/event-stream.ts)
 }
 
 function mountMcp(

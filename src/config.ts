@@ -93,6 +93,9 @@ const envSchema = z.object({
   GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
   GCS_STREAM_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   GCS_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(1000).max(300_000).default(15_000),
+  // How often each instance checks the credentials of its open streams (src/streams/credential-watch.ts):
+  // a revoked or expired one ends its streams within this plus one statement; at most 5 s, the documented bound.
+  GCS_STREAM_CREDENTIAL_CHECK_MS: z.coerce.number().int().min(50).max(5000).default(2000),
   // Key that seals destination connection secrets (src/delivery/secret-box.ts): a raw 32-byte key
   // as `base64:…` or 64 hex chars, or a passphrase. Unset: generated once and kept in the database,
   // fine for the embedded demo and tests; NODE_ENV=production refuses to serve or deliver without it.
@@ -239,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxPerCredential: e.GCS_STREAM_MAX_PER_CREDENTIAL,
       pollMs: e.GCS_STREAM_POLL_MS,
       heartbeatMs: e.GCS_STREAM_HEARTBEAT_MS,
+      credentialCheckMs: e.GCS_STREAM_CREDENTIAL_CHECK_MS,
     },
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
     rowSecurity: e.GCS_ROW_SECURITY === "true",

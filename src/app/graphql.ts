@@ -20,11 +20,12 @@ import { loadTrustedDocuments, trustedDocumentsPlugin } from "../graphql/trusted
 import { RETRY_AFTER_SECONDS, type DatabaseFaults } from "../db/faults";
 import type { Logger } from "../logger";
 import type { Services } from "../services";
+import type { LiveStreams } from "../streams/event-stream";
 import { jsonBody } from "./body";
 
-export async function mountGraphql(app: express.Express, services: Services, schema: GraphQLSchema, faults: DatabaseFaults) {
+export async function mountGraphql(app: express.Express, services: Services, schema: GraphQLSchema, faults: DatabaseFaults, live: LiveStreams) {
   // GraphQL subscriptions over Server-Sent Events (graphql/stream.ts), before Apollo's /graphql mount would take the path.
-  const graphqlSse = graphqlStream(services, schema);
+  const graphqlSse = graphqlStream(services, schema, live);
   app.use(GRAPHQL_STREAM_PATH, jsonBody("1mb"), graphqlSse.handler);
 
   // Read at start-up, so a missing or malformed allow-list stops the service instead of a request.

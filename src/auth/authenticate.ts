@@ -2,7 +2,7 @@
 // (REST, GraphQL, MCP) decides which kinds it accepts (spec section 5).
 import type { Pool } from "pg";
 import type { DataClient as PrismaClient } from "../data/client";
-import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind } from "../data/stores/credentials";
+import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind, type TokenRow } from "../data/stores/credentials";
 import { timed } from "../observability/request";
 import { echo, forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
 import { ROLE_SCOPES } from "./scopes";
@@ -73,14 +73,23 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
     return { kind: "session", id: claims.userId, propertyGroupId: groupId, pinnedPropertyId: null, scopes: new Set(scopes) };
   }
 
-  const kind: OpaqueKind = token.startsWith(API_KEY_PREFIX)
-    ? "api_key"
-    : token.startsWith(PARTNER_TOKEN_PREFIX)
-      ? "partner"
-      : token.startsWith(MCP_TOKEN_PREFIX)
-        ? "mcp"
-        : "static";
-  const row = await findTokenByHash(deps.pool, kind, hashToken(token));
+  const kind = opaqueKindOf(token);
+  return credentialOfRow(kind, await findTokenByHash(deps.pool, kind, hashToken(token)));
+}
+
+/** The kind of an opaque (not JWT) token, by its prefix. */
+export function opaqueKindOf(token: string): OpaqueTokenKind {
+  if (token.startsWith(API_KEY_PREFIX)) return "api_key";
+  if (token.startsWith(PARTNER_TOKEN_PREFIX)) return "partner";
+  if (token.startsWith(MCP_TOKEN_PREFIX)) return "mcp";
+  return "static";
+}
+
+/**
+ * A token's row as the credential it grants, or the error a request with it gets: a request's lookup
+ * and the check of open streams' credentials (streams/credential-watch.ts) decide alike.
+ */
+export function credentialOfRow(kind: OpaqueTokenKind, row: TokenRow | undefined): Credential {
   if (!row || row.revoked) throw unknownToken();
   if (row.expired) throw unauthorized(`${EXPIRING[kind]} has expired`);
   return { kind, id: row.id, propertyGroupId: row.property_group_id, pinnedPropertyId: row.property_id, scopes: row.scopes };

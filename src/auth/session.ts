@@ -1,5 +1,5 @@
 // Web-app session JWTs (HS256). Organisation and role come only from verified claims.
-import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
+import { SignJWT, decodeJwt, jwtVerify, errors as joseErrors } from "jose";
 import type { DataClient as PrismaClient } from "../data/client";
 import { serviceSecret } from "../db/service-secrets";
 import { unauthorized } from "../errors";
@@ -76,6 +76,15 @@ export async function verifySessionToken(cfg: SessionKeyConfig, token: string): 
     if (err instanceof joseErrors.JOSEError) throw unauthorized("session token is not valid");
     throw err;
   }
+}
+
+/**
+ * When a request with this (verified) session token is first refused as expired, in ms: its exp plus
+ * the clock tolerance verifySessionToken allows. An open event stream ends then (streams/credential-watch.ts).
+ */
+export function sessionRefusedAt(token: string): number {
+  const { exp } = decodeJwt(token);
+  return ((exp ?? 0) + SESSION_CLOCK_SKEW_S) * 1000;
 }
 
 /** The configured session key, or the one the service generated and keeps in the database. */

@@ -10,7 +10,7 @@ import type { Scope } from "./scope";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
 import type { Readers } from "./readers";
-import { anyOf, columns, equals, join, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
+import { anyOf, columns, equals, join, raw, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 import { guestConditions, guestIdsOfMaster } from "./where";
 import { Event, type RowOf } from "./models";
 
@@ -25,6 +25,8 @@ export interface EventFilter {
 export type EventRow = RowOf<typeof Event>;
 
 const EVENT_ROW: RowShape = Event.row;
+/** The row's fields as named in a subquery of the select list (timelineWithin). */
+const PAGE_FIELDS = raw(Object.keys(EVENT_ROW).map((field) => `page."${field}"`).join(", "));
 
 /** The timeline's position: (txid, seq). */
 export const eventKeyOf = (e: EventRow): CursorKey => [e.txid, e.seq];
@@ -92,6 +94,26 @@ export function events(r: Readers) {
         // (an entity type alone) keeps a fresh plan: kept, it read 421,000 rows for a rare type.
         prepare: filter.guestProfileId != null || filter.masterProfileId != null,
       });
+    },
+
+    /**
+     * The timeline's next rows as `timeline` reads them, stopped once they hold `maxBytes` of
+     * delta (as JSON text): the first row always, so at most `maxBytes` plus one event. For the
+     * event streams (streams/event-hub.ts), whose reads must be bounded in bytes, not rows: one event
+     * may be megabytes. `more`: rows may follow (the page was full, or cut at `maxBytes`).
+     */
+    async timelineWithin(filter: EventFilter, after: CursorKey | null, take: number, maxBytes: number): Promise<{ rows: EventRow[]; more: boolean }> {
+      const where = await conditions(filter);
+      if (!where) return { rows: [], more: false };
+      // The running size is a window over the page's own rows (LIMIT bounds the read first: the
+      // window runs as the index scan yields, in order); the page is counted before it is cut.
+      const rows = await r.sql.query<EventRow & { pageRows: string }>((scoped) => sql`WITH page AS (
+          SELECT ${selectList("Event", EVENT_ROW)}, sum(octet_length(t.delta::text)) OVER (ORDER BY ${c("txid")}, ${c("seq")}) - octet_length(t.delta::text) AS bytes_before
+          FROM events t WHERE ${join([scoped("Event", "t"), ...where, FINISHED, afterKey(after)].filter((w): w is Sql => w !== undefined), " AND ")}
+          ORDER BY ${c("txid")}, ${c("seq")} LIMIT ${take})
+        SELECT ${PAGE_FIELDS}, (SELECT count(*) FROM page)::text AS "pageRows" FROM page WHERE bytes_before < ${maxBytes} ORDER BY bytes_before`);
+      const pageRows = rows.length > 0 ? Number(rows[0].pageRows) : 0;
+      return { rows, more: pageRows === take || rows.length < pageRows };
     },
 
     /**

@@ -1,5 +1,5 @@
 // One reader of the event timeline per group and instance, fanned out to that group's open streams
-// (GET /v1/events/stream, issue 29).
+// (GET /v1/events/stream and /graphql/stream subscriptions, issues 29 and 40).
 //
 // A stream first catches up on its own: the timeline (data/events.ts) with its filters after its
 // cursor, like GET /v1/events, until it has seen everything up to the feed's position. Then it joins
@@ -8,9 +8,11 @@
 // scope select it (events.matcher, the same test as the timeline's SQL). Rows arrive in timeline
 // order, each once: the feed's position moves in the same synchronous step that hands rows out, and
 // a stream joins only when it has seen everything up to that position, read from the same server (a
-// replica may lag the primary the feed read). A stream whose client is not reading leaves the feed
-// and catches up on its own once the client drains, so a slow client holds at most one poll's rows
-// beyond its socket's buffer and never slows the others.
+// replica may lag the primary the feed read); a row at or before a stream's last one is never sent to
+// it again (Member.after). A stream whose client is not reading leaves the feed once it holds
+// STREAM_BUFFER_BYTES not yet taken by the client (counted in bytes, not rows: one event may be
+// megabytes) and catches up on its own once the client drains, so a slow client holds at most that
+// plus one event and never slows the others. Both doors, REST and GraphQL, follow through one hub.
 import { createData } from "../data";
 import { eventKeyOf, type EventFilter, type EventRow } from "../data/events";
 import { eventLogEnd } from "../data/webhooks";
@@ -25,8 +27,14 @@ const positionOf = (key: CursorKey): Position => [BigInt(key[0]), BigInt(key[1])
 const keyOf = (p: Position): CursorKey => [p[0].toString(), p[1].toString()];
 const compare = (a: Position, b: Position) => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] === b[1] ? 0 : a[1] < b[1] ? -1 : 1);
 
-/** Rows per statement, when catching up and for the feed. */
+/** Rows per statement, when catching up and for the feed; each read also stops at STREAM_BUFFER_BYTES. */
 const BATCH = 500;
+
+/**
+ * What one stream may hold for its client before it stops taking rows (its Sink is `full`): the text
+ * queued or written but not yet taken by the socket. A single larger event still goes, alone.
+ */
+export const STREAM_BUFFER_BYTES = 1 << 20;
 
 /** Where a stream's rows go: an open SSE response. */
 export interface Sink {
@@ -35,9 +43,11 @@ export interface Sink {
   open(): void;
   /** Queues one row. */
   send(row: EventRow): void;
-  /** Writes what is queued (or a heartbeat when idle); false when the client's buffer is full: queue no more before drained(). */
+  /** STREAM_BUFFER_BYTES or more are queued or unwritten: send no more before drained(). */
+  readonly full: boolean;
+  /** Writes what is queued (or a heartbeat when idle); false when `full`. */
   flush(): boolean;
-  /** Resolves when the client can take more, or has gone. */
+  /** Resolves when the stream is no longer full, or has gone. */
   drained(): Promise<void>;
   /** Resolves when the client has gone. */
   readonly gone: Promise<void>;
@@ -98,8 +108,8 @@ class GroupFeed {
       while (full && !this.stopped) {
         const from = this.db.readerPool;
         const data = createData(this.db, { propertyGroupId: this.groupId, propertyId: null });
-        const rows = await data.events.timeline({}, keyOf(this.position), BATCH);
-        full = rows.length === BATCH;
+        const { rows, more } = await data.events.timelineWithin({}, keyOf(this.position), BATCH, STREAM_BUFFER_BYTES);
+        full = more;
         if (rows.length > 0) await this.refresh();
         this.handOut(rows, from);
       }
@@ -128,17 +138,23 @@ class GroupFeed {
       const key = positionOf(eventKeyOf(row));
       for (const m of this.members) {
         if (compare(key, m.after) <= 0 || !m.match(row)) continue;
-        m.after = key;
-        m.sink.send(row);
+        // Full: it leaves before this row, and reads it itself once its client drains.
+        if (m.sink.full) this.dismiss(m);
+        else {
+          m.after = key;
+          m.sink.send(row);
+        }
       }
       this.position = key;
     }
     // One write per stream and poll; a client that is not reading leaves the feed.
-    for (const m of this.members) {
-      if (m.sink.flush()) continue;
-      this.members.delete(m);
-      m.leave();
-    }
+    for (const m of this.members) if (!m.sink.flush()) this.dismiss(m);
+  }
+
+  private dismiss(m: Member) {
+    m.sink.flush();
+    this.members.delete(m);
+    m.leave();
   }
 }
 
@@ -150,6 +166,22 @@ export class EventHub {
     private readonly pollMs: number,
     private readonly logger: Pick<Logger, "warn" | "info">,
   ) {}
+
+  /**
+   * Reads the stream's next rows and sends them until its sink is full. True when it read every row
+   * finished when the read began (a short read, all sent); the rows left unsent are dropped here, not
+   * held while the client drains: they are read again after `member.after`.
+   */
+  private async catchUp(scope: Scope, filter: EventFilter, member: Member): Promise<boolean> {
+    const { rows, more } = await createData(this.db, scope).events.timelineWithin(filter, keyOf(member.after), BATCH, STREAM_BUFFER_BYTES);
+    if (member.sink.closed) return false;
+    let sent = 0;
+    for (; sent < rows.length && !member.sink.full; sent++) {
+      member.after = positionOf(eventKeyOf(rows[sent]));
+      member.sink.send(rows[sent]);
+    }
+    return sent === rows.length && !more;
+  }
 
   /**
    * Sends the rows `scope` and `filter` select after `start` (the log's end when undefined) to
@@ -192,15 +224,11 @@ export class EventHub {
           continue;
         }
         const from = this.db.readerPool;
-        const rows = await createData(this.db, scope).events.timeline(filter, keyOf(member.after), BATCH);
+        const read = await this.catchUp(scope, filter, member);
         if (sink.closed) return;
-        for (const row of rows) {
-          member.after = positionOf(eventKeyOf(row));
-          sink.send(row);
-        }
         if (!sink.flush()) await sink.drained();
         seen = member.after;
-        if (rows.length === BATCH) continue;
+        if (!read) continue;
         // A short read saw every row finished when it began, so every row up to `bound` if it read
         // the server the feed read `bound` from (a replica may lag the primary). Else try again
         // after a poll, when the feed has read the server reads go to now.

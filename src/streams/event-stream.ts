@@ -11,13 +11,18 @@
 // on PostgreSQL, behind PgBouncer in transaction mode, on the embedded PGlite, and on a read replica
 // (the timeline's watermark makes a replica's answer safe). A stream holds no database connection
 // between polls and no credential concurrency slot; the number of open streams per credential is
-// capped per instance (GCS_STREAM_MAX_PER_CREDENTIAL).
+// capped per instance (GCS_STREAM_MAX_PER_CREDENTIAL). A stream whose credential is revoked, expires
+// or loses read:events ends within GCS_STREAM_CREDENTIAL_CHECK_MS (streams/credential-watch.ts) with
+// an `error` event holding the error body a new request would get.
 import type { Request, Response } from "express";
 import { createContext, type RequestContext } from "../context";
 import type { EventFilter, EventRow } from "../data/events";
 import { eventKeyOf } from "../data/events";
-import { EventHub, type Sink } from "./event-hub";
+import { EventHub, STREAM_BUFFER_BYTES, type Sink } from "./event-hub";
+import { CredentialWatch } from "./credential-watch";
 import { echo, invalidCursor, invalidRequest, missingScope, rateLimited } from "../errors";
+import { toHttpError } from "../http/http-errors";
+import type { GraphQLError } from "graphql";
 import { canonicalJson, decodeCursor, encodeCursor, type CursorBinding, type CursorKey } from "../pagination/cursor";
 import type { Services } from "../services";
 import { isUuid } from "../validate";
@@ -26,8 +31,6 @@ import { eventType } from "../webhooks/sign";
 import { sendError } from "../http/respond";
 
 const SCOPE = "read:events";
-/** Rows per poll of followTimeline (the GraphQL subscription's reader). */
-const BATCH = 200;
 /** The reconnection delay clients are told (ms). */
 export const RETRY_HINT_MS = 2_000;
 
@@ -97,44 +100,36 @@ export function holdStreamSlot(holder: Pick<RequestContext, "credential">, max: 
   };
 }
 
-/**
- * The timeline after `after` as it grows, read through the context's scoped data: the rows of each
- * poll in timeline order, polling again at once after a full batch, else after `pollMs`; an empty
- * batch when nothing is new (a stream may then write a heartbeat). Used by this stream and the
- * GraphQL subscription (graphql/stream.ts). Ends as soon as `signal` aborts, even mid-wait.
- */
-export async function* followTimeline(ctx: RequestContext, filter: EventFilter, after: CursorKey, pollMs: number, signal: AbortSignal): AsyncGenerator<EventRow[]> {
-  while (!signal.aborted) {
-    const rows = await ctx.data.events.timeline(filter, after, BATCH);
-    if (rows.length) after = eventKeyOf(rows[rows.length - 1]);
-    yield rows;
-    if (rows.length === BATCH || signal.aborted) continue;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      };
-      const timer = setTimeout(done, pollMs);
-      timer.unref();
-      signal.addEventListener("abort", done);
-    });
-  }
+/** A timeline position is (txid, seq); a signed key of another shape cannot come from us. */
+export const isTimelineKey = (key: CursorKey): boolean => key.length === 2 && key.every((k) => /^\d{1,19}$/.test(String(k)));
+
+/** One hub and one credential check per app, for both doors: REST here, GraphQL in graphql/stream.ts. */
+export interface LiveStreams {
+  hub: EventHub;
+  credentials: CredentialWatch;
+  stop(): void;
 }
 
-export function eventStreamHandler(services: Services) {
+export function liveStreams(services: Services): LiveStreams {
   const cfg = services.config.stream;
-  const hub = new EventHub(services.db, cfg.pollMs, services.logger);
+  const credentials = new CredentialWatch(services.db, cfg.credentialCheckMs, services.logger);
+  return { hub: new EventHub(services.db, cfg.pollMs, services.logger), credentials, stop: () => credentials.stop() };
+}
+
+export function eventStreamHandler(services: Services, live: LiveStreams) {
+  const cfg = services.config.stream;
   return async (req: Request, res: Response) => {
     let release: (() => void) | undefined;
     try {
       const { scope, filter, binding, secret, start, credential } = await openRequest(req, res);
       release = holdStreamSlot({ credential }, cfg.maxPerCredential);
       const sink = new SseSink(res, binding, secret, cfg.heartbeatMs);
+      const unwatch = live.credentials.watch(req.get("authorization"), credential, SCOPE, (err) => sink.end(err));
       streams.add(res);
       try {
-        await hub.follow(scope, filter, start, sink);
+        await live.hub.follow(scope, filter, start, sink);
       } finally {
+        unwatch();
         streams.delete(res);
         if (!res.writableEnded) res.end();
       }
@@ -169,8 +164,7 @@ export function eventStreamHandler(services: Services) {
     const resumeFrom = req.get("last-event-id") || cursor;
     // Without a cursor the stream starts at the log's end (EventHub.follow).
     const start = resumeFrom ? decodeCursor(resumeFrom, binding, ctx.cursorSecret) : undefined;
-    // A timeline position is (txid, seq); a signed key of another shape cannot come from us.
-    if (start && (start.length !== 2 || !start.every((k) => /^\d{1,19}$/.test(String(k))))) throw invalidCursor();
+    if (start && !isTimelineKey(start)) throw invalidCursor();
     return { scope: ctx.scope, filter, binding, secret: ctx.cursorSecret, start, credential: ctx.credential };
   }
 }
@@ -187,6 +181,8 @@ class SseSink implements Sink {
   readonly gone: Promise<void>;
   private lastWrite = Date.now();
   private readonly pending: string[] = [];
+  /** The pending frames' length (characters: a frame is JSON, mostly one byte each). */
+  private pendingBytes = 0;
   /** Streams with equal bindings share their rows' frames (rowFrames). */
   private readonly bindingKey: string;
 
@@ -225,10 +221,16 @@ class SseSink implements Sink {
       frames.set(this.bindingKey, (frame = `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(restEventRow(row))}\n\n`));
     }
     this.pending.push(frame);
+    this.pendingBytes += frame.length;
+  }
+
+  /** Queued and not yet taken by the socket: node's buffer of the response holds what the kernel's could not. */
+  get full(): boolean {
+    return this.pendingBytes + this.res.writableLength >= STREAM_BUFFER_BYTES;
   }
 
   flush(): boolean {
-    // Ended by closeStreams (the server drains): its 'close' is on the way.
+    // Ended by closeStreams (the server drains) or end(): its 'close' is on the way.
     if (this.closed || this.res.writableEnded) return true;
     if (this.pending.length === 0) {
       if (Date.now() - this.lastWrite < this.heartbeatMs) return true;
@@ -236,16 +238,31 @@ class SseSink implements Sink {
     }
     this.lastWrite = Date.now();
     // The shared frames as they are (no per-stream copy), in one system call.
-    let ok = true;
     this.res.cork();
-    for (const frame of this.pending) ok = this.res.write(frame);
+    for (const frame of this.pending) this.res.write(frame);
     this.res.uncork();
     this.pending.length = 0;
-    return ok;
+    this.pendingBytes = 0;
+    return !this.full;
+  }
+
+  /**
+   * Ends the stream because its credential no longer opens it: an `error` event with the error body
+   * a new request would get, then the end. A client that is not reading would not see it behind
+   * what it has not read, and its connection is closed at once.
+   */
+  end(err: GraphQLError): void {
+    if (this.closed || this.res.writableEnded) return;
+    if (this.full) this.res.destroy();
+    else {
+      this.flush();
+      this.res.end(`event: error\ndata: ${JSON.stringify(toHttpError(err).body)}\n\n`);
+    }
+    this.closed = true; // the hub sends it nothing more
   }
 
   drained(): Promise<void> {
-    if (this.closed || !this.res.writableNeedDrain) return Promise.resolve();
+    if (this.closed || !this.full) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         this.res.off("drain", done);

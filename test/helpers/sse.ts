@@ -15,6 +15,8 @@ export interface SseStream {
   comments: string[];
   retry?: number;
   body: string;
+  /** When the server ended the response (Date.now()), once it has. */
+  endedAt?: number;
   close(): void;
 }
 
@@ -47,6 +49,7 @@ export function openStream(base: string, token: string, opts: { query?: string; 
           if (e.data !== undefined) s.events.push(e);
         }
       });
+      res.on("end", () => (s.endedAt ??= Date.now()));
       res.on("error", () => undefined);
       resolve(s);
     });

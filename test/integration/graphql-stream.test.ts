@@ -267,6 +267,20 @@ describe("/graphql/stream: subscription events", () => {
     expect(plain.status).toBe(406);
     const put = await fetch(`${base}/graphql/stream`, { method: "PUT", headers: auth });
     expect(put.status).toBe(405);
+    // Parameters it cannot read: a JSON error with a code, never a bare status or a 500.
+    const sse = { ...auth, Accept: "text/event-stream" };
+    const unreadable: [Promise<Response>, number][] = [
+      [fetch(`${base}/graphql/stream`, { method: "POST", headers: sse }), 400],
+      [fetch(`${base}/graphql/stream?query=${encodeURIComponent(EVENTS)}&variables=%7Bnope`, { headers: sse }), 400],
+      [fetch(`${base}/graphql/stream`, { headers: sse }), 400],
+      [fetch(`${base}/graphql/stream`, { method: "POST", headers: { ...sse, "Content-Type": "application/json" }, body: JSON.stringify({ query: EVENTS, variables: [1] }) }), 400],
+      [fetch(`${base}/graphql/stream`, { method: "POST", headers: { ...sse, "Content-Type": "application/json" }, body: JSON.stringify({ query: EVENTS, operationName: 7 }) }), 400],
+    ];
+    for (const [answer, status] of unreadable) {
+      const res = await answer;
+      expect([res.status, res.headers.get("content-type")]).toEqual([status, "application/json; charset=utf-8"]);
+      expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0].extensions.code).toBe("invalid_request");
+    }
     // A cost over GCS_GRAPHQL_MAX_COST (per event) is refused like on /graphql.
     const costly = await createApp({ ...t.services, config: { ...t.services.config, graphqlMaxCost: 3 } });
     try {

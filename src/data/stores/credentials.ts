@@ -37,6 +37,22 @@ export async function findTokenByHash(pool: Pool, kind: OpaqueTokenKind, tokenHa
   return row && { ...row, scopes: scopeSet(row.scopes) };
 }
 
+/**
+ * The token rows of many hashes in one statement, by hash (a hash with no row is absent): the same
+ * lookup functions as a request's, for the check of the credentials behind open event streams
+ * (streams/credential-watch.ts). Run on the credential lookup's cross-group path.
+ */
+export async function findTokensByHash(pool: Pool, tokens: readonly { kind: OpaqueTokenKind; hash: string }[]): Promise<Map<string, TokenRow>> {
+  const { rows } = await runStatement<Omit<TokenRow, "scopes"> & { scopes: string; hash: string }>(pool, TOKENS_BY_HASH, [tokens.map((t) => t.kind), tokens.map((t) => t.hash)]);
+  return new Map(rows.map(({ hash, ...row }) => [hash, { ...row, scopes: scopeSet(row.scopes) }]));
+}
+// Each hash goes to its kind's function only (the other branches' conditions are constant per hash).
+const TOKENS_BY_HASH = `SELECT t.hash, c.* FROM unnest($1::text[], $2::text[]) AS t(kind, hash) CROSS JOIN LATERAL (
+    SELECT * FROM gcs_credential_api_key(t.hash) WHERE t.kind = 'api_key'
+    UNION ALL SELECT * FROM gcs_credential_partner(t.hash) WHERE t.kind = 'partner'
+    UNION ALL SELECT * FROM gcs_credential_mcp(t.hash) WHERE t.kind = 'mcp'
+    UNION ALL SELECT * FROM gcs_credential_static(t.hash) WHERE t.kind = 'static') c`;
+
 // Distinct scope lists are few (a role's, or a key's choice), and one is read on every request: each
 // is parsed once into a set that the requests share (credentials hold it read-only).
 const MAX_SCOPE_SETS = 1000;

@@ -1,0 +1,238 @@
+// Issue 40: an open stream ends when its credential stops opening it. A key revoked with
+// `gcs keys revoke` ends its open GET /v1/events/stream and /graphql/stream streams on two instances
+// (this process's app and a `gcs serve` process, one database) within 5 s; a session JWT's streams
+// end at its expiry; a key that loses read:events ends with 403; a client that is not reading is
+// disconnected. The time from the revocation's commit to each stream's end is measured and printed.
+import { execFile } from "node:child_process";
+import http, { type IncomingMessage } from "node:http";
+import path from "node:path";
+import { promisify } from "node:util";
+import { Client } from "pg";
+import { createClient } from "graphql-sse";
+import { createApiKey } from "../../src/auth/credentials";
+import { hashToken } from "../../src/auth/secrets";
+import { SESSION_CLOCK_SKEW_S, issueSessionToken } from "../../src/auth/session";
+import { findTokensByHash } from "../../src/data/stores/credentials";
+import { acrossGroups } from "../../src/db/session";
+import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
+import { serve, stopProcess, type ServeProcess } from "../helpers/serve";
+import { openStream, seqOf, type SseStream } from "../helpers/sse";
+
+const ROOT = path.resolve(__dirname, "../..");
+const NODE = path.join(ROOT, "node_modules/.bin/node");
+/** The documented bound (docs/receive-changes.md). */
+const BOUND_MS = 5_000;
+
+let t: TestApp;
+let one: Awaited<ReturnType<typeof listenTestApp>>;
+let two: ServeProcess;
+const A = () => t.manifest.groups.A;
+
+beforeAll(async () => {
+  t = await startTestApp({ GCS_STREAM_POLL_MS: "100", GCS_DELIVERY_WORKER: "false" });
+  one = await listenTestApp(t);
+  // The second instance: a server process of its own on the same database, default check interval.
+  two = await serve({ DATABASE_URL: t.databaseUrl, GCS_STREAM_POLL_MS: "100" });
+}, 90_000);
+afterAll(async () => {
+  await stopProcess(two?.child);
+  await one?.close();
+  await t?.close();
+});
+
+const EVENTS = "subscription { events { cursor node { seq } } }";
+
+interface Subscription {
+  seqs: string[];
+  errors: { message: string; extensions?: Record<string, unknown> }[];
+  endedAt?: number;
+  close(): void;
+}
+
+/** A subscription through graphql-sse's own client, as a dashboard opens it. */
+function subscribe(base: string, token: string): Subscription {
+  const client = createClient({ url: `${base}/graphql/stream`, headers: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
+  const s: Subscription = { seqs: [], errors: [], close: () => {} };
+  const done = () => (s.endedAt ??= Date.now());
+  const dispose = client.subscribe<{ events: { node: { seq: string } } }>(
+    { query: EVENTS },
+    {
+      next: (result) => {
+        if (result.errors) s.errors.push(...(result.errors as unknown as Subscription["errors"]));
+        if (result.data) s.seqs.push(result.data.events.node.seq);
+      },
+      error: (err) => {
+        s.errors.push(err as Subscription["errors"][number]);
+        done();
+      },
+      complete: done,
+    },
+  );
+  s.close = () => {
+    dispose();
+    client.dispose();
+  };
+  return s;
+}
+
+async function until(check: () => boolean, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Appends `n` events with a delta of about `size` bytes; the last one's seq. */
+async function append(n = 1, size = 0): Promise<string> {
+  const c = new Client({ connectionString: t.databaseUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query(
+      `INSERT INTO events (property_group_id, entity_type, entity_id, property_id, operation, delta, occurred_at)
+       SELECT $1, 'reservation', gen_random_uuid(), $2, 'update', jsonb_build_object('blob', repeat('x', $3::int)), now() FROM generate_series(1, $4::int)
+       RETURNING seq::text`,
+      [A().id, A().properties[0], size, n],
+    );
+    return rows[rows.length - 1].seq;
+  } finally {
+    await c.end();
+  }
+}
+
+/** The four streams of one token: REST and GraphQL on each instance, each shown to be live. */
+async function openEverywhere(token: string) {
+  const rest = [await openStream(one.base, token), await openStream(two.url, token)];
+  for (const s of rest) expect(s.status).toBe(200);
+  const graphql = [subscribe(one.base, token), subscribe(two.url, token)];
+  await until(() => rest.every((s) => s.retry !== undefined));
+  await new Promise((r) => setTimeout(r, 500)); // the subscriptions take their start
+  const seq = await append();
+  await until(() => rest.every((s) => s.events.some((e) => seqOf(e) === seq)) && graphql.every((s) => s.seqs.includes(seq)));
+  return { rest, graphql };
+}
+
+/** A client that sends its request and never reads. */
+function neverReading(base: string, token: string, door: "rest" | "graphql"): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const graphql = door === "graphql";
+    const req = http.request(`${base}${graphql ? "/graphql/stream" : "/v1/events/stream"}`, {
+      method: graphql ? "POST" : "GET",
+      headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream", ...(graphql ? { "Content-Type": "application/json" } : {}) },
+    });
+    req.on("error", reject);
+    req.on("response", (res) => {
+      res.pause();
+      res.on("error", () => undefined);
+      resolve(res);
+    });
+    req.end(graphql ? JSON.stringify({ query: EVENTS }) : undefined);
+  });
+}
+
+/** The error event a REST stream ended with. */
+const errorOf = (s: SseStream) => JSON.parse(s.events.find((e) => e.event === "error")!.data!);
+
+describe("streams end when their credential stops opening them", () => {
+  it("a key revoked with `gcs keys revoke` ends its REST and GraphQL streams on both instances within 5 s", async () => {
+    const key = await createApiKey(t.admin, { propertyGroupId: A().id, name: "revoked while streaming", scopes: ["read:events"] });
+    const { rest, graphql } = await openEverywhere(key.token);
+
+    // Two clients that do not read while 8 MB of events come.
+    const stalled = [await neverReading(one.base, key.token, "rest"), await neverReading(two.url, key.token, "graphql")];
+    await new Promise((r) => setTimeout(r, 300));
+    await append(64, 128 * 1024);
+    await new Promise((r) => setTimeout(r, 1_000));
+
+    await promisify(execFile)(NODE, [path.join(ROOT, "bin/gcs.js"), "keys", "revoke", key.id], { cwd: ROOT, env: { ...process.env, DATABASE_URL: t.databaseUrl, LOG_LEVEL: "silent" } });
+    // The revocation's commit, by the CLI process's clock (this machine's).
+    const revokedAt = (await t.admin.apiKey.findUniqueOrThrow({ where: { id: key.id } })).revokedAt!.getTime();
+    await until(() => rest.every((s) => s.endedAt) && graphql.every((s) => s.endedAt), BOUND_MS + 2_000);
+    const late = await append(); // after the revocation: no stream may get it
+
+    const took = [...rest, ...graphql].map((s) => s.endedAt! - revokedAt);
+    console.log(`revoked key: streams ended ${took.join(", ")} ms after the revocation's commit (REST one, REST two, GraphQL one, GraphQL two)`);
+    for (const ms of took) expect(ms).toBeLessThanOrEqual(BOUND_MS);
+    for (const s of rest) {
+      expect(errorOf(s)).toEqual({ error: "unauthorized", detail: "the bearer token is unknown or revoked" });
+      expect(s.events.map((e) => e.event)).not.toContain(undefined);
+    }
+    for (const s of graphql) {
+      expect(s.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: "unauthorized" }) })]);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    for (const s of rest) expect(s.events.map((e) => (e.event === "error" ? "error" : seqOf(e)))).not.toContain(late);
+    for (const s of graphql) expect(s.seqs).not.toContain(late);
+    // The stalled clients read now: what was sent before the end (the error last, or cut off when the
+    // server held a full buffer for them), then the end; never the event appended after it.
+    const stalledText = await Promise.all(stalled.map((res) => new Promise<string>((resolve) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.once("close", () => resolve(text));
+      res.resume();
+    })));
+    for (const text of stalledText) expect(text).not.toContain(`"seq":"${late}"`);
+    // And a new stream is refused, as any request.
+    const again = await openStream(two.url, key.token);
+    expect(again.status).toBe(401);
+    for (const s of [...rest, again]) s.close();
+    for (const s of graphql) s.close();
+    for (const res of stalled) res.destroy();
+  }, 60_000);
+
+  it("checks the tokens of every open stream of an instance in one statement (1,000 tokens timed)", async () => {
+    const known = [
+      { kind: "api_key" as const, hash: hashToken(A().credentials.api_key) },
+      { kind: "api_key" as const, hash: hashToken(t.manifest.revoked_api_key) },
+    ];
+    const unknown = Array.from({ length: 998 }, (_, i) => ({ kind: (["api_key", "partner", "static", "mcp"] as const)[i % 4], hash: hashToken(`gcs_unknown_${i}`) }));
+    const statements: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const started = performance.now();
+      const rows = await acrossGroups("credential lookup", () => findTokensByHash(t.db.readerPool, [...known, ...unknown]));
+      statements.push(performance.now() - started);
+      expect([...rows.keys()].sort()).toEqual(known.map((k) => k.hash).sort());
+      expect(rows.get(known[0].hash)).toMatchObject({ revoked: false, expired: false, property_group_id: A().id });
+      expect(rows.get(known[1].hash)).toMatchObject({ revoked: true });
+    }
+    console.log(`the credentials check with 1,000 tokens: ${statements.map((ms) => ms.toFixed(1)).join(", ")} ms a statement`);
+  });
+
+  it("a session JWT's streams end when a request with it is first refused: its exp, with the 60 s clock tolerance", async () => {
+    const key = await t.services.sessionKey();
+    // exp 57 s ago: accepted now (60 s tolerance), refused 3 s from now.
+    const expSeconds = 3 - SESSION_CLOCK_SKEW_S;
+    const token = await issueSessionToken(key, { userId: "user-expiring", organisationId: A().organisation_id, role: "admin" }, expSeconds);
+    const refusedAt = (JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString()).exp + SESSION_CLOCK_SKEW_S) * 1000;
+    const rest = await openStream(one.base, token);
+    expect(rest.status).toBe(200);
+    const graphql = subscribe(two.url, token);
+    await until(() => rest.endedAt !== undefined && graphql.endedAt !== undefined, 15_000);
+    const took = [rest.endedAt! - refusedAt, graphql.endedAt! - refusedAt];
+    console.log(`session JWT: streams ended ${took.join(", ")} ms after the token's expiry (REST, GraphQL)`);
+    for (const ms of took) {
+      expect(ms).toBeGreaterThanOrEqual(0);
+      expect(ms).toBeLessThanOrEqual(BOUND_MS);
+    }
+    expect(errorOf(rest)).toEqual({ error: "unauthorized", detail: "session token has expired" });
+    expect(graphql.errors).toEqual([expect.objectContaining({ message: "session token has expired", extensions: expect.objectContaining({ code: "unauthorized" }) })]);
+    rest.close();
+    graphql.close();
+  }, 30_000);
+
+  it("a key that loses read:events ends its streams with 403 forbidden; the other keys' streams go on", async () => {
+    const key = await createApiKey(t.admin, { propertyGroupId: A().id, name: "descoped while streaming", scopes: ["read:events", "read:guests"] });
+    const other = await openStream(one.base, A().credentials.api_key);
+    const { rest, graphql } = await openEverywhere(key.token);
+    await t.adminPool.query(`UPDATE api_keys SET scopes = '{read:guests}' WHERE id = $1`, [key.id]);
+    await until(() => rest.every((s) => s.endedAt) && graphql.every((s) => s.endedAt), BOUND_MS + 2_000);
+    for (const s of rest) expect(errorOf(s)).toEqual({ error: "forbidden", scope: "read:events", detail: "this credential lacks the scope read:events" });
+    for (const s of graphql) expect(s.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: "forbidden", scope: "read:events" }) })]);
+    const seq = await append();
+    await until(() => other.events.some((e) => seqOf(e) === seq));
+    expect(other.endedAt).toBeUndefined();
+    for (const s of [...rest, other]) s.close();
+    for (const s of graphql) s.close();
+  }, 60_000);
+});
