@@ -1,6 +1,6 @@
 // The (created_at, id) keyset most families page by, in both dialects a data/ module may read in.
 // Written as `created_at >= t AND (created_at > t OR id > x)` so the index range starts at the
-// cursor (the plain OR form makes PostgreSQL scan from the start: see shared/notes/performance.md).
+// cursor (the plain OR form makes PostgreSQL scan from the start).
 // created_at columns are timestamptz(3), so the millisecond ISO string in the key is exact.
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";

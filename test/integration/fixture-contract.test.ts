@@ -1,4 +1,4 @@
-// The fixture data against ../shared/spec/fixture-contract.md (issue 40): each manifest credential
+// The fixture data against docs/contract.md ("Test tenants") (issue 40): each manifest credential
 // holds exactly the scopes the contract lists, and the fixture's destination connections are
 // delivered to the built-in stand-in (or a configured base URL), never to Mailchimp or Klaviyo.
 import { authenticate, type Surface } from "../../src/auth/authenticate";
