@@ -268,6 +268,24 @@ function argumentIssue(issue: z.core.$ZodIssue, args: Record<string, unknown>): 
   return `${name}: ${issue.message}`;
 }
 
+/**
+ * An invalid_request from the operation in the tool's argument names: the resolvers name their
+ * GraphQL variables (`filter.arrivalTo is before filter.arrivalFrom`, `groupBy names week twice`),
+ * which a model never sent. Each such name, snake-cased, is the argument of that name, or the one
+ * it ends with (arrival_to → to); a name that is neither stays.
+ */
+function inToolWords(err: unknown, args: string[]): unknown {
+  if (!(err instanceof GraphQLError) || err.extensions.code !== "invalid_request" || typeof err.extensions.detail !== "string") return err;
+  const detail = err.extensions.detail.replace(/\$?\b(?:filter\.)?[a-z]+(?:[A-Z][a-z]*)*\b/g, (name) => {
+    const snake = name.replace(/^\$?(?:filter\.)?/, "").replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snake === name) return name; // one lower-case word: prose, or already an argument's name
+    if (args.includes(snake)) return snake;
+    const ending = args.filter((arg) => snake.endsWith(`_${arg}`));
+    return ending.length === 1 ? ending[0] : name;
+  });
+  return detail === err.extensions.detail ? err : invalidRequest(detail);
+}
+
 /** A task tool runs its named operation (src/api/operations/tools, or a REST one) with the caller's context. */
 function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: TaskTool): McpTool {
   const document = operations.get(task.operation);
@@ -290,8 +308,11 @@ function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: T
       const parsed = input.safeParse(args);
       if (!parsed.success) throw invalidRequest(argumentIssue(parsed.error.issues[0], args));
       task.check?.(parsed.data);
-      const data = await runOperation(schema, document, task.toVariables(parsed.data), context);
-      return task.toResult(data);
+      try {
+        return task.toResult(await runOperation(schema, document, task.toVariables(parsed.data), context));
+      } catch (err) {
+        throw inToolWords(err, known);
+      }
     },
   };
 }
