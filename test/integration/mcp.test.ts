@@ -561,6 +561,14 @@ describe("the agent's question, end to end over HTTP", () => {
     );
     expect(marketing).toMatchObject({ status: "withdrawn", decided_by: { status: "withdrawn" } });
     expect(marketing.decided_by.observed_at).toEqual(expect.any(String));
+    // Each section's more is a call of a listed tool that answers.
+    const listed = (await client.listTools()).tools.map((x) => x.name);
+    const mores = Object.values(context).flatMap((section) => ((section as { more?: unknown })?.more ? [(section as { more: { tool: string; arguments: Record<string, unknown> } }).more] : []));
+    expect(mores.length).toBeGreaterThanOrEqual(6);
+    for (const more of mores) {
+      expect([more.tool, listed.includes(more.tool)]).toEqual([more.tool, true]);
+      expect((await client.callTool({ name: more.tool, arguments: more.arguments })).isError).toBeFalsy();
+    }
   });
 });
 
