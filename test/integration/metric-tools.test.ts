@@ -143,7 +143,7 @@ describe("dashboard-aggregate MCP tools", () => {
       await call(client, "review_trend", { group_by: ["month", "month"] }),
       await call(client, "guest_reach", { email_purpose: " " }),
       await call(client, "review_summary", { min_rating: 6 }),
-    ].map(({ result, body }) => ({ isError: result.isError, ...body }));
+    ].map(({ result, body }) => ({ isError: result.isError, ...body }) as Json);
     expect(errors.slice(0, 2)).toEqual([
       { isError: true, error: "invalid_request", detail: "to is before from" },
       { isError: true, error: "invalid_request", detail: "group_by may name only one of day, week and month" },
