@@ -7,6 +7,8 @@
 // A request that is a single tools/call of a read tool takes the fast path (fast-path.ts): the same
 // tool call (callTool), answered with the SDK's bytes without building its server and transport.
 import type { Request, Response } from "express";
+import type { GraphQLError, GraphQLSchema } from "graphql";
+import { z } from "zod";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -19,8 +21,6 @@ import type { Services } from "../services";
 import { jsonSize } from "../graphql/limits";
 import { taskTools, type TaskTool } from "../api/tools/task-tools";
 import { CONVENTIONS } from "../api/tools/route-tools";
-import { z } from "zod";
-import type { GraphQLError, GraphQLSchema } from "graphql";
 import { apiError, missingScope } from "../errors";
 import { closest } from "../api/params";
 import { buildTools, listings, mayUse, type McpTool } from "./tools";
@@ -30,7 +30,7 @@ import { checkOutput, fastArguments, fastCall, fastTool, sendResult, type FastTo
 function instructions(tasks: readonly TaskTool[]): string {
   const start = tasks.length
     ? `Start with ${tasks.map((t) => t.name).join(", ")}: they answer whole questions in one call. `
-    : "To answer about a person, find them with search_master_profiles, then filter the other tools by that master_profile_id. ";
+    : "To answer about a person, find them with list_records type master_profiles, then filter by that master_profile_id. ";
   return (
     "Guest data of one hotel or restaurant group, read-only but for pausing table deliveries (the credential decides the " +
     `group and what you may see). ${start}${CONVENTIONS} Consent: no observation means unknown, never allowed. ` +

@@ -1,9 +1,9 @@
-// The MCP tools: one per entry of the route tools table (api/tools/route-tools.ts), plus
-// the task-shaped tools of api/tools/task-tools.ts, plus the merged tools (MERGED_TOOLS) that stand
-// for several route tools in the list a model reads. A route tool takes the route's parameters as typed
-// arguments (JSON Schema, prose and bounds from the OpenAPI description), turns them back into the
-// strings the REST parsers read, and answers the REST body: one place for input rules, one for
-// page shapes, and every error is the REST error body.
+// The MCP tools: one per entry of the route tools table (api/tools/route-tools.ts), plus the
+// task-shaped tools of api/tools/task-tools.ts, plus the merged tools (MERGED_TOOLS) listed in place
+// of several route tools; toolListing makes what tools/list answers. A route tool takes the route's
+// parameters as typed arguments (JSON Schema, prose and bounds from the OpenAPI description), turns
+// them back into the strings the REST parsers read, and answers the REST body: one place for input
+// rules, one for page shapes, and every error is the REST error body.
 import { GraphQLError, type DocumentNode, type GraphQLSchema } from "graphql";
 import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
@@ -78,13 +78,8 @@ export function buildTools(
 
 function routeTool(schema: GraphQLSchema, operations: PreparedOperations, route: RouteSpec, entry: RouteToolEntry): McpTool {
   const docs = routeArguments(route, schema, operations.get(route.operation) as DocumentNode);
-  if (docs.limit) {
-    docs.limit = {
-      ...docs.limit,
-      description: `Page size, default ${MCP_DEFAULT_LIMIT}; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}.`,
-      schema: { ...docs.limit.schema, minimum: 1, maximum: MAX_LIMIT, default: MCP_DEFAULT_LIMIT },
-    };
-  }
+  // Pages a model can read (MCP_DEFAULT_LIMIT, said in CONVENTIONS); the parser clamps above MAX_LIMIT.
+  if (docs.limit) docs.limit = { ...docs.limit, schema: { ...docs.limit.schema, minimum: 1, maximum: MAX_LIMIT } };
   const known = Object.keys(docs);
   const required = known.filter((name) => docs[name].required);
   return {
