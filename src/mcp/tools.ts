@@ -271,13 +271,18 @@ function argumentIssue(issue: z.core.$ZodIssue, args: Record<string, unknown>): 
  */
 function inToolWords(err: unknown, args: string[]): unknown {
   if (!(err instanceof GraphQLError) || err.extensions.code !== "invalid_request" || typeof err.extensions.detail !== "string") return err;
-  const detail = err.extensions.detail.replace(/\$?\b(?:filter\.)?[a-z]+(?:[A-Z][a-z]*)*\b/g, (name) => {
+  const rename = (name: string) => {
     const snake = name.replace(/^\$?(?:filter\.)?/, "").replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
     if (snake === name) return name; // one lower-case word: prose, or already an argument's name
     if (args.includes(snake)) return snake;
     const ending = args.filter((arg) => snake.endsWith(`_${arg}`));
     return ending.length === 1 ? ending[0] : name;
-  });
+  };
+  // Outside quotes only: a quoted value is the caller's own, echoed.
+  const detail = err.extensions.detail
+    .split(/("(?:[^"\\]|\\.)*")/)
+    .map((part, i) => (i % 2 ? part : part.replace(/\$?\b(?:filter\.)?[a-z]+(?:[A-Z][a-z]*)*\b/g, rename)))
+    .join("");
   return detail === err.extensions.detail ? err : invalidRequest(detail);
 }
 

@@ -428,6 +428,8 @@ describe("task tools' argument errors", () => {
       detail: 'purpose "emailmarketing" is not one this property group records consent for; known purposes: email_marketing, sms_marketing',
     });
     expect(await ok(client, "check_contact_permission", { email: "nobody@example.invalid", purpose: "email_marketing" })).toMatchObject({ answer: "unknown" });
+    // The echoed value is the caller's, untouched by the renaming of GraphQL names to the tool's (fooEmail is not email).
+    expect((await fails(client, "check_contact_permission", { email: "nobody@example.invalid", purpose: "fooEmail" })).detail).toMatch(/^purpose "fooEmail" is not one/);
   });
 });
 
