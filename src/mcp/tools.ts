@@ -267,7 +267,8 @@ function argumentIssue(issue: z.core.$ZodIssue, args: Record<string, unknown>): 
  * An invalid_request from the operation in the tool's argument names: the resolvers name their
  * GraphQL variables (`filter.arrivalTo is before filter.arrivalFrom`, `groupBy names week twice`),
  * which a model never sent. Each such name, snake-cased, is the argument of that name, or the one
- * it ends with (arrival_to → to); a name that is neither stays.
+ * it ends with (arrival_to → to); a name that is neither stays. A variable's value a scalar refused
+ * (its detail names no argument) is prefixed with the argument's name.
  */
 function inToolWords(err: unknown, args: string[]): unknown {
   if (!(err instanceof GraphQLError) || err.extensions.code !== "invalid_request" || typeof err.extensions.detail !== "string") return err;
@@ -279,10 +280,13 @@ function inToolWords(err: unknown, args: string[]): unknown {
     return ending.length === 1 ? ending[0] : name;
   };
   // Outside quotes only: a quoted value is the caller's own, echoed.
-  const detail = err.extensions.detail
+  let detail = err.extensions.detail
     .split(/("(?:[^"\\]|\\.)*")/)
     .map((part, i) => (i % 2 ? part : part.replace(/\$?\b(?:filter\.)?[a-z]+(?:[A-Z][a-z]*)*\b/g, rename)))
     .join("");
+  // A value the operation's variable did not take (a scalar's detail names none): which argument.
+  const variable = /^Variable "\$(\w+)" got invalid value/.exec(err.message)?.[1];
+  if (variable && args.includes(rename(variable))) detail = `${rename(variable)}: ${detail}`;
   return detail === err.extensions.detail ? err : invalidRequest(detail);
 }
 

@@ -144,9 +144,10 @@ describe("dashboard-aggregate MCP tools", () => {
       await call(client, "guest_reach", { email_purpose: " " }),
       await call(client, "review_summary", { min_rating: 6 }),
     ].map(({ result, body }) => ({ isError: result.isError, ...body }) as Json);
-    expect(errors.slice(0, 2)).toEqual([
+    expect(errors.slice(0, 3)).toEqual([
       { isError: true, error: "invalid_request", detail: "to is before from" },
       { isError: true, error: "invalid_request", detail: "group_by may name only one of day, week and month" },
+      { isError: true, error: "invalid_request", detail: expect.stringMatching(/^from: expected a date YYYY-MM-DD/) },
     ]);
     for (const error of errors) {
       expect(error).toMatchObject({ isError: true, error: "invalid_request" });
