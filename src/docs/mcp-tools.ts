@@ -4,7 +4,7 @@
 import { openApiDocument, openApiPath } from "../api/openapi";
 import { z } from "zod";
 import { routes } from "../api/routes";
-import { ROUTE_TOOLS } from "../api/tools/route-tools";
+import { MERGED_TOOLS, ROUTE_TOOLS } from "../api/tools/route-tools";
 import { taskTools } from "../api/tools/task-tools";
 import { routeKey } from "../api/openapi/generate";
 import type { JsonSchema } from "../api/selection-schema";
@@ -25,6 +25,8 @@ export interface DocumentedTool {
   route?: { method: string; path: string };
   readOnly: boolean;
   arguments: ToolArgument[];
+  /** A merged tool (MERGED_TOOLS): the tools it stands for, by type; they answer under their names, unlisted. */
+  standsFor?: { type: string; tool: DocumentedTool }[];
 }
 
 interface Parameter {
@@ -81,5 +83,41 @@ export function documentedMcpTools(): DocumentedTool[] {
       },
     ];
   });
-  return [...tasks, ...routeTools];
+  // As /mcp lists them: each merged tool where the first tool it stands for was, and those not at all.
+  const listed: DocumentedTool[] = [];
+  for (const tool of routeTools) {
+    const merged = MERGED_TOOLS.find((m) => Object.values(m.types).includes(tool.name));
+    if (!merged) listed.push(tool);
+    else if (Object.values(merged.types)[0] === tool.name) listed.push(mergedTool(merged, routeTools));
+  }
+  return [...tasks, ...listed];
+}
+
+/** A merged tool's document: `type`, then every argument of the tools it stands for, once. */
+function mergedTool(merged: (typeof MERGED_TOOLS)[number], routeTools: DocumentedTool[]): DocumentedTool {
+  const standsFor = Object.entries(merged.types).map(([type, name]) => ({ type, tool: routeTools.find((t) => t.name === name)! }));
+  const takenBy = new Map<string, { types: string[]; argument: ToolArgument }>();
+  for (const { type, tool } of standsFor) {
+    for (const argument of tool.arguments) {
+      const seen = takenBy.get(argument.name);
+      if (seen) seen.types.push(type);
+      else takenBy.set(argument.name, { types: [type], argument });
+    }
+  }
+  const all = standsFor.length;
+  return {
+    name: merged.name,
+    description: merged.description,
+    scope: [...new Set(standsFor.map((s) => s.tool.scope))].join(", "),
+    readOnly: true,
+    standsFor,
+    arguments: [
+      { name: "type", required: true, description: "Which records.", schema: { type: "string", enum: Object.keys(merged.types) } },
+      ...[...takenBy.values()].map(({ types, argument }) => ({
+        ...argument,
+        required: false,
+        description: `${types.length === all ? "" : `For ${types.join(", ")}. `}${types.length === 1 ? argument.description : ""}`.trim(),
+      })),
+    ],
+  };
 }

@@ -139,7 +139,7 @@ export function llmsTxt(): string {
     "",
     "## MCP tools",
     "",
-    ...documentedMcpTools().map((t) => `- [${t.name}](${toolLink(t.name)}): ${t.description} Scope ${code(t.scope)}.`),
+    ...documentedMcpTools().map((t) => `- [${t.name}](${toolLink(t.name)}): ${t.description} Scope ${t.standsFor ? `each type's (${t.scope})` : code(t.scope)}.`),
     "",
     "## REST routes",
     "",
@@ -172,7 +172,13 @@ export function authMarkdown(): string {
   const scopeRows = ALL_SCOPES.map((scope) => [
     code(scope),
     ops.filter((o) => o.scope === scope).map((o) => `[${o.key}](${routeLink(o.key)})`).join(", ") || "none",
-    tools.filter((t) => t.scope === scope).map((t) => `[${t.name}](${toolLink(t.name)})`).join(", ") || "none",
+    tools
+      .flatMap((t) => {
+        if (!t.standsFor) return t.scope === scope ? [`[${t.name}](${toolLink(t.name)})`] : [];
+        const types = t.standsFor.filter((s) => s.tool.scope === scope).map((s) => code(s.type));
+        return types.length ? [`[${t.name}](${toolLink(t.name)}) (type ${types.join(", ")})`] : [];
+      })
+      .join(", ") || "none",
   ]);
   return [
     `# ${AUTH_PAGE.title}`,
@@ -259,16 +265,32 @@ function connectorsSection(): string[] {
 function toolSection(tool: DocumentedTool): string {
   const facts = [
     tool.route ? `Answers like [${tool.route.method} ${tool.route.path}](${routeLink(`${tool.route.method} ${tool.route.path}`)}).` : "",
-    `Scope ${code(tool.scope)}.`,
+    tool.standsFor ? `Scope: each type's (${tool.scope}).` : `Scope ${code(tool.scope)}.`,
     tool.readOnly ? "Read-only." : "Writes.",
   ].filter(Boolean);
+  const standsFor = tool.standsFor
+    ? [
+        "",
+        "It stands for these tools, which still answer under their names (unlisted):",
+        "",
+        table(
+          ["Type", "Tool", "Answers like", "Scope"],
+          tool.standsFor.map(({ type, tool: t }) => [
+            code(type),
+            code(t.name),
+            t.route ? `[${t.route.method} ${t.route.path}](${routeLink(`${t.route.method} ${t.route.path}`)})` : "",
+            code(t.scope),
+          ]),
+        ),
+      ]
+    : [];
   const args = tool.arguments.length
     ? table(
         ["Argument", "Type", "Required", "Description"],
         tool.arguments.map((a) => [code(a.name), typeText(a.schema), a.required ? "yes" : "no", withDefault(a.description, a.schema)]),
       )
     : "No arguments.";
-  return [`### ${tool.name}`, "", tool.description, "", facts.join(" "), "", args, ""].join("\n");
+  return [`### ${tool.name}`, "", tool.description, "", facts.join(" "), ...standsFor, "", args, ""].join("\n");
 }
 
 export function mcpMarkdown(): string {
@@ -308,12 +330,12 @@ export function mcpMarkdown(): string {
 const resolve = (node: Json, doc: Json): Json =>
   typeof node.$ref === "string" ? node.$ref.slice(2).split("/").reduce((at: Json, part: string) => at[part], doc) : node;
 
-function operationSection(o: Operation, doc: Json, toolsByRoute: Map<string, DocumentedTool>): string {
+function operationSection(o: Operation, doc: Json, toolsByRoute: Map<string, { tool: DocumentedTool; type?: string }>): string {
   const op = o.op;
-  const tool = toolsByRoute.get(o.key);
+  const mcp = toolsByRoute.get(o.key);
   const facts = [
     o.scope ? `Scope ${code(o.scope)}.` : "No credential needed.",
-    tool ? `MCP tool [${tool.name}](${toolLink(tool.name)}).` : "",
+    mcp ? `MCP tool [${mcp.tool.name}](${toolLink(mcp.tool.name)})${mcp.type ? ` with type ${code(mcp.type)}` : ""}.` : "",
   ].filter(Boolean);
   // The route's own parameters; the shared headers ($ref) are described once, under Routes.
   const parameters = ((op.parameters ?? []) as Json[]).filter((p) => !p.$ref);
@@ -373,7 +395,13 @@ function recordSection(name: string, schema: Json): string {
 export function apiMarkdown(): string {
   const doc = openApiDocument() as Json;
   const ops = operations();
-  const toolsByRoute = new Map(documentedMcpTools().flatMap((t) => (t.route ? [[`${t.route.method} ${t.route.path}`, t] as const] : [])));
+  // A route's tool: its own, or the merged tool that stands for it, with the type.
+  const toolsByRoute = new Map<string, { tool: DocumentedTool; type?: string }>();
+  for (const tool of documentedMcpTools()) {
+    for (const { type, tool: member } of tool.standsFor ?? [{ type: undefined, tool }]) {
+      if (member.route) toolsByRoute.set(`${member.route.method} ${member.route.path}`, { tool, type });
+    }
+  }
   const tags = (doc.tags as { name: string; description: string }[]).filter((t) => ops.some((o) => o.op.tags?.[0] === t.name));
   // Error statuses: the shared response components, by the status that refers to them.
   const errorStatuses = new Map<string, Json>();

@@ -67,12 +67,14 @@ export function fastCall(req: Request): FastCall | undefined {
 export interface FastTool {
   tool: McpTool;
   input: z.ZodType;
-  output: z.ZodType;
+  /** None for a route tool: its result is not checked (the SDK checks only against an output schema). */
+  output?: z.ZodType;
 }
 
 export function fastTool(tool: McpTool): FastTool {
   const input = (normalizeObjectSchema(tool.inputSchema as never) ?? tool.inputSchema) as z.ZodType;
-  return { tool, input, output: normalizeObjectSchema(tool.outputSchema as never) as unknown as z.ZodType };
+  const output = tool.outputSchema && (normalizeObjectSchema(tool.outputSchema as never) as unknown as z.ZodType);
+  return { tool, input, output };
 }
 
 /** The tool's arguments as the SDK hands them to the handler, or undefined when it would refuse them. */
@@ -83,7 +85,7 @@ export function fastArguments(fast: FastTool, call: FastCall): unknown {
 
 /** The SDK's output check (McpServer.validateToolOutput): a result off the output schema becomes a tool error. */
 export function checkOutput(fast: FastTool, result: CallToolResult): CallToolResult {
-  if (result.isError) return result;
+  if (result.isError || !fast.output) return result;
   if (!result.structuredContent) return toolError(`Output validation error: Tool ${fast.tool.name} has an output schema but no structured content was provided`);
   const parsed = safeParse(fast.output as never, result.structuredContent);
   if (parsed.success) return result;

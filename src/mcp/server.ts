@@ -7,33 +7,34 @@
 // A request that is a single tools/call of a read tool takes the fast path (fast-path.ts): the same
 // tool call (callTool), answered with the SDK's bytes without building its server and transport.
 import type { Request, Response } from "express";
-import type { GraphQLSchema } from "graphql";
+import type { GraphQLError, GraphQLSchema } from "graphql";
+import { z } from "zod";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { createContext, type RequestContext } from "../context";
 import { prepareOperations, TOOL_OPERATIONS_DIR, type PreparedOperations } from "../api/execute";
 import { sendError } from "../http/respond";
 import { toHttpError } from "../http/http-errors";
 import type { Services } from "../services";
-import { MAX_LIMIT } from "../pagination/keyset";
 import { jsonSize } from "../graphql/limits";
 import { taskTools, type TaskTool } from "../api/tools/task-tools";
-import { MCP_DEFAULT_LIMIT } from "../api/tools/route-tools";
-import { buildTools, type McpTool } from "./tools";
+import { CONVENTIONS } from "../api/tools/route-tools";
+import { apiError, missingScope } from "../errors";
+import { closest } from "../api/params";
+import { buildTools, listings, mayUse, type McpTool } from "./tools";
 import { checkOutput, fastArguments, fastCall, fastTool, sendResult, type FastTool } from "./fast-path";
 
-/** What a model reads once on connecting: how the tools fit together. */
+/** What a model reads once on connecting: how the tools fit together, and what every tool shares. */
 function instructions(tasks: readonly TaskTool[]): string {
   const start = tasks.length
     ? `Start with ${tasks.map((t) => t.name).join(", ")}: they answer whole questions in one call. `
-    : "To answer about a person, find them with search_master_profiles, then filter the other tools by that master_profile_id. ";
+    : "To answer about a person, find them with list_records type master_profiles, then filter by that master_profile_id. ";
   return (
     "Guest data of one hotel or restaurant group, read-only but for pausing table deliveries (the credential decides the " +
-    `group and what you may see). ${start}List tools answer pages of ${MCP_DEFAULT_LIMIT} rows by default (limit up to ` +
-    `${MAX_LIMIT}); follow next_cursor or next_offset only when you need more. Consent: no observation means unknown, ` +
-    "never allowed. An error result is JSON {error, detail}: the detail says what to change."
+    `group and what you may see). ${start}${CONVENTIONS} Consent: no observation means unknown, never allowed. ` +
+    "Amounts are integers in the currency's minor unit (12050 EUR is 120.50). An error result is JSON {error, detail}: the detail says what to change."
   );
 }
 
@@ -74,19 +75,39 @@ function tooLarge(budget: CallBudget): CallToolResult {
 /**
  * The tools a request's server registers, of those the credential may use: for a request of
  * tools/call messages only, the ones they name (registering costs per tool, and the answers are the
- * same: a name not registered is "not found" either way); else, or when none of the names is one of
- * them, all of them.
+ * same), with a stand-in for a name none has; else all of them.
  */
 function toolsFor(tools: McpTool[], context: RequestContext, messages: unknown[]): McpTool[] {
   // Not listed at all without the scope: a model is not offered what it may not do (write:tables).
-  const allowed = tools.filter((tool) => !tool.scope || context.credential.scopes.has(tool.scope));
+  const allowed = tools.filter((tool) => mayUse(tool, context.credential.scopes));
   const names = new Set<unknown>();
   for (const m of messages as { method?: unknown; params?: { name?: unknown } }[]) {
     if (m?.method !== "tools/call") return allowed;
     names.add(m.params?.name);
   }
   const named = allowed.filter((t) => names.has(t.name));
+  // A name that is none of them gets a stand-in that says why: the scope it lacks, or the tool
+  // probably meant. Only a name the SDK registers without a warning, and no Object.prototype key.
+  for (const name of names) {
+    if (typeof name !== "string" || !STAND_IN_NAME.test(name) || name in Object.prototype || named.some((t) => t.name === name)) continue;
+    const tool = tools.find((t) => t.name === name);
+    named.push(standIn(name, tool?.scope ? missingScope(tool.scope) : unknownTool(name, allowed)));
+  }
   return named.length ? named : allowed;
+}
+
+const STAND_IN_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9_])?$/;
+
+/** The not_found error of a tool name no tool has: the closest one (did you mean …?, as REST does for a parameter) and the list. */
+function unknownTool(name: string, allowed: McpTool[]): GraphQLError {
+  const near = closest(name, allowed.map((t) => t.name));
+  const listed = allowed.filter((t) => t.listed).map((t) => t.name);
+  return apiError("not_found", `unknown tool ${name}${near ? `; did you mean ${near}?` : "."} Tools: ${listed.join(", ")}.`);
+}
+
+/** A tool that exists only in the server of the request naming it, never listed, answering `error`. */
+function standIn(name: string, error: GraphQLError): McpTool {
+  return { name, title: name, description: "", listed: false, inputSchema: z.looseObject({}), annotations: {}, run: () => Promise.reject(error) };
 }
 
 /**
@@ -120,6 +141,7 @@ async function callTool(
 
 function buildMcpServer(
   tools: McpTool[],
+  listing: (tool: McpTool, scopes: ReadonlySet<string>) => Tool,
   guide: string,
   validator: AjvJsonSchemaValidator,
   context: RequestContext,
@@ -137,6 +159,9 @@ function buildMcpServer(
       (args: unknown) => callTool(tool, args, context, req, budget, turn),
     );
   }
+  // tools/list answers the listings made once (toolListing) in place of the SDK's, made per request.
+  const scopes = context.credential.scopes;
+  if (tools.length) server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.filter((t) => t.listed).map((t) => listing(t, scopes)) }));
   return server;
 }
 
@@ -147,6 +172,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
   for (const name of own.keys()) if (operations.has(name)) throw new Error(`operation ${name} is defined for both REST and MCP`);
   const tools = buildTools(schema, operations, new Map([...operations, ...own]), tasks);
   const guide = instructions(tasks);
+  const listing = listings();
   const validator = new AjvJsonSchemaValidator();
   // The tools the fast path answers: the read ones (a write goes through the SDK).
   const fast = new Map<string, FastTool>(tools.filter((t) => t.annotations.readOnlyHint === true).map((t) => [t.name, fastTool(t)]));
@@ -170,7 +196,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
       const parallel = Math.max(1, gate ? Math.min(calls, gate.max) : calls);
       const budget: CallBudget = { parallel, bytes: maxBytes, maxBytes };
       const named = call && fast.get(call.name);
-      if (call && named && (!named.tool.scope || context.credential.scopes.has(named.tool.scope))) {
+      if (call && named && mayUse(named.tool, context.credential.scopes)) {
         const args = fastArguments(named, call);
         if (args !== undefined) {
           const result = await callTool(named.tool, args, context, req, budget, atMost(parallel));
@@ -178,7 +204,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
           return;
         }
       }
-      const server = buildMcpServer(toolsFor(tools, context, messages), guide, validator, context, req, budget);
+      const server = buildMcpServer(toolsFor(tools, context, messages), listing, guide, validator, context, req, budget);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
         // Closing makes the SDK build an Error to reject pending outgoing requests, which a stateless

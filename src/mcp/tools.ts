@@ -1,22 +1,24 @@
-// The MCP tools: one per entry of the route tools table (api/tools/route-tools.ts), plus
-// the task-shaped tools of api/tools/task-tools.ts. A route tool takes the route's parameters as typed
-// arguments (JSON Schema, prose and bounds from the OpenAPI description), turns them back into the
-// strings the REST parsers read, and answers the REST body: one place for input rules, one for
-// page shapes, and every error is the REST error body.
-import type { DocumentNode, GraphQLSchema } from "graphql";
+// The MCP tools: one per entry of the route tools table (api/tools/route-tools.ts), plus the
+// task-shaped tools of api/tools/task-tools.ts, plus the merged tools (MERGED_TOOLS) listed in place
+// of several route tools; toolListing makes what tools/list answers. A route tool takes the route's
+// parameters as typed arguments (JSON Schema, prose and bounds from the OpenAPI description), turns
+// them back into the strings the REST parsers read, and answers the REST body: one place for input
+// rules, one for page shapes, and every error is the REST error body.
+import { GraphQLError, type DocumentNode, type GraphQLSchema } from "graphql";
+import { isDeepStrictEqual } from "node:util";
 import { z } from "zod";
-import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { objectFromShape } from "@modelcontextprotocol/sdk/server/zod-compat.js";
 import type { RequestContext } from "../context";
-import { invalidRequest } from "../errors";
+import { apiError, invalidRequest, missingScope } from "../errors";
 import { routeArguments, routeKey, type ArgumentDoc } from "../api/openapi/generate";
-import { ENVELOPE_MEMBERS, ROUTES } from "../api/descriptions";
+import { ROUTES } from "../api/descriptions";
 import { MAX_LIMIT } from "../pagination/keyset";
 import { runOperation, runRoute, type PreparedOperations } from "../api/execute";
-import { own, unknownParameterDetail } from "../api/params";
+import { closest, own, unknownParameterDetail } from "../api/params";
 import { routes, type RouteSpec } from "../api/routes";
 import type { TaskTool } from "../api/tools/task-tools";
-import { MCP_DEFAULT_LIMIT, ROUTE_TOOLS } from "../api/tools/route-tools";
+import { describedByConvention, MCP_DEFAULT_LIMIT, MERGED_TOOLS, ROUTE_TOOLS, type RouteToolEntry } from "../api/tools/route-tools";
 
 /** What the server registers for one tool; `run` answers the structured result or throws a coded error. */
 export interface McpTool {
@@ -26,10 +28,22 @@ export interface McpTool {
   /** The credential must hold this scope for the tool to be listed at all. */
   scope?: string;
   inputSchema: z.ZodType;
-  /** A schema object, never a raw shape: the SDK would wrap a shape anew on every registration. */
-  outputSchema: z.ZodType;
+  /**
+   * A schema object, never a raw shape (the SDK would wrap a shape anew on every registration); none
+   * for a route tool, whose result is the REST envelope the server's instructions describe once.
+   */
+  outputSchema?: z.ZodType;
   annotations: ToolAnnotations;
+  /** False for a name kept for compatibility: it answers, but a merged tool is listed in its place. */
+  listed: boolean;
+  /** A merged tool's tools, by the `type` that picks each. */
+  members?: ReadonlyMap<string, McpTool>;
   run(args: Record<string, unknown>, context: RequestContext): Promise<Record<string, unknown>>;
+}
+
+/** Whether a credential with these scopes may use the tool (a merged one: any of its tools). */
+export function mayUse(tool: McpTool, scopes: ReadonlySet<string>): boolean {
+  return tool.members ? [...tool.members.values()].some((m) => mayUse(m, scopes)) : !tool.scope || scopes.has(tool.scope);
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
@@ -44,9 +58,17 @@ export function buildTools(
   tasks: readonly TaskTool[],
 ): McpTool[] {
   const tools = tasks.map((task) => taskTool(schema, taskOperations, task));
+  const byName = new Map<string, McpTool>();
   for (const route of routes) {
     const entry = ROUTE_TOOLS[routeKey(route)];
-    if (entry) tools.push(routeTool(schema, restOperations, route, entry));
+    if (entry) byName.set(entry.name, routeTool(schema, restOperations, route, entry));
+  }
+  // Listed in the table's order, each merged tool where the first tool it stands for was.
+  const merged = MERGED_TOOLS.map((entry) => mergedTool(entry, byName));
+  for (const tool of byName.values()) {
+    const standsFor = merged.find((m) => [...m.members!.values()][0] === tool);
+    if (standsFor) tools.push(standsFor);
+    tools.push(tool);
   }
   const names = tools.map((t) => t.name);
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);
@@ -54,31 +76,115 @@ export function buildTools(
   return tools;
 }
 
-function routeTool(schema: GraphQLSchema, operations: PreparedOperations, route: RouteSpec, entry: { name: string; description: string }): McpTool {
+function routeTool(schema: GraphQLSchema, operations: PreparedOperations, route: RouteSpec, entry: RouteToolEntry): McpTool {
   const docs = routeArguments(route, schema, operations.get(route.operation) as DocumentNode);
-  if (docs.limit) {
-    docs.limit = {
-      ...docs.limit,
-      description: `Page size, default ${MCP_DEFAULT_LIMIT}; values above ${MAX_LIMIT} are clamped to ${MAX_LIMIT}.`,
-      schema: { ...docs.limit.schema, minimum: 1, maximum: MAX_LIMIT, default: MCP_DEFAULT_LIMIT },
-    };
-  }
+  // Pages a model can read (MCP_DEFAULT_LIMIT, said in CONVENTIONS); the parser clamps above MAX_LIMIT.
+  if (docs.limit) docs.limit = { ...docs.limit, schema: { ...docs.limit.schema, minimum: 1, maximum: MAX_LIMIT } };
   const known = Object.keys(docs);
+  const required = known.filter((name) => docs[name].required);
   return {
     name: entry.name,
     title: ROUTES[routeKey(route)]?.summary ?? entry.name,
     description: entry.description,
     scope: route.scope,
+    listed: true,
     inputSchema: argumentsSchema(docs),
-    outputSchema: outputSchema(route),
     annotations: route.method === "POST" && route.scope.startsWith("write:") ? WRITE : READ,
     async run(args, context) {
       rejectUnknown(args, known);
+      const missing = required.find((name) => args[name] === undefined || args[name] === null);
+      if (missing) throw invalidRequest(`${missing} is required`);
       if (docs.limit && (args.limit === undefined || args.limit === null)) args = { ...args, limit: MCP_DEFAULT_LIMIT };
-      const body = await runRoute(schema, operations, route, context, routeInput(route, args));
-      return body as Record<string, unknown>;
+      try {
+        return (await runRoute(schema, operations, route, context, routeInput(route, args))) as Record<string, unknown>;
+      } catch (err) {
+        throw await otherKindOfId(err, entry, args, async (other) => {
+          if (!context.credential.scopes.has(other.scope)) throw missingScope(other.scope);
+          return runRoute(schema, operations, other, context, { path: { id: String(args.id) }, query: {} });
+        });
+      }
     },
   };
+}
+
+/**
+ * A merged tool (MERGED_TOOLS): `type` picks the tool it stands for, which runs with the other
+ * arguments, so every rule and error is that tool's. Its listing is made per credential (toolListing):
+ * `type` offers only what the credential may read.
+ */
+function mergedTool(entry: (typeof MERGED_TOOLS)[number], byName: ReadonlyMap<string, McpTool>): McpTool {
+  const members = new Map<string, McpTool>();
+  for (const [type, name] of Object.entries(entry.types)) {
+    const tool = byName.get(name);
+    if (!tool) throw new Error(`merged MCP tool ${entry.name} names unknown tool ${name}`);
+    tool.listed = false;
+    members.set(type, tool);
+  }
+  const types = [...members.keys()];
+  return {
+    name: entry.name,
+    title: entry.title,
+    description: entry.description,
+    listed: true,
+    members,
+    // Parsed by the SDK as loose: run() checks type, the chosen tool its own arguments.
+    inputSchema: z.looseObject({}),
+    annotations: READ,
+    async run(args, context) {
+      const { type, ...rest } = args;
+      if (type === undefined || type === null) throw invalidRequest("type is required");
+      const member = typeof type === "string" ? members.get(type) : undefined;
+      if (!member) {
+        const near = typeof type === "string" ? closest(type, types) : undefined;
+        throw invalidRequest(`type must be one of ${types.join(", ")}${near ? `; did you mean ${near}?` : ""}`);
+      }
+      if (member.scope && !context.credential.scopes.has(member.scope)) throw missingScope(member.scope);
+      return member.run(rest, context);
+    },
+  };
+}
+
+/**
+ * A merged tool's arguments as listed: `type` (the types the credential may read), then each chosen
+ * tool's arguments once, typed, without their prose. An argument several tools take with other types
+ * is listed with what they share (enums joined); each tool's parser still checks its own.
+ */
+function mergedInputSchema(tool: McpTool, scopes: ReadonlySet<string>): Record<string, unknown> {
+  const allowed = [...tool.members!].filter(([, member]) => mayUse(member, scopes));
+  const variants = new Map<string, Record<string, unknown>[]>();
+  for (const [, member] of allowed) {
+    const { properties } = jsonSchema(member.inputSchema, "input") as { properties?: Record<string, Record<string, unknown>> };
+    for (const [name, schema] of Object.entries(properties ?? {})) variants.set(name, [...(variants.get(name) ?? []), schema]);
+  }
+  const properties: Record<string, unknown> = { type: { type: "string", enum: allowed.map(([type]) => type) } };
+  for (const [name, schemas] of variants) properties[name] = sharedSchema(schemas);
+  return { type: "object", properties, additionalProperties: false, required: ["type"] };
+}
+
+function sharedSchema(variants: Record<string, unknown>[]): Record<string, unknown> {
+  // The prose stays with each tool: the merged tool's description names what matters per type.
+  const schemas = variants.map(({ description: _prose, ...schema }) => schema);
+  const [first] = schemas;
+  if (schemas.every((s) => isDeepStrictEqual(s, first))) return first;
+  if (schemas.every((s) => Array.isArray(s.enum))) return { type: "string", enum: [...new Set(schemas.flatMap((s) => s.enum as unknown[]))] };
+  const types = [...new Set(schemas.map((s) => s.type))];
+  const format = schemas.every((s) => s.format === first.format) ? first.format : undefined;
+  return { type: types.length === 1 ? types[0] : types, ...(format ? { format } : {}) };
+}
+
+/**
+ * The error a route tool answers: a not_found for an id that is another kind's (entry.otherId) says
+ * which kind it is and what takes it; anything else as it was.
+ */
+async function otherKindOfId(err: unknown, entry: RouteToolEntry, args: Record<string, unknown>, lookUp: (route: RouteSpec) => Promise<unknown>): Promise<unknown> {
+  const other = entry.otherId && routes.find((r) => routeKey(r) === entry.otherId!.route);
+  if (!other || !(err instanceof GraphQLError) || err.extensions.code !== "not_found" || typeof args.id !== "string") return err;
+  try {
+    await lookUp(other); // the caller's own scope and tenant: an id it may not see stays not_found
+  } catch {
+    return err;
+  }
+  return apiError("not_found", `${args.id} ${entry.otherId!.detail}`);
 }
 
 /**
@@ -89,8 +195,18 @@ function routeTool(schema: GraphQLSchema, operations: PreparedOperations, route:
  */
 function argumentsSchema(docs: Record<string, ArgumentDoc>): z.ZodType {
   const shape: Record<string, z.ZodType> = {};
-  for (const [name, doc] of Object.entries(docs)) shape[name] = z.unknown().optional().meta({ ...doc.schema, description: doc.description });
-  // Required is listed, not enforced here: a missing id is the REST parser's "id must be a uuid".
+  const described = new Map<string, string>();
+  for (const [name, doc] of Object.entries(docs)) {
+    // The string bounds every parameter has (1 to 512 characters) tell a model nothing; the parsers keep them.
+    const { minLength: _min, maxLength: _max, ...schema } = doc.schema as Record<string, unknown>;
+    // An alias (email for contact_value) is described by the name it stands for.
+    const same = described.get(doc.description);
+    if (!same) described.set(doc.description, name);
+    const description = same ? `As ${same}.` : doc.description;
+    if (describedByConvention(name)) delete schema.default; // the conventions give the defaults too
+    shape[name] = z.unknown().optional().meta(describedByConvention(name) ? schema : { ...schema, description });
+  }
+  // Required is listed, not enforced here: run() says "id is required" in the tool's own words.
   const required = Object.keys(docs).filter((name) => docs[name].required);
   return z.looseObject(shape).meta({ additionalProperties: false, ...(required.length ? { required } : {}) });
 }
@@ -117,32 +233,6 @@ function routeInput(route: RouteSpec, args: Record<string, unknown>) {
     else query[name] = String(value);
   }
   return { path, query, body: route.body ? body : undefined };
-}
-
-const rows = z.array(z.looseObject({})).describe(ENVELOPE_MEMBERS.data);
-const totalCount = z.number().int().optional().describe(ENVELOPE_MEMBERS.total_count);
-
-/** The REST body's envelope; the rows themselves are described in the OpenAPI document (GET /openapi.json). */
-function outputSchema(route: RouteSpec): z.ZodObject {
-  const params = { ...route.query, ...route.body };
-  if (own(params, "cursor")) {
-    return z.looseObject({
-      data: rows,
-      next_cursor: z.string().nullable().describe(ENVELOPE_MEMBERS.next_cursor),
-      has_more: z.boolean().describe(ENVELOPE_MEMBERS.has_more),
-      total_count: totalCount,
-    });
-  }
-  if (own(params, "offset")) {
-    return z.looseObject({
-      data: rows,
-      has_more: z.boolean().describe(ENVELOPE_MEMBERS.has_more),
-      next_offset: z.number().int().describe(ENVELOPE_MEMBERS.next_offset),
-      total_count: totalCount,
-    });
-  }
-  if (route.envelope === "body") return z.looseObject({ data: z.unknown().describe("The record, or the rows of an unpaged list.") });
-  return z.looseObject({}); // an aggregate object (review_summary)
 }
 
 /**
@@ -173,6 +263,33 @@ function argumentIssue(issue: z.core.$ZodIssue, args: Record<string, unknown>): 
   return `${name}: ${issue.message}`;
 }
 
+/**
+ * An invalid_request from the operation in the tool's argument names: the resolvers name their
+ * GraphQL variables (`filter.arrivalTo is before filter.arrivalFrom`, `groupBy names week twice`),
+ * which a model never sent. Each such name, snake-cased, is the argument of that name, or the one
+ * it ends with (arrival_to → to); a name that is neither stays. A variable's value a scalar refused
+ * (its detail names no argument) is prefixed with the argument's name.
+ */
+function inToolWords(err: unknown, args: string[]): unknown {
+  if (!(err instanceof GraphQLError) || err.extensions.code !== "invalid_request" || typeof err.extensions.detail !== "string") return err;
+  const rename = (name: string) => {
+    const snake = name.replace(/^\$?(?:filter\.)?/, "").replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snake === name) return name; // one lower-case word: prose, or already an argument's name
+    if (args.includes(snake)) return snake;
+    const ending = args.filter((arg) => snake.endsWith(`_${arg}`));
+    return ending.length === 1 ? ending[0] : name;
+  };
+  // Outside quotes only: a quoted value is the caller's own, echoed.
+  let detail = err.extensions.detail
+    .split(/("(?:[^"\\]|\\.)*")/)
+    .map((part, i) => (i % 2 ? part : part.replace(/\$?\b(?:filter\.)?[a-z]+(?:[A-Z][a-z]*)*\b/g, rename)))
+    .join("");
+  // A value the operation's variable did not take (a scalar's detail names none): which argument.
+  const variable = /^Variable "\$(\w+)" got invalid value/.exec(err.message)?.[1];
+  if (variable && args.includes(rename(variable))) detail = `${rename(variable)}: ${detail}`;
+  return detail === err.extensions.detail ? err : invalidRequest(detail);
+}
+
 /** A task tool runs its named operation (src/api/operations/tools, or a REST one) with the caller's context. */
 function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: TaskTool): McpTool {
   const document = operations.get(task.operation);
@@ -185,6 +302,7 @@ function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: T
     title: task.title,
     description: task.description,
     scope: task.scope,
+    listed: true,
     inputSchema: taskArgumentsSchema(task.inputSchema),
     // What the SDK itself makes of a raw shape (listed and checked the same), made once.
     outputSchema: objectFromShape(task.outputSchema) as unknown as z.ZodType,
@@ -194,8 +312,89 @@ function taskTool(schema: GraphQLSchema, operations: PreparedOperations, task: T
       const parsed = input.safeParse(args);
       if (!parsed.success) throw invalidRequest(argumentIssue(parsed.error.issues[0], args));
       task.check?.(parsed.data);
-      const data = await runOperation(schema, document, task.toVariables(parsed.data), context);
-      return task.toResult(data);
+      try {
+        return task.toResult(await runOperation(schema, document, task.toVariables(parsed.data), context));
+      } catch (err) {
+        throw inToolWords(err, known);
+      }
     },
   };
+}
+
+/**
+ * A tool as tools/list lists it, made once per app (a merged tool: once per set of scopes). The SDK's
+ * own listing converts the zod schemas on every request with fixed options: a `$schema` in every
+ * schema, ±2^53 bounds on every integer and an `execution` member per tool, the bulk of a list a
+ * model reads before its first question. Here the same conversion (zod's toJSONSchema) keeping what
+ * a model reads: types, formats, enums, bounds of its own, descriptions; as JSON Schema 2020-12,
+ * MCP's default dialect, so no `$schema` is needed.
+ */
+export function toolListing(tool: McpTool, scopes: ReadonlySet<string>): Tool {
+  const input = tool.members ? mergedInputSchema(tool, scopes) : jsonSchema(tool.inputSchema, "input");
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: input as Tool["inputSchema"],
+    ...(tool.outputSchema ? { outputSchema: jsonSchema(tool.outputSchema, "output") as Tool["outputSchema"] } : {}),
+    annotations: tool.annotations,
+  };
+}
+
+/** The listings of a set of tools, each made on first use and kept (a merged tool's per set of scopes). */
+export function listings(): (tool: McpTool, scopes: ReadonlySet<string>) => Tool {
+  const made = new Map<string, Tool>();
+  return (tool, scopes) => {
+    const key = tool.members ? `${tool.name} ${[...tool.members.values()].filter((m) => mayUse(m, scopes)).map((m) => m.name).join()}` : tool.name;
+    let listing = made.get(key);
+    if (!listing) made.set(key, (listing = toolListing(tool, scopes)));
+    return listing;
+  };
+}
+
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: "any",
+    override: ({ jsonSchema: node }) => {
+      // A deprecated value (guest_events' mode rollup) still parses, but is not offered.
+      const choices = node.oneOf as Record<string, unknown>[] | undefined;
+      if (choices?.some((c) => c.deprecated)) {
+        const kept = choices.filter((c) => !c.deprecated);
+        if (kept.length === 1 && Object.keys(kept[0]).join() === "enum") {
+          node.enum = kept[0].enum as typeof node.enum;
+          delete node.oneOf;
+        } else node.oneOf = kept;
+      }
+      // An integer's own bounds (Number.MIN/MAX_SAFE_INTEGER) hold for any number a model writes.
+      if (node.minimum === Number.MIN_SAFE_INTEGER) delete node.minimum;
+      if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
+      // zod's uuid pattern (200 characters) says what the format says.
+      if (node.format === "uuid") delete node.pattern;
+    },
+  }) as Record<string, unknown>;
+  delete json.$schema;
+  if (io === "output") outline(json, 0);
+  return json;
+}
+
+/**
+ * A result's outline as listed: its members with their types, and the fields of the rows it lists (a
+ * member that is an array of objects); a nested object's shape and the prose are the tool's
+ * description's. Which members are always present, and that no other appears, is for a validator,
+ * which checks against the zod schema (the SDK, the fast path).
+ */
+function outline(node: Record<string, unknown>, depth: number, row = false): void {
+  for (const key of ["description", "required", "additionalProperties", "propertyNames"]) delete node[key];
+  const branches = node.anyOf as Record<string, unknown>[] | undefined;
+  for (const branch of branches ?? []) outline(branch, depth, row);
+  // [{type: "string"}, {type: "null"}], bare once their prose is gone: {type: ["string", "null"]}.
+  if (branches?.every((b) => Object.keys(b).length === 1 && typeof b.type === "string")) {
+    node.type = branches.map((b) => b.type);
+    delete node.anyOf;
+  }
+  if (node.items) outline(node.items as Record<string, unknown>, depth, depth === 1);
+  if (!node.properties) return;
+  if (depth > 0 && !row) delete node.properties;
+  else for (const member of Object.values(node.properties as Record<string, Record<string, unknown>>)) outline(member, depth + 1);
 }

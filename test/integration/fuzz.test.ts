@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { Kind, print, type GraphQLInputType, type VariableDefinitionNode, type TypeNode, isInputObjectType, isEnumType, type GraphQLSchema } from "graphql";
 import { startTestApp, type TestApp } from "../helpers/app";
 import { routes, type RouteSpec } from "../../src/api/routes";
-import { ROUTE_TOOLS } from "../../src/api/tools/route-tools";
+import { MERGED_TOOLS, ROUTE_TOOLS } from "../../src/api/tools/route-tools";
 import { routeKey } from "../../src/api/openapi/generate";
 import { ERROR_STATUS } from "../../src/errors";
 import { buildSchema } from "../../src/graphql/schema";
@@ -358,12 +358,18 @@ describe(`fuzz (seed ${SEED}; replay with FUZZ_SEED=${SEED})`, () => {
   });
 
   describe("/mcp tools/call arguments", () => {
-    const tools = routes.filter((r) => ROUTE_TOOLS[routeKey(r)]);
-    it.each(tools.map((r) => [ROUTE_TOOLS[routeKey(r)].name, r] as const))("%s: no 5xx, errors are the REST error body", async (tool, route) => {
-      const names = [...Object.keys(route.pathParams ?? {}), ...Object.keys(route.query ?? {}), ...Object.keys(route.body ?? {})];
+    const routeArgs = (route: (typeof routes)[number]) => [...Object.keys(route.pathParams ?? {}), ...Object.keys(route.query ?? {}), ...Object.keys(route.body ?? {})];
+    const tools: (readonly [string, string[], string[]])[] = routes.filter((r) => ROUTE_TOOLS[routeKey(r)]).map((r) => [ROUTE_TOOLS[routeKey(r)].name, routeArgs(r), []] as const);
+    // A merged tool takes type and every argument of the tools it stands for.
+    for (const merged of MERGED_TOOLS) {
+      const members = routes.filter((r) => Object.values(merged.types).includes(ROUTE_TOOLS[routeKey(r)]?.name));
+      tools.push([merged.name, ["type", ...new Set(members.flatMap(routeArgs))], Object.keys(merged.types)]);
+    }
+    it.each(tools)("%s: no 5xx, errors are the REST error body", async (tool, names, types) => {
       const value = fc.oneof(
         { weight: 6, arbitrary: text },
         { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
+        { weight: types.length ? 6 : 0, arbitrary: types.length ? fc.constantFrom(...types) : text },
       );
       const args = fc
         .array(fc.tuple(fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...(names.length ? names : ["limit"])) }, { weight: 1, arbitrary: fc.constantFrom(...PROTO_NAMES) }), value), { maxLength: 4 })

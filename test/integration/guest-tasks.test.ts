@@ -90,7 +90,8 @@ describe("the done-when question: what do we know about her, and may we e-mail h
     // Granted at one property, withdrawn later at another: the withdrawal decides.
     expect(marketing).toMatchObject({ status: "withdrawn", observation_count: 2, decided_by: { status: "withdrawn" } });
     expect(marketing.decided_by.property).toEqual(expect.any(String));
-    expect(context.stays.more).toEqual({ tool: "list_reservations", arguments: { master_profile_id: masterId } });
+    // more names a listed tool: list_records, which stands for list_reservations.
+    expect(context.stays.more).toEqual({ tool: "list_records", arguments: { type: "reservations", master_profile_id: masterId } });
     // Spend: charges and adjustments less refunds, as the folio lines are signed; payments are not spend.
     const { rows: spent } = await pg.query(
       `SELECT sum(amount_minor)::int AS total
@@ -117,7 +118,7 @@ describe("the done-when question: what do we know about her, and may we e-mail h
     // An unclustered guest is its own person; its rows are found by guest_profile_id.
     const single = await call("guest_context", { guest_profile_id: A().unclustered_guest });
     expect(single).toMatchObject({ found: true, master_profile_id: null });
-    expect(single.stays.more.arguments).toEqual({ guest_profile_id: A().unclustered_guest });
+    expect(single.stays.more.arguments).toEqual({ type: "reservations", guest_profile_id: A().unclustered_guest });
     expect(await call("guest_context", { email: "nobody@example.invalid" })).toEqual({ found: false });
   });
 

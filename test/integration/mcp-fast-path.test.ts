@@ -106,6 +106,9 @@ async function cases(group: "A" | "B", token: string): Promise<Case[]> {
     preview_table: { member_type: "guest", filter_doc: { all: [] }, limit: 2 },
     get_table: { id: g.tables.bound },
     list_table_members: { id: g.tables.bound, limit: 2 },
+    // The merged tools.
+    list_records: { type: "reservations", limit: 2 },
+    get_record: { type: "guest", id: g.guest_lookup.guest_id },
   };
   for (const tool of taskTools) expect(Object.keys(read)).toContain(tool.name); // a new task tool belongs here
   const list: Case[] = Object.entries(read).map(([name, args]) => ({ what: name, body: call(name, args), fast: true }));
@@ -119,6 +122,9 @@ async function cases(group: "A" | "B", token: string): Promise<Case[]> {
     { what: "limit too large", body: call("list_guests", { limit: 100000 }), fast: true },
     { what: "string id", body: call("list_properties", {}, "req-7"), fast: true },
     { what: "unknown tool", body: call("no_such_tool", {}), fast: false },
+    { what: "misspelt tool", body: call("list_record", { type: "guests" }), fast: false },
+    { what: "master profile id to get_guest", body: call("get_guest", { id: g.master_with_two_guests }), fast: true },
+    { what: "missing type", body: call("list_records", {}), fast: true },
     { what: "write tool", body: call("pause_table_destination", { id: "nope", provider: "x" }), fast: false },
     { what: "arguments array", body: { ...ctx, params: { name: "guest_context", arguments: [1] } }, fast: false },
     { what: "params _meta", body: { ...ctx, params: { ...ctx.params, _meta: { progressToken: 1 } } }, fast: false },

@@ -79,7 +79,8 @@ describe("the MCP Inspector CLI against gcs serve", () => {
   });
 
   it("calls a tool and gets the REST body back", async () => {
-    const run = await inspector(key(), "--method", "tools/call", "--tool-name", "list_properties");
+    // list_records stands for list_properties (which answers too, unlisted; the Inspector calls only listed tools).
+    const run = await inspector(key(), "--method", "tools/call", "--tool-name", "list_records", "--tool-args-json", JSON.stringify({ type: "properties" }));
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
     const { result } = JSON.parse(run.stdout) as { result: { isError?: boolean; content: { type: string; text: string }[] } };
     expect(result.isError).not.toBe(true);
@@ -88,7 +89,7 @@ describe("the MCP Inspector CLI against gcs serve", () => {
   });
 
   it("a tool error (the REST error body) exits 5, tool_error", async () => {
-    const run = await inspector(key(), "--method", "tools/call", "--tool-name", "list_guests", "--tool-args-json", JSON.stringify({ source_id: "x" }));
+    const run = await inspector(key(), "--method", "tools/call", "--tool-name", "list_records", "--tool-args-json", JSON.stringify({ type: "guests", source_id: "x" }));
     expect(run.code).toBe(5);
     expect(run.stdout + run.stderr).toContain("source_id requires integration_id");
   });

@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { taskTools, type TaskTool } from "../../src/api/tools/task-tools";
-import { MCP_DEFAULT_LIMIT, ROUTE_TOOLS } from "../../src/api/tools/route-tools";
+import { CONVENTIONS, describedByConvention, MCP_DEFAULT_LIMIT, MERGED_TOOLS, ROUTE_TOOLS } from "../../src/api/tools/route-tools";
 import { routeKey } from "../../src/api/openapi/generate";
 import { routes } from "../../src/api/routes";
 import request from "supertest";
@@ -87,23 +87,54 @@ const rest = (path: string, token = A().credentials.api_key) => t.api.get(path).
 type JsonSchema = { type?: string; format?: string; enum?: unknown[]; oneOf?: unknown[]; description?: string; [k: string]: unknown };
 const propertiesOf = (tool: Tool) => (tool.inputSchema.properties ?? {}) as Record<string, JsonSchema>;
 
+/** Each route tool's listed arguments: its own when it is listed, else those of the merged tool that stands for it. */
+function routeToolProperties(byName: Map<string, Tool>, name: string): Record<string, JsonSchema> {
+  const merged = MERGED_TOOLS.find((m) => Object.values(m.types).includes(name));
+  return propertiesOf(byName.get(merged ? merged.name : name)!);
+}
+
 describe("tools/list", () => {
-  it("offers a tool per read family, typed from the REST parameter specs, every argument described", async () => {
-    const { tools } = await (await connect(A().credentials.api_key)).listTools();
+  it("is under 20,000 characters with every scope, without $schema or ±2^53 bounds, every argument typed", async () => {
+    const res = await t.api
+      .post("/mcp")
+      .set("Authorization", `Bearer ${A().credentials.api_key}`) // every scope: every tool
+      .set("Accept", "application/json, text/event-stream")
+      .send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    expect(res.status).toBe(200);
+    // The result as an agent receives it, less this file's test-only tool (76,321 characters for 34 tools before issue 42).
+    const tools = (res.body.result.tools as Tool[]).filter((x) => x.name !== propertyName.name);
+    const json = JSON.stringify({ ...res.body.result, tools });
+    expect(json.length).toBeLessThan(20_000);
+    expect(json.match(/"\$schema"/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    expect(json).not.toContain("9007199254740991");
+    for (const tool of tools) {
+      expect(tool).not.toHaveProperty("execution");
+      for (const [name, schema] of Object.entries(propertiesOf(tool))) {
+        expect([`${tool.name}.${name}`, typeof schema.type === "string" || Array.isArray(schema.type) || Array.isArray(schema.enum)]).toEqual([`${tool.name}.${name}`, true]);
+      }
+    }
+    // Only task tools have output schemas (a route tool's result is the envelope the instructions describe).
+    expect(tools.filter((x) => x.outputSchema).map((x) => x.name).sort()).toEqual(taskTools.filter((x) => x !== propertyName).map((x) => x.name).sort());
+  });
+
+  it("offers every read family through list_records and get_record, typed from the REST parameter specs", async () => {
+    const client = await connect(A().credentials.api_key);
+    const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect([...byName.keys()]).toEqual(expect.arrayContaining([
-      "test_property_name", "list_guests", "search_master_profiles", "list_reservations", "list_transactions",
-      "list_consent_observations", "effective_consent", "list_actions", "list_reviews", "review_summary",
-      "list_loyalty_programs", "list_loyalty_members", "list_channels", "list_spaces", "guest_events", "list_tables",
-      "get_table", "list_table_members", "preview_table", "pause_table_destination", "resume_table_destination",
-    ]));
-    expect(tools.slice(0, taskTools.length).map((t) => t.name)).toEqual(taskTools.map((t) => t.name)); // task tools come first
+    expect([...byName.keys()]).toEqual([
+      ...taskTools.map((x) => x.name), // task tools come first
+      "list_records", "get_record", "effective_consent", "review_summary", "preview_table", "pause_table_destination", "resume_table_destination",
+    ]);
+    expect(client.getInstructions()).toContain(CONVENTIONS);
 
     let typed = 0;
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(30);
       expect(tool.inputSchema.additionalProperties).toBe(false);
+      // Each argument is described, but for what the instructions' conventions say once.
+      if (MERGED_TOOLS.some((m) => m.name === tool.name)) continue;
       for (const [name, schema] of Object.entries(propertiesOf(tool))) {
+        if (describedByConvention(name)) continue;
         expect([`${tool.name}.${name}`, (schema.description ?? "").length > 5]).toEqual([`${tool.name}.${name}`, true]);
       }
     }
@@ -112,9 +143,9 @@ describe("tools/list", () => {
     for (const route of routes) {
       const entry = ROUTE_TOOLS[routeKey(route)];
       if (!entry) continue;
-      const properties = propertiesOf(byName.get(entry.name)!);
+      const properties = routeToolProperties(byName, entry.name);
       const specs = { ...route.pathParams, ...route.query, ...route.body };
-      expect(Object.keys(properties).sort()).toEqual(Object.keys(specs).sort());
+      expect(Object.keys(properties)).toEqual(expect.arrayContaining(Object.keys(specs)));
       for (const [name, spec] of Object.entries(specs)) {
         const base = spec.schema();
         const got = properties[name];
@@ -122,7 +153,11 @@ describe("tools/list", () => {
         if (base.type === "integer") expect([where, got.type]).toEqual([where, "integer"]);
         else if (Array.isArray(base.enum) && base.enum.join() === "true,false,1,0") expect([where, got.type]).toEqual([where, "boolean"]);
         else if (base.type === "boolean") expect([where, got.type]).toEqual([where, "boolean"]);
-        else if (base.enum) expect([where, Array.isArray(got.enum ?? got.oneOf)]).toEqual([where, true]);
+        // An enum, or a string where another family takes any string under the same name (kind).
+        else if (base.enum) {
+          const offered = (base.enum as unknown[]).filter((v) => v !== "rollup"); // guest_events' deprecated mode parses, unlisted
+          expect([where, got.enum ?? got.type]).toEqual([where, got.enum ? expect.arrayContaining(offered) : "string"]);
+        }
         else if (base.format) expect([where, got.format]).toEqual([where, base.format]);
         else if (base.type === "object") expect([where, got.type]).toEqual([where, "object"]);
         else expect([where, got.type]).toEqual([where, "string"]);
@@ -130,11 +165,15 @@ describe("tools/list", () => {
       }
     }
     expect(typed).toBeGreaterThan(80);
-    expect(propertiesOf(byName.get("list_guests")!).limit).toMatchObject({ type: "integer", minimum: 1, maximum: 500, default: MCP_DEFAULT_LIMIT });
-    expect(propertiesOf(byName.get("list_reservations")!).status.enum).toEqual(expect.arrayContaining(["confirmed", "cancelled"]));
-    expect(byName.get("get_guest")!.inputSchema.required).toEqual(["id"]);
+    const list = propertiesOf(byName.get("list_records")!);
+    expect(list.limit).toMatchObject({ type: "integer", minimum: 1, maximum: 500 });
+    expect(list.type.enum).toEqual(Object.keys(MERGED_TOOLS[0].types));
+    expect(list.status.enum).toEqual(expect.arrayContaining(["confirmed", "cancelled"]));
+    expect(list.mode.enum).toEqual(["timeline", "latest"]); // rollup, deprecated, still parses
+    expect(byName.get("list_records")!.inputSchema.required).toEqual(["type"]);
+    expect(byName.get("get_record")!.inputSchema.required).toEqual(["type"]);
     expect(byName.get("preview_table")!.inputSchema.required).toEqual(["member_type", "filter_doc"]);
-    expect(byName.get("list_guests")!.outputSchema).toMatchObject({ properties: { data: { type: "array" }, has_more: { type: "boolean" } } });
+    expect(byName.get("list_records")!.outputSchema).toBeUndefined();
   });
 
   it("annotates reads as read-only and lists pause/resume only for credentials holding write:tables", async () => {
@@ -144,7 +183,7 @@ describe("tools/list", () => {
     expect(names(withWrite)).toEqual(expect.arrayContaining(["pause_table_destination", "resume_table_destination"]));
     expect(names(readOnly)).not.toContain("pause_table_destination");
     expect(names(readOnly)).not.toContain("resume_table_destination");
-    expect(names(readOnly)).toEqual(expect.arrayContaining(["list_tables", "get_table"]));
+    expect(names(readOnly)).toEqual(expect.arrayContaining(["list_records", "get_record"]));
     for (const tool of withWrite) {
       if (tool.name.endsWith("_destination")) {
         expect(tool.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
@@ -152,11 +191,12 @@ describe("tools/list", () => {
         expect(tool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
       }
     }
-    // A key with read:guests only is offered the guest tools (and the task tools), nothing it may not use.
-    const limited = names((await (await connect(A().credentials.api_key_limited)).listTools()).tools);
-    expect(limited).toEqual(expect.arrayContaining(["list_guests", "get_guest", "search_master_profiles", "get_master_profile"]));
-    expect(limited).not.toContain("list_reservations");
-    expect(limited).not.toContain("list_tables");
+    // A key with read:guests only is offered the guest types (and the task tools), nothing it may not use.
+    const limited = (await (await connect(A().credentials.api_key_limited)).listTools()).tools;
+    const types = (name: string) => propertiesOf(limited.find((x) => x.name === name)!).type.enum;
+    expect(types("list_records")).toEqual(["guests", "master_profiles"]);
+    expect(types("get_record")).toEqual(["guest", "master_profile"]);
+    expect(names(limited)).not.toContain("preview_table");
   });
 });
 
@@ -227,10 +267,53 @@ describe("tools/call", () => {
     expect((await fails(client, "list_reservations", { status: "gone" })).detail).toMatch(/^status must be one of/);
     expect((await fails(client, "list_guests", { email: { $ne: "" } })).detail).toBe("email must be a string, number or boolean, not an object or array");
     expect((await fails(client, "list_guests", { source_id: "x" })).error).toBe("source_id requires integration_id");
-    expect((await fails(client, "get_guest", {})).detail).toMatch(/^id must be a uuid/);
+    expect((await fails(client, "get_guest", { id: "" })).detail).toMatch(/^id must be a uuid/);
   });
 
-  it("pauses and resumes a destination binding with write:tables; a read-only token has no such tool", async () => {
+  it("names a missing required argument in the tool's own words (list_table_members {} says id is required)", async () => {
+    const client = await connect(A().credentials.api_key);
+    for (const [name, args] of [
+      ["list_table_members", {}],
+      ["get_guest", { id: null }],
+      ["list_records", { type: "table_members" }],
+      ["get_record", { type: "guest" }],
+    ] as const) {
+      expect([name, await fails(client, name, args)]).toEqual([name, { error: "invalid_request", detail: "id is required" }]);
+    }
+    expect(await fails(client, "pause_table_destination", { id: A().tables.bound })).toEqual({ error: "invalid_request", detail: "provider is required" });
+    expect(await fails(client, "list_records", {})).toEqual({ error: "invalid_request", detail: "type is required" });
+    expect((await fails(client, "list_records", { type: "guest" })).detail).toMatch(/^type must be one of properties, .*; did you mean guests\?$/);
+  });
+
+  it("says an unknown tool's closest name (did you mean …?, as REST does for a parameter)", async () => {
+    const client = await connect(A().credentials.api_key);
+    const typo = await fails(client, "list_record", { type: "guests" });
+    expect(typo).toEqual({ error: "not_found", detail: expect.stringMatching(/^unknown tool list_record; did you mean list_records\? Tools: find_guests, /) });
+    expect((await fails(client, "get_guests", { id: A().guest_lookup.guest_id })).detail).toMatch(/^unknown tool get_guests; did you mean get_guest\?/);
+    expect((await fails(client, "weather", {})).detail).toMatch(/^unknown tool weather\. Tools: /);
+    // Through the SDK too (a batch of two calls is not the fast path).
+    const res = await t.api
+      .post("/mcp")
+      .set("Authorization", `Bearer ${A().credentials.api_key}`)
+      .set("Accept", "application/json, text/event-stream")
+      .send([1, 2].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "find_guest", arguments: { query: "x" } } })));
+    expect(JSON.parse(res.body[0].result.content[0].text).detail).toMatch(/^unknown tool find_guest; did you mean find_guests\?/);
+  });
+
+  it("says when get_guest is given a master profile id, and get_master_profile a guest profile id", async () => {
+    const client = await connect(A().credentials.api_key);
+    const master = A().master_with_two_guests;
+    const asGuest = await fails(client, "get_guest", { id: master });
+    expect(asGuest).toEqual({ error: "not_found", detail: `${master} is a master profile id, not a guest profile id: use guest_context or get_master_profile (get_record with type master_profile)` });
+    expect(await fails(client, "get_record", { type: "guest", id: master })).toEqual(asGuest);
+    const guest = A().guest_lookup.guest_id;
+    expect((await fails(client, "get_master_profile", { id: guest })).detail).toMatch(new RegExp(`^${guest} is a guest profile id, not a master profile id: use get_guest`));
+    // An id of neither kind, or of another group, stays a plain not_found.
+    expect((await fails(client, "get_guest", { id: "00000000-0000-4000-8000-000000000000" })).detail).toMatch(/^no guest/);
+    expect((await fails(client, "get_guest", { id: B().master_with_two_guests })).detail).toMatch(/^no guest/);
+  });
+
+  it("pauses and resumes a destination binding with write:tables; a read-only token is told the scope it lacks", async () => {
     const client = await connect(A().credentials.api_key);
     const paused = await ok(client, "pause_table_destination", { id: A().tables.bound, provider: "mailchimp" });
     expect(paused.data).toMatchObject({ table_id: A().tables.bound, provider: "mailchimp", state: "paused" });
@@ -244,7 +327,7 @@ describe("tools/call", () => {
     const readOnly = await connect(A().credentials.mcp_token);
     const refused = (await readOnly.callTool({ name: "pause_table_destination", arguments: { id: A().tables.bound, provider: "mailchimp" } })) as CallToolResult;
     expect(refused.isError).toBe(true);
-    expect((refused.content[0] as { text: string }).text).toMatch(/not found/);
+    expect(JSON.parse((refused.content[0] as { text: string }).text)).toEqual({ error: "forbidden", scope: "write:tables", detail: "this credential lacks the scope write:tables" });
     expect((await ok(client, "get_table", { id: A().tables.bound })).data.bindings.find((b: { provider: string }) => b.provider === "mailchimp").state).toBe("active");
   });
 
@@ -272,12 +355,21 @@ describe("tenant isolation", () => {
       b.guest_lookup.guest_id, b.master_with_two_guests, b.unclustered_guest, b.guest_with_events];
     const client = await connect(A().credentials.api_key);
     const { tools } = await client.listTools();
-    let called = 0;
+    // Every listed read tool without a required argument, and list_records for each type it lists.
+    const calls: [string, Record<string, unknown>][] = [];
     for (const tool of tools) {
       // Task tools identify one person or contact (exactly one of several arguments): asked about B's below.
       if (tool.inputSchema.required?.length || tool.annotations?.readOnlyHint !== true || taskTools.some((t) => t.name === tool.name)) continue;
-      const args = propertiesOf(tool).limit ? { limit: 500 } : {};
-      const body = await ok(client, tool.name, args);
+      calls.push([tool.name, propertiesOf(tool).limit ? { limit: 500 } : {}]);
+    }
+    for (const [type, member] of Object.entries(MERGED_TOOLS[0].types)) {
+      const route = routes.find((r) => ROUTE_TOOLS[routeKey(r)]?.name === member)!;
+      if (type !== "table_members") calls.push(["list_records", route.query?.limit ? { type, limit: 500 } : { type }]);
+    }
+    let called = 0;
+    for (const [name, args] of calls) {
+      const tool = { name };
+      const body = await ok(client, name, args);
       const text = JSON.stringify(body);
       for (const id of foreign) expect([tool.name, text.includes(id)]).toEqual([tool.name, false]);
       called++;
@@ -336,6 +428,8 @@ describe("task tools' argument errors", () => {
       detail: 'purpose "emailmarketing" is not one this property group records consent for; known purposes: email_marketing, sms_marketing',
     });
     expect(await ok(client, "check_contact_permission", { email: "nobody@example.invalid", purpose: "email_marketing" })).toMatchObject({ answer: "unknown" });
+    // The echoed value is the caller's, untouched by the renaming of GraphQL names to the tool's (fooEmail is not email).
+    expect((await fails(client, "check_contact_permission", { email: "nobody@example.invalid", purpose: "fooEmail" })).detail).toMatch(/^purpose "fooEmail" is not one/);
   });
 });
 
@@ -352,7 +446,9 @@ describe("/mcp over raw JSON-RPC", () => {
     for (const token of [A().credentials.api_key, A().credentials.mcp_token]) {
       const list = await rpc(token, "tools/list");
       expect(list.status).toBe(200);
-      expect(list.body.result.tools.map((x: { name: string }) => x.name)).toEqual(expect.arrayContaining(["list_guests", "get_guest", "list_integrations"]));
+      const names = list.body.result.tools.map((x: { name: string }) => x.name);
+      expect(names).toEqual(expect.arrayContaining(["list_records", "get_record", "find_guests"]));
+      expect(names).not.toContain("list_guests"); // still answers (below), unlisted: list_records stands for it
       const call = await rpc(token, "tools/call", { name: "list_guests", arguments: { limit: "2" } });
       expect(call.status).toBe(200);
       const page = JSON.parse(call.body.result.content[0].text);
@@ -467,6 +563,14 @@ describe("the agent's question, end to end over HTTP", () => {
     );
     expect(marketing).toMatchObject({ status: "withdrawn", decided_by: { status: "withdrawn" } });
     expect(marketing.decided_by.observed_at).toEqual(expect.any(String));
+    // Each section's more is a call of a listed tool that answers.
+    const listed = (await client.listTools()).tools.map((x) => x.name);
+    const mores = Object.values(context).flatMap((section) => ((section as { more?: unknown })?.more ? [(section as { more: { tool: string; arguments: Record<string, unknown> } }).more] : []));
+    expect(mores.length).toBeGreaterThanOrEqual(6);
+    for (const more of mores) {
+      expect([more.tool, listed.includes(more.tool)]).toEqual([more.tool, true]);
+      expect((await client.callTool({ name: more.tool, arguments: more.arguments })).isError).toBeFalsy();
+    }
   });
 });
 

@@ -155,4 +155,25 @@ describe("dashboard-aggregate MCP tools", () => {
     expect(lastDay).toEqual(unbounded);
     expect(unbounded.buckets.length).toBeGreaterThan(0);
   });
+
+  it("errors name the tool's own arguments, never the GraphQL variables behind them", async () => {
+    const client = await connect(A().credentials.api_key);
+    const errors = [
+      await call(client, "stay_performance", { from: "2026-02-01", to: "2026-01-01" }),
+      await call(client, "stay_performance", { from: "2026-01-01", to: "2026-01-31", group_by: ["week", "month"] }),
+      await call(client, "stay_performance", { from: "2026-02-31", to: "2026-03-01" }),
+      await call(client, "review_trend", { group_by: ["month", "month"] }),
+      await call(client, "guest_reach", { email_purpose: " " }),
+      await call(client, "review_summary", { min_rating: 6 }),
+    ].map(({ result, body }) => ({ isError: result.isError, ...body }) as Json);
+    expect(errors.slice(0, 3)).toEqual([
+      { isError: true, error: "invalid_request", detail: "to is before from" },
+      { isError: true, error: "invalid_request", detail: "group_by may name only one of day, week and month" },
+      { isError: true, error: "invalid_request", detail: expect.stringMatching(/^from: must be a real calendar date YYYY-MM-DD/) },
+    ]);
+    for (const error of errors) {
+      expect(error).toMatchObject({ isError: true, error: "invalid_request" });
+      expect([error.detail, /filter\.|[a-z][A-Z]|\$/.test(error.detail)]).toEqual([error.detail, false]);
+    }
+  });
 });

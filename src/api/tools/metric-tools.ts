@@ -37,23 +37,22 @@ const stayPerformance: TaskTool = {
   scope: "read:reservations",
   title: "How did a property do?",
   description: [
-    "How a property (or the whole group) did over a period of arrival dates: stays, nights, distinct guests, and revenue, room",
-    "revenue and average daily rate per currency, in minor units (never added across currencies). Stays are reservations of kind",
-    "stay that were not cancelled or no-shows, counted on their arrival day in the property's local calendar.",
-    "For \"how did the Lisbon hotel do last month?\": get its property_id from list_properties, pass from and to as the month's first",
-    "and last day. group_by splits the answer (e.g. [\"week\"], [\"property\", \"month\"], [\"channel\"]); omit it for one total.",
+    "How a property (or the group) did over arrival dates: buckets of stays, nights, distinct_guests and revenue per currency",
+    "(revenue, room revenue, average daily rate; never added across currencies). Stays exclude cancellations and no-shows,",
+    "counted on their local arrival day. \"How did the Lisbon hotel do last month?\": property_id from list_records type",
+    "properties, from and to the month's first and last day.",
   ].join(" "),
   operation: "StayPerformance",
   inputSchema: {
-    from: date.describe("First arrival date counted, YYYY-MM-DD."),
-    to: date.describe("Last arrival date counted (inclusive), YYYY-MM-DD; at most 731 days after from."),
-    property_id: uuid.optional().describe("Only this property (from list_properties); the whole group when absent."),
-    channel: z.string().min(1).max(100).optional().describe("Only stays booked through this channel, e.g. direct."),
+    from: date.describe("First arrival date."),
+    to: date.describe("Last arrival date, inclusive; at most 731 days after from."),
+    property_id: uuid.optional().describe("The whole group when absent."),
+    channel: z.string().min(1).max(100).optional().describe("e.g. direct."),
     group_by: z
       .array(z.enum(["property", "day", "week", "month", "channel", "guest_country"]))
       .max(3)
       .optional()
-      .describe("Up to 3 dimensions, at most one of day, week and month."),
+      .describe("Splits the answer; at most one of day, week and month; omit for one total."),
   },
   outputSchema: {
     buckets: z.array(
@@ -84,7 +83,7 @@ const reviewTrend: TaskTool = {
   description: [
     "Review counts, average rating (1 to 5) and the count per rating over a period of publication dates (whole UTC days), for one",
     "property or the group. group_by [\"month\"] gives the trend (months in each property's local calendar); [\"source\"] compares",
-    "platforms; [\"property\"] compares properties. For single reviews use list_reviews.",
+    "platforms; [\"property\"] compares properties. For single reviews use list_records.",
   ].join(" "),
   operation: "ReviewMetrics",
   inputSchema: {
@@ -123,16 +122,14 @@ const guestReach: TaskTool = {
   scope: "read:guests",
   title: "How many guests can we reach?",
   description: [
-    "Counts guest profiles and master profiles, and how many guests may be e-mailed or texted by their effective consent (a withdrawn",
-    "or denied observation anywhere in the group beats any grant; no observation is never permission), optionally per property,",
-    "country, loyalty tier or VIP. Purposes default to email_marketing and sms_marketing. To ask about one person use",
-    "check_contact_permission.",
+    "Counts guest and master profiles and how many guests may be e-mailed or texted by their effective consent, per property,",
+    "country, loyalty tier or VIP if asked. For one person use check_contact_permission.",
   ].join(" "),
   operation: "GuestReach",
   inputSchema: {
     group_by: z.array(z.enum(["property", "country", "loyalty_tier", "vip"])).max(4).optional().describe("Dimensions, each at most once; omit for one total."),
-    email_purpose: z.string().min(1).max(100).optional().describe("The purpose e-mail reachability is decided for; default email_marketing."),
-    sms_purpose: z.string().min(1).max(100).optional().describe("The purpose SMS reachability is decided for; default sms_marketing."),
+    email_purpose: z.string().min(1).max(100).optional().describe("Default email_marketing."),
+    sms_purpose: z.string().min(1).max(100).optional().describe("Default sms_marketing."),
   },
   outputSchema: {
     buckets: z.array(

@@ -6,15 +6,40 @@ import { MAX_LIMIT } from "../../pagination/keyset";
 /** Page size when a tool call names none: a page a model can read (REST's default is 100). */
 export const MCP_DEFAULT_LIMIT = 20;
 
-const PAGING =
-  `Pages hold ${MCP_DEFAULT_LIMIT} rows unless you pass limit (at most ${MAX_LIMIT}); while has_more is true, ` +
-  "pass next_cursor back as cursor for the next page.";
-const OFFSET_PAGING =
-  `Pages hold ${MCP_DEFAULT_LIMIT} rows unless you pass limit (at most ${MAX_LIMIT}); while has_more is true, ` +
-  "pass next_offset back as offset.";
+/**
+ * How the route tools' pages and filters work, said once in the server's instructions (which a model
+ * reads once) rather than in every tool; the arguments it explains are listed with their types only.
+ */
+export const CONVENTIONS =
+  `List tools answer {data, has_more, next_cursor}: pages of ${MCP_DEFAULT_LIMIT} rows unless you pass limit (at most ` +
+  `${MAX_LIMIT}); while has_more is true and you need more, pass next_cursor back as cursor (tables: next_offset as offset); ` +
+  "include_total: true adds total_count. get_ tools take an id and answer {data}. Filters: an argument named after a " +
+  "record's id (property_id, master_profile_id …) keeps that record's rows; _from arguments and updated_since are " +
+  "inclusive, _to ones exclusive for instants (ISO 8601) and inclusive for dates (YYYY-MM-DD); min_ and max_ are " +
+  "inclusive; kind, status, priority, category, tier, vip and active match exactly.";
+
+const MATCHED_EXACTLY = new Set(["kind", "status", "priority", "category", "tier", "vip", "active"]);
+const PAGE_ARGUMENTS = new Set(["limit", "cursor", "offset", "include_total", "id"]);
+
+/** Whether CONVENTIONS says what a route tool's argument does (it is then listed without a description). */
+export function describedByConvention(name: string): boolean {
+  if (PAGE_ARGUMENTS.has(name) || MATCHED_EXACTLY.has(name) || name === "updated_since") return true;
+  if (name.endsWith("_id")) return name !== "source_id" && name !== "entity_id"; // those two are not a record's id here
+  return /_(from|to)$/.test(name) || /^(min|max)_/.test(name);
+}
+
+export interface RouteToolEntry {
+  name: string;
+  description: string;
+  /**
+   * An id this tool does not find may be one of another kind, a model's common slip: when this route
+   * (`METHOD /path/{id}`) finds it, the not_found error says `detail` instead.
+   */
+  otherId?: { route: string; detail: string };
+}
 
 /** Route (as `METHOD /path`) → tool. Routes not listed here have no tool. */
-export const ROUTE_TOOLS: Record<string, { name: string; description: string }> = {
+export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
   "GET /v1/properties": {
     name: "list_properties",
     description:
@@ -37,11 +62,15 @@ export const ROUTE_TOOLS: Record<string, { name: string; description: string }> 
       "Lists guest profiles: one guest as one source system knows them (name, e-mail, phone, language, country). " +
       "Filter by email, property_id, master_profile_id, or source_id with integration_id. To find a person by name or " +
       "any contact point, use find_guests (it searches every identifier at once). Each row's master_profile_id is the person across sources: " +
-      `pass it to get_master_profile or to the other list tools. ${PAGING}`,
+      `pass it to get_master_profile or to the other list tools.`,
   },
   "GET /v1/guests/{id}": {
     name: "get_guest",
     description: "Gets one guest profile by its id (a guest_profile_id from any row).",
+    otherId: {
+      route: "GET /v1/master-profiles/{id}",
+      detail: "is a master profile id, not a guest profile id: use guest_context or get_master_profile (get_record with type master_profile)",
+    },
   },
   "GET /v1/master-profiles": {
     name: "search_master_profiles",
@@ -50,19 +79,23 @@ export const ROUTE_TOOLS: Record<string, { name: string; description: string }> 
       "case-insensitive substring of given name, family name or e-mail (one field), email matches exactly, vip, " +
       "property_id. To find someone by full name, phone or any other identifier, use find_guests. Each row's id is the " +
       "master_profile_id that list_reservations, list_transactions, list_consent_observations, list_reviews, " +
-      `list_loyalty_members, list_actions and guest_events filter by. ${PAGING}`,
+      `list_loyalty_members, list_actions and guest_events filter by.`,
   },
   "GET /v1/master-profiles/{id}": {
     name: "get_master_profile",
     description:
       "Gets one master profile by id with the ids of the guest profiles merged into it (get_guest takes them).",
+    otherId: {
+      route: "GET /v1/guests/{id}",
+      detail: "is a guest profile id, not a master profile id: use get_guest (get_record with type guest) or guest_context with guest_profile_id",
+    },
   },
   "GET /v1/reservations": {
     name: "list_reservations",
     description:
       "Lists reservations (stays, dining, spa, events): dates, status, property, room or space, amounts. Filter by " +
       "master_profile_id or guest_profile_id for one person's stays, by confirmation_number, or by arrival and " +
-      `departure dates. A row's id is the reservation_id list_transactions and list_reviews filter by. ${PAGING}`,
+      `departure dates. A row's id is the reservation_id list_transactions and list_reviews filter by.`,
   },
   "GET /v1/reservations/{id}": {
     name: "get_reservation",
@@ -73,85 +106,81 @@ export const ROUTE_TOOLS: Record<string, { name: string; description: string }> 
     description:
       "Lists folio transactions (charges, payments, refunds, adjustments): what a guest spent, by category, with amounts " +
       "as integers in the currency's minor unit (12050 EUR is 120.50). Filter by master_profile_id, reservation_id, " +
-      `category or a time range. ${PAGING}`,
+      `category or a time range.`,
   },
   "GET /v1/consents": {
     name: "list_consent_observations",
     description:
       "Lists the stored consent observations (granted, withdrawn or denied, per contact point, purpose and channel, with " +
       "source and time): the evidence behind effective_consent. Use effective_consent to decide whether a contact may " +
-      `be used. ${PAGING}`,
+      `be used.`,
   },
   "GET /v1/consents/effective": {
     name: "effective_consent",
     description:
-      "Answers whether a contact point may be used for a purpose: one row per contact and purpose with the effective " +
-      "status and the observation that decided it. Withdrawn or denied beat granted whatever came last; a contact with " +
-      "no row is unknown, which never means allowed. Filter by email (or contact_value), purpose (e.g. " +
-      `email_marketing) or guest_profile_id. ${PAGING}`,
+      "Effective consent as rows, one per contact point and purpose, with the status and the observation that decided it " +
+      "(withdrawn or denied beat granted); no row is unknown, never allowed. For one contact and purpose, " +
+      "check_contact_permission answers directly.",
   },
   "GET /v1/actions": {
     name: "list_actions",
     description:
       "Lists guest actions (tasks, amenities, follow-ups, complaints) with status, priority and due time. Filter by " +
-      `master_profile_id, reservation_id, status or priority. ${PAGING}`,
+      `master_profile_id, reservation_id, status or priority.`,
   },
   "GET /v1/reviews/summary": {
     name: "review_summary",
     description:
       "Summarises reviews in one small object: count, average rating (1 to 5), count per rating, and breakdowns by " +
-      "source, property and responded. Takes the same filters as list_reviews; prefer it to paging through reviews.",
+      "source, property and responded, over the filters list_records takes for reviews; prefer it to paging through reviews.",
   },
   "GET /v1/reviews": {
     name: "list_reviews",
     description:
       "Lists guest reviews from every platform with the text, the platform's rating and the normalised 1 to 5 rating. " +
-      `Filter by master_profile_id, property_id, source, rating or publication time. ${PAGING}`,
+      `Filter by master_profile_id, property_id, source, rating or publication time.`,
   },
   "GET /v1/loyalty/programs": {
     name: "list_loyalty_programs",
     description:
       "Lists the group's loyalty programs with their tiers (lowest first). A program's id is the program_id " +
-      `list_loyalty_members filters by. ${PAGING}`,
+      `list_loyalty_members filters by.`,
   },
   "GET /v1/loyalty/members": {
     name: "list_loyalty_members",
     description:
       "Lists loyalty memberships: program, member number, tier, points and status. Filter by master_profile_id for one " +
-      `person, by member_number, program_id or tier. ${PAGING}`,
+      `person, by member_number, program_id or tier.`,
   },
   "GET /v1/channels": {
     name: "list_channels",
     description:
-      "Lists sales and communication channels (booking engine, OTA, e-mail, phone …); property_id null means group-wide. " +
-      PAGING,
+      "Lists sales and communication channels (booking engine, OTA, e-mail, phone …); property_id null means group-wide.",
   },
   "GET /v1/spaces": {
     name: "list_spaces",
     description:
       "Lists bookable spaces (rooms, restaurant tables, meeting and treatment rooms) with kind and capacity. Filter by " +
-      `property_id, kind or min_capacity. ${PAGING}`,
+      `property_id, kind or min_capacity.`,
   },
   "GET /v1/events": {
     name: "guest_events",
     description:
       "Reads the guest event log: what changed, when, on which entity (guest, reservation, transaction …). " +
       "mode=timeline (default) is the full history in commit order; mode=latest is the newest event per entity in one " +
-      `page. Filter by master_profile_id, guest_profile_id or entity. ${PAGING}`,
+      `page. Filter by master_profile_id, guest_profile_id or entity.`,
   },
   "GET /v1/tables": {
     name: "list_tables",
     description:
       "Lists tables: saved working lists of guests, curated or defined by a filter document, that can be delivered to " +
-      "e-mail marketing destinations. A table's id is what get_table and list_table_members take. " +
-      OFFSET_PAGING,
+      "e-mail marketing destinations. A table's id is what get_table and list_table_members take.",
   },
   "POST /v1/tables/preview": {
     name: "preview_table",
     description:
       "Shows who a filter document selects right now, as pages of members, without saving anything. Give member_type " +
-      "and filter_doc (an object); an invalid document is an error naming the offending part. " +
-      OFFSET_PAGING,
+      "and filter_doc (an object); an invalid document is an error naming the offending part.",
   },
   "GET /v1/tables/{id}": {
     name: "get_table",
@@ -161,18 +190,78 @@ export const ROUTE_TOOLS: Record<string, { name: string; description: string }> 
   },
   "GET /v1/tables/{id}/members": {
     name: "list_table_members",
-    description: `Lists the members of a table (guest or master profiles, with the record itself). ${OFFSET_PAGING}`,
+    description: `Lists the members of a table (guest or master profiles, with the record itself).`,
   },
   "POST /v1/tables/{id}/destinations/{provider}/pause": {
     name: "pause_table_destination",
     description:
-      "Pauses delivery of a table to one destination provider (e.g. mailchimp), keeping its place: resume_table_destination " +
-      "continues where it stopped. Pausing a paused binding changes nothing. Returns the binding; get_table shows them all.",
+      "Pauses delivery of a table to one destination provider, keeping its place for resume_table_destination; pausing a " +
+      "paused one changes nothing. Returns the binding.",
   },
   "POST /v1/tables/{id}/destinations/{provider}/resume": {
     name: "resume_table_destination",
     description:
-      "Resumes delivery of a table to one destination provider from where it stopped (paused or error → active). " +
-      "Resuming an active binding changes nothing. Returns the binding.",
+      "Resumes delivery of a table to one destination provider from where it stopped (paused or error → active); " +
+      "resuming an active one changes nothing. Returns the binding.",
   },
 };
+
+/**
+ * Tools that stand for several route tools: `type` picks one, the other arguments are its own. They
+ * keep the list a model reads short (one typed argument list for sixteen families); the tools they
+ * stand for keep answering under their names, unlisted.
+ */
+export const MERGED_TOOLS: { name: string; title: string; description: string; types: Record<string, string> }[] = [
+  {
+    name: "list_records",
+    title: "List records of one type",
+    description:
+      "Lists the group's records of one type, filtered by the arguments that type takes (others are refused, naming its own): " +
+      "properties, integrations (source systems), guests (one guest as one source knows them; source_id needs " +
+      "integration_id), master_profiles (one person across sources; q searches names and e-mail), reservations, " +
+      "transactions, consent_observations (the evidence behind effective_consent), actions (guest tasks), reviews, " +
+      "loyalty_programs, loyalty_members, channels, spaces, events (the change log; mode latest: newest per entity), " +
+      "tables (saved guest lists), table_members (id: the table's). To find a person use find_guests.",
+    types: {
+      properties: "list_properties",
+      integrations: "list_integrations",
+      guests: "list_guests",
+      master_profiles: "search_master_profiles",
+      reservations: "list_reservations",
+      transactions: "list_transactions",
+      consent_observations: "list_consent_observations",
+      actions: "list_actions",
+      reviews: "list_reviews",
+      loyalty_programs: "list_loyalty_programs",
+      loyalty_members: "list_loyalty_members",
+      channels: "list_channels",
+      spaces: "list_spaces",
+      events: "guest_events",
+      tables: "list_tables",
+      table_members: "list_table_members",
+    },
+  },
+  {
+    name: "get_record",
+    title: "Get one record by id",
+    description:
+      "Gets one record by its id: a property, guest (profile), master_profile (with its guest profile ids), reservation " +
+      "or table (with each destination's delivery state, lag and last error: whether a list is being delivered).",
+    types: {
+      property: "get_property",
+      guest: "get_guest",
+      master_profile: "get_master_profile",
+      reservation: "get_reservation",
+      table: "get_table",
+    },
+  },
+];
+
+/** A call of a tool a merged tool stands for, as the merged tool takes it (list_reservations {…} → list_records {type: "reservations", …}). */
+export function listedCall(tool: string, args: Record<string, unknown>): { tool: string; arguments: Record<string, unknown> } {
+  for (const merged of MERGED_TOOLS) {
+    const type = Object.keys(merged.types).find((t) => merged.types[t] === tool);
+    if (type) return { tool: merged.name, arguments: { type, ...args } };
+  }
+  return { tool, arguments: args };
+}

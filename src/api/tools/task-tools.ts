@@ -7,6 +7,7 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { invalidRequest } from "../../errors";
 import { metricTools } from "./metric-tools";
 import { webhookTools } from "./webhook-tools";
+import { listedCall } from "./route-tools";
 
 export interface TaskTool {
   name: string;
@@ -93,13 +94,9 @@ const findGuests: TaskTool = {
   scope: "read:guests",
   title: "Find guests",
   description: [
-    "Find who a guest is from one free-text query: a full name in either order (\"Olivia Smith\" or \"smith olivia\"; accents and case",
-    "do not matter, each part may be the start of the name), an e-mail address, a phone number in any formatting with its country code,",
-    "a source-system guest id, a loyalty member number or a reservation confirmation number.",
-    "Returns ranked candidates (one per person: a master profile, or a guest profile that has none) with name, e-mails, phones,",
-    "properties, last stay and what matched, best first. Use it first whenever you only know how someone is called or reached.",
-    "Next: guest_context with the chosen candidate's master_profile_id (or its guest_profile_ids[0] when master_profile_id is null).",
-    "When truncated is true, make the query more specific.",
+    "Use first when you know only how someone is called or reached: a full name in either order (accents, case and name starts",
+    "do not matter), e-mail, phone with country code, source guest id, member or confirmation number. Ranked candidates, one per",
+    "person. Next: guest_context with its master_profile_id (or guest_profile_ids[0] when null). truncated: be more specific.",
   ].join(" "),
   operation: "FindGuests",
   inputSchema: {
@@ -107,8 +104,8 @@ const findGuests: TaskTool = {
       .string()
       .min(1)
       .max(200)
-      .describe("What you know: a name (\"Olivia Smith\"), e-mail, phone (+44 7700 900123), source id, member number or confirmation number."),
-    limit: z.number().int().min(1).max(25).optional().describe("How many candidates to return, 1–25; default 5."),
+      .describe("A name (\"Olivia Smith\"), e-mail, phone (+44 7700 900123) or id."),
+    limit: z.number().int().min(1).max(25).optional().describe("Candidates to return; default 5."),
   },
   outputSchema: {
     query: z.string().describe("The query as searched."),
@@ -137,19 +134,16 @@ const guestContext: TaskTool = {
   scope: "read:guests",
   title: "Everything about one guest",
   description: [
-    "Everything known about one person in one call, compact: identity (names, e-mails, phones, linked source profiles with property",
-    "and source system), stays (count, nights, first, last and next stay, properties), spend by currency and category (minor units),",
-    "effective consent per contact point and purpose with the observation that decides it (withdrawn or denied beat granted),",
-    "loyalty memberships (program, tier, points), reviews (count, average, latest) and the most recent events.",
-    `${ONE_OF_PERSON} Use it after find_guests, or directly when you have an id or e-mail.`,
-    "Each section's `more` names the list tool and arguments that return its full rows; `truncated: true` says a section shows only some.",
-    "found is false when nobody in scope matches. To ask about one contact point and purpose only, check_contact_permission is smaller.",
+    "Everything known about one person in one call: identity and linked source profiles, stays, spend per currency and category,",
+    "effective consent per contact point and purpose with the deciding observation, loyalty, reviews and recent events.",
+    `${ONE_OF_PERSON} Each section's more is the call for its full rows; truncated says it shows only some; found is false`,
+    "when nobody in scope matches. For one contact point and purpose, check_contact_permission is smaller.",
   ].join(" "),
   operation: "GuestContext",
   inputSchema: {
-    master_profile_id: z.uuid().optional().describe(`The person's master profile (from find_guests). ${ONE_OF_PERSON}`),
-    guest_profile_id: z.uuid().optional().describe(`A guest profile; its master profile is used when it has one. ${ONE_OF_PERSON}`),
-    email: z.string().min(3).max(320).optional().describe(`An e-mail address on the person's profiles (case-insensitive). ${ONE_OF_PERSON}`),
+    master_profile_id: z.uuid().optional().describe("From find_guests."),
+    guest_profile_id: z.uuid().optional().describe("Its master profile's context when it has one."),
+    email: z.string().min(3).max(320).optional().describe("On the person's profiles, case-insensitive."),
   },
   outputSchema: {
     found: z.boolean().describe("False when nobody in scope matches; the other fields are then absent."),
@@ -259,7 +253,11 @@ const guestContext: TaskTool = {
   toVariables: (args) => variables(args, { master_profile_id: "masterProfileId", guest_profile_id: "guestProfileId", email: "email" }),
   toResult: (data) => {
     const found = data.guestContext as Record<string, unknown> | null;
-    return found ? { found: true, ...(snakeKeys(found) as Record<string, unknown>) } : { found: false };
+    if (!found) return { found: false };
+    const result = snakeKeys(found) as Record<string, { more?: { tool: string; arguments: Record<string, unknown> } } | null>;
+    // Each section's `more` names a tool the list offers (list_records {type: "reservations", …}).
+    for (const section of Object.values(result)) if (section?.more) section.more = listedCall(section.more.tool, section.more.arguments);
+    return { found: true, ...result };
   },
 };
 
@@ -268,23 +266,16 @@ const checkContactPermission: TaskTool = {
   scope: "read:consents",
   title: "May we contact them?",
   description: [
-    "Whether an e-mail address or phone number may be contacted for a purpose (email_marketing, sms_marketing …):",
-    "answer is allowed, not_allowed or unknown, with the rule applied and the consent observations that decided it.",
-    "The rule (spec 1.5), across every property of the group: a withdrawn or denied observation beats any granted one whatever",
-    "their order; no observation at all is unknown, which is never permission. Treat only allowed as permission.",
-    `${ONE_OF_CONTACT} For everything else about the person use guest_context.`,
+    "Whether an e-mail or phone may be contacted for a purpose: answer allowed, not_allowed or unknown, with the rule and the",
+    "observations that decided it. Across the group, withdrawn or denied beat any grant; no observation is unknown, never",
+    `permission: treat only allowed as permission. ${ONE_OF_CONTACT}`,
   ].join(" "),
   operation: "CheckContactPermission",
   inputSchema: {
-    email: z.string().min(3).max(320).optional().describe(`The e-mail address (case-insensitive). ${ONE_OF_CONTACT}`),
-    phone: z
-      .string()
-      .min(7)
-      .max(40)
-      .optional()
-      .describe(`The phone number with its country code, any formatting ("+44 7700 900123", "0044 7700-900123"). ${ONE_OF_CONTACT}`),
-    purpose: z.string().min(1).max(100).describe("What the contact is for, e.g. email_marketing, sms_marketing, profiling."),
-    property_id: z.uuid().optional().describe("The property that wants to send; must be in scope. Consent still counts every property's observations."),
+    email: z.string().min(3).max(320).optional().describe("Case-insensitive."),
+    phone: z.string().min(7).max(40).optional().describe("With its country code, any formatting."),
+    purpose: z.string().min(1).max(100).describe("e.g. email_marketing, sms_marketing, profiling."),
+    property_id: z.uuid().optional().describe("The sending property; consent still counts every property's observations."),
   },
   outputSchema: {
     answer: z.enum(["allowed", "not_allowed", "unknown"]),

@@ -11,8 +11,9 @@ const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 const DEFAULT_LIMIT = 20;
 
 const paging = {
-  limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`Rows per page, default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}.`),
-  cursor: z.string().min(1).max(2048).optional().describe("next_cursor of the previous page; omit on the first page."),
+  // Described once, in the server's instructions (route-tools.ts CONVENTIONS): the list tools' paging.
+  limit: z.number().int().min(1).max(MAX_LIMIT).optional(),
+  cursor: z.string().min(1).max(2048).optional(),
 };
 const page = { next_cursor: z.string().nullable().describe("Pass back as cursor while has_more."), has_more: z.boolean() };
 const instant = z.string().describe("ISO 8601 instant, UTC");
@@ -28,10 +29,8 @@ const listWebhookEndpoints: TaskTool = {
   scope: "read:webhooks",
   title: "Webhook endpoints and their health",
   description: [
-    "Lists the group's webhook endpoints (where the event log is POSTed, signed) with their health: state (active or disabled),",
-    "disabled_reason, failure_count (failed attempts of the event the endpoint is held on; 0 when healthy), next_attempt_at while",
-    "failing, and last_error. Use it to answer whether integrations receive changes. For one endpoint's attempts (response codes,",
-    "durations, errors) call list_webhook_deliveries with its id.",
+    "Whether integrations receive changes: the group's webhook endpoints with their health (state, disabled_reason, failure_count,",
+    "0 when healthy, next_attempt_at, last_error). For one endpoint's attempts call list_webhook_deliveries with its id.",
   ].join(" "),
   operation: "WebhookEndpointHealth",
   inputSchema: paging,
@@ -65,13 +64,13 @@ const listWebhookDeliveries: TaskTool = {
   scope: "read:webhooks",
   title: "A webhook endpoint's recent deliveries",
   description: [
-    "Lists one webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees: evt_ and a keyed hash,",
-    "the same on every retry and replay; ping_… for a test), event_type, attempt number, status (succeeded, failed, refused), the receiver's",
-    "response_code, duration_ms, error and next_retry_at. Get endpoint_id from list_webhook_endpoints.",
+    "One webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees: evt_ and a keyed hash, the same",
+    "on every retry and replay; ping_… for a test), event_type, attempt, status (succeeded, failed, refused), response_code, duration_ms,",
+    "error, next_retry_at.",
   ].join(" "),
   operation: "WebhookDeliveryLog",
   inputSchema: {
-    endpoint_id: z.uuid().describe("The endpoint's id (from list_webhook_endpoints)."),
+    endpoint_id: z.uuid().describe("From list_webhook_endpoints."),
     ...paging,
   },
   outputSchema: {
