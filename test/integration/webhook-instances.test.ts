@@ -106,7 +106,7 @@ async function append(n: number): Promise<string[]> {
 // instances, asked of each instance in turn: the lane stops where it is and the endpoint is sent to
 // again from the asked position, with the original webhook-ids, in order.
 it("a replay asked of either instance re-sends an active endpoint's events from the asked position", async () => {
-  const token = manifest.groups.A.credentials.api_key;
+  const token = manifest.groups.A.credentials.api_key_admin;
   const api = (i: number, path: string, body?: unknown) =>
     fetch(`${instances[i].url}${path}`, {
       method: body === undefined ? "GET" : "POST",

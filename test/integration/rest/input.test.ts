@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const key = () => t.manifest.groups.A.credentials.api_key;
+const key = () => t.manifest.groups.A.credentials.api_key_admin; // every scope: every route is reached
 const ANY_ID = "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f";
 const INHERITED = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"];
 
