@@ -7662,9 +7662,8 @@ export interface operations {
                     type: string;
                     /** Format: date-time */
                     timestamp: string;
-                    /** @description The event exactly as a row of `GET /v1/events`. */
+                    /** @description The event as a row of `GET /v1/events`, without `seq` (it counts every group's events; the `webhook-id` header names the event). */
                     data: {
-                        seq: string;
                         /** @enum {string} */
                         entity_type: "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space";
                         /** Format: uuid */

@@ -204,8 +204,7 @@ describe("delivery, verified as a receiver would", () => {
     await sendUntil(() => ofPath("/hooks/order").length >= 3);
     const got = ofPath("/hooks/order");
     const wh = new Webhook(ep.secret);
-    const payloads = got.map((r) => wh.verify(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: { seq: string } });
-    expect(payloads.map((p) => p.data.seq)).toEqual(seqs);
+    const payloads = got.map((r) => wh.verify(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> });
     expect(got.map((r) => r.headers["webhook-id"])).toEqual(seqs.map((s) => idOf(s)));
     expect(payloads[0].type).toBe("guest_profile.updated");
     // A tampered body fails verification.
@@ -220,7 +219,12 @@ describe("delivery, verified as a receiver would", () => {
       rows = rows.concat(next.body.data);
       cursor = next.body.next_cursor;
     }
-    for (const p of payloads) expect(p.data).toEqual(rows.find((r) => r.seq === p.data.seq));
+    // data is the row without seq (issue 40: it counts every group's events), found by its seq.
+    payloads.forEach((p, i) => {
+      const { seq, ...row } = rows.find((r) => r.seq === seqs[i])!;
+      expect(seq).toBe(seqs[i]);
+      expect(p.data).toEqual(row);
+    });
 
     // The attempts are listed.
     const deliveries = await t.api.get(`/v1/webhook-endpoints/${ep.id}/deliveries`).set(auth(A().credentials.api_key_admin));
@@ -984,6 +988,18 @@ describe("issue 40: webhooks under a determined caller", () => {
       expect(id).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
       expect(id).not.toContain(seq);
     }
+    // Nor the body: data is the /v1/events row without seq.
+    const wh = new Webhook(ep.secret);
+    const bodies = ofPath("/hooks/ids").map((r) => wh.verify(r.body, r.headers as Record<string, string>) as { type: string; timestamp: string; data: Record<string, unknown> });
+    for (const b of bodies) {
+      expect(Object.keys(b)).toEqual(["type", "timestamp", "data"]);
+      expect(Object.keys(b.data).sort()).toEqual(["delta", "entity_id", "entity_type", "guest_profile_id", "integration_id", "occurred_at", "operation", "property_id", "recorded_at"]);
+      expect(b.data.delta).toEqual({ vip_code: "VIP9" });
+    }
+    for (const r of ofPath("/hooks/ids")) expect(r.body).not.toContain('"seq"');
+    // The two events differ only in their times, and so do their bodies: nothing counts what B appended between.
+    const [one, two] = bodies.map(({ data: { recorded_at: _r, occurred_at: _o, ...rest } }) => rest);
+    expect(two).toEqual(one);
     // The same ids on a replay (receivers deduplicate on them), and in the deliveries list.
     await t.api.post(`/v1/webhook-endpoints/${ep.id}/replay`).set(auth(A().credentials.api_key_admin)).send({ since: (await recordedAt(first)).toISOString() }).expect(200);
     await sendUntil(() => ofPath("/hooks/ids").length >= 4);
