@@ -999,23 +999,30 @@ describe("issue 40: webhooks under a determined caller", () => {
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(a).expect(204);
   }, 90_000);
 
-  it("prices test pings: a document asking for more than one is refused with rate_limited before any is sent", async () => {
+  it("prices test pings: a document running more than one is refused with invalid_request (not a 429 to retry) before any is sent", async () => {
     const a = auth(A().credentials.api_key_admin);
     const ep = await createEndpoint("/hooks/pings");
-    const aliased = `mutation { ${Array.from({ length: 100 }, (_, i) => `p${i}: testWebhookEndpoint(id: "${ep.id}") { delivered }`).join(" ")} }`;
-    const viaFragment = `mutation { p0: testWebhookEndpoint(id: "${ep.id}") { delivered } ...more } fragment more on Mutation { p1: testWebhookEndpoint(id: "${ep.id}") { delivered } }`;
-    for (const [query, n] of [[aliased, 100], [viaFragment, 2]] as const) {
-      const res = await t.api.post("/graphql").set(a).send({ query });
+    const ping = (alias: string, directive = "") => `${alias}: testWebhookEndpoint(id: "${ep.id}") ${directive} { delivered }`;
+    const aliased = `mutation { ${Array.from({ length: 100 }, (_, i) => ping(`p${i}`)).join(" ")} }`;
+    const viaFragment = `mutation { ${ping("p0")} ...more } fragment more on Mutation { ${ping("p1")} }`;
+    const skipped = `mutation($no: Boolean!) { ${ping("p0")} ${ping("p1", "@skip(if: $no)")} ${ping("p2", "@include(if: false)")} }`;
+    for (const [query, variables, n] of [[aliased, {}, 100], [viaFragment, {}, 2], [skipped, { no: false }, 2]] as const) {
+      const res = await t.api.post("/graphql").set(a).send({ query, variables });
       expect(res.body.data).toBeNull();
-      expect(res.body.errors[0].extensions).toMatchObject({ code: "rate_limited" });
+      expect(res.body.errors[0].extensions).toMatchObject({ code: "invalid_request" });
       expect(res.body.errors[0].message).toContain(`one test ping per request, and this one asks for ${n}`);
     }
     expect(ofPath("/hooks/pings")).toHaveLength(0);
-    // One per request, over /graphql and REST alike.
-    const one = await t.api.post("/graphql").set(a).send({ query: `mutation { p0: testWebhookEndpoint(id: "${ep.id}") { delivered } }` });
+    // One per request, over /graphql and REST alike; fields left out by @skip/@include do not count,
+    // nor does one response name selected twice (execution merges it into one run).
+    const one = await t.api.post("/graphql").set(a).send({ query: `mutation { ${ping("p0")} }` });
     expect(one.body.data).toEqual({ p0: { delivered: true } });
+    const withSkipped = await t.api.post("/graphql").set(a).send({ query: skipped, variables: { no: true } });
+    expect(withSkipped.body).toEqual({ data: { p0: { delivered: true } } });
+    const merged = await t.api.post("/graphql").set(a).send({ query: `mutation { ${ping("p0")} ...again } fragment again on Mutation { ${ping("p0")} }` });
+    expect(merged.body).toEqual({ data: { p0: { delivered: true } } });
     await t.api.post(`/v1/webhook-endpoints/${ep.id}/test`).set(a).expect(200);
-    expect(ofPath("/hooks/pings")).toHaveLength(2);
+    expect(ofPath("/hooks/pings")).toHaveLength(4);
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(a).expect(204);
   });
 

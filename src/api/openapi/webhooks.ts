@@ -147,7 +147,7 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
     },
     "/v1/webhook-endpoints/{id}/test": {
       post: op("post", "testWebhookEndpoint", "Send a test ping",
-        "POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that selects `testWebhookEndpoint` more than once is refused with `rate_limited` before any is sent.", "write:webhooks",
+        "POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that runs `testWebhookEndpoint` more than once is refused with `invalid_request` before any is sent.", "write:webhooks",
         {
           "200": json("What the receiver answered.", data({
             type: "object",
