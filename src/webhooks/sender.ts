@@ -203,11 +203,17 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   let leaseEnded = false;
   // Signs with the secrets the claim, then each checkpoint, read: a rotation reaches a busy lane.
   let sealed: store.SealedSecrets = e;
-  let sign: ReturnType<typeof signer>;
-  const heard = (now: store.SealedSecrets) => {
-    if (now.secretCiphertext === sealed.secretCiphertext && now.previousSecretCiphertext === sealed.previousSecretCiphertext) return;
-    sign = signer(signingSecrets({ id: e.id, ...now }, opts.secretKey));
+  let sign!: ReturnType<typeof signer>;
+  const signWith = (now: store.SealedSecrets) => {
+    try {
+      sign = signer(signingSecrets({ id: e.id, ...now }, opts.secretKey));
+    } catch {
+      throw new UnreadableSecret(); // the lane stops: disableUnreadable
+    }
     sealed = now;
+  };
+  const heard = (now: store.SealedSecrets) => {
+    if (now.secretCiphertext !== sealed.secretCiphertext || now.previousSecretCiphertext !== sealed.previousSecretCiphertext) signWith(now);
   };
   const checkpoint = async (release = false) => {
     const sentAt = Date.now();
@@ -242,19 +248,26 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
       if (answeredOk(result)) answered.push(succeeded(e, sent, result));
     }
   };
+  // A signing secret no configured key opens, at the claim or re-sealed since (e.g. `gcs secrets
+  // rotate` on an instance without the new key): like a destination secret that does not open
+  // (engine.ts), permanent until someone acts. The calls on the wire are settled and what was
+  // answered recorded first; then the endpoint is disabled with the reason, which ends the lease.
+  const disableUnreadable = async (): Promise<SendReport> => {
+    while (inFlight.length > 0) if (await settleOldest()) break;
+    await abandonInFlight();
+    leaseEnded = true;
+    if (answered.length > 0 && (await store.checkpointEndpoint(prisma, e, leaseMs, confirmed, answered, false)) === null) {
+      report.outcome = "stopped";
+      return report;
+    }
+    await store.disableEndpoint(prisma, e, e.failureCount, UNREADABLE_SECRET);
+    opts.logger?.error({ endpoint: e.id }, "webhook endpoint disabled: its signing secret does not open");
+    return { endpointId: e.id, outcome: "disabled", sent: report.sent, error: UNREADABLE_SECRET };
+  };
   // One pinned keep-alive connection per claim (http.ts pinnedClient); a refusal is remembered.
   let connection: Client | { refused: string } | undefined;
   try {
-    try {
-      sign = signer(signingSecrets(e, opts.secretKey));
-    } catch {
-      // Like a destination secret that does not open (engine.ts): permanent until someone acts.
-      leaseEnded = true;
-      const reason = "cannot decrypt the signing secret (GCS_DELIVERY_SECRET_KEY changed without GCS_DELIVERY_SECRET_KEY_PREVIOUS?); rotate the secret, then replay";
-      await store.disableEndpoint(prisma, e, e.failureCount, reason);
-      opts.logger?.error({ endpoint: e.id }, "webhook endpoint disabled: its signing secret does not open");
-      return { endpointId: e.id, outcome: "disabled", sent: 0, error: reason };
-    }
+    signWith(e);
     const fail = async (failed: Failed): Promise<SendReport> => {
       await abandonInFlight();
       // What was answered before is recorded first; then the failure (which ends the lease).
@@ -354,6 +367,7 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     if (opts.signal?.aborted) report.outcome = "stopped";
     return report;
   } catch (err) {
+    if (err instanceof UnreadableSecret) return await disableUnreadable();
     if (databaseFault(err)?.kind === "unavailable") throw err;
     opts.logger?.error({ err, endpoint: e.id }, "webhook send failed unexpectedly");
     report.outcome = "failed";
@@ -367,6 +381,10 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     if (!leaseEnded) await checkpoint(true).catch(() => undefined);
   }
 }
+
+const UNREADABLE_SECRET = "cannot decrypt the signing secret (GCS_DELIVERY_SECRET_KEY changed without GCS_DELIVERY_SECRET_KEY_PREVIOUS?); rotate the secret, then replay";
+/** Thrown by a lane whose endpoint's signing secret does not open (sendEndpoint disableUnreadable). */
+class UnreadableSecret extends Error {}
 
 interface InFlight {
   ev: store.WebhookEvent;

@@ -318,6 +318,44 @@ describe("retries, 410 and auto-disable", () => {
     await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
   });
 
+  it("a secret re-sealed under a key the lane cannot open (mid-send): the lane stops, records what was answered, disables with the reason and releases the lease", async () => {
+    const ep = await createEndpoint("/hooks/resealed");
+    delays.set("/hooks/resealed", 150);
+    const seqs: string[] = [];
+    for (let i = 0; i < 6; i++) seqs.push(await appendEvent(A().id, A().guest_with_events));
+    try {
+      // One at a time, a checkpoint before each POST: the lane reads the re-sealed secret at its next one.
+      const sending = (async () => {
+        const deadline = Date.now() + 10_000;
+        while (Date.now() < deadline) {
+          const reports = (await sendDue(t.db.primary, opts({ pipeline: 1, checkpointMs: 0 }))).filter((r) => r.endpointId === ep.id);
+          if (reports.length > 0) return reports;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return [];
+      })();
+      const deadline = Date.now() + 10_000;
+      while (ofPath("/hooks/resealed").length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      // As `gcs secrets rotate` on an instance whose key ring lacks the new key would leave it.
+      await t.admin.$executeRawUnsafe(`UPDATE webhook_endpoints SET secret_ciphertext = 'v2:unknownkid:AAAA' WHERE id = $1::uuid`, ep.id);
+      const reports = await sending;
+      const got = ofPath("/hooks/resealed").length;
+      expect(got).toBeGreaterThanOrEqual(1);
+      expect(got).toBeLessThan(seqs.length);
+      expect(reports).toEqual([{ endpointId: ep.id, outcome: "disabled", sent: got, error: expect.stringMatching(/^cannot decrypt the signing secret/) }]);
+      const [row] = await t.admin.$queryRawUnsafe<{ state: string; reason: string; lease: string | null; seq: string }[]>(
+        `SELECT state::text AS state, disabled_reason AS reason, lease_token::text AS lease, cursor_seq::text AS seq FROM webhook_endpoints WHERE id = $1::uuid`, ep.id);
+      expect(row).toEqual({ state: "disabled", reason: expect.stringMatching(/^cannot decrypt the signing secret/), lease: null, seq: seqs[got - 1] });
+      // What was answered is recorded, once each.
+      const recorded = await t.admin.$queryRawUnsafe<{ message_id: string }[]>(
+        `SELECT message_id FROM webhook_deliveries WHERE endpoint_id = $1::uuid AND status = 'succeeded' ORDER BY event_seq`, ep.id);
+      expect(recorded.map((r) => r.message_id)).toEqual(seqs.slice(0, got).map(idOf));
+    } finally {
+      delays.delete("/hooks/resealed");
+    }
+    await t.api.delete(`/v1/webhook-endpoints/${ep.id}`).set(auth(A().credentials.api_key_admin)).expect(204);
+  });
+
   it("retries a failed event on the jittered schedule with the same webhook-id; one at a time (pipeline 1), later events wait", async () => {
     const ep = await createEndpoint("/hooks/retry");
     answers.set("/hooks/retry", [500, 503]);
