@@ -935,7 +935,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test ping
-         * @description POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that selects `testWebhookEndpoint` more than once is refused with `rate_limited` before any is sent.
+         * @description POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that runs `testWebhookEndpoint` more than once is refused with `invalid_request` before any is sent.
          *
          *     Requires the scope `write:webhooks`. Session roles owner and admin hold it.
          */
@@ -7662,9 +7662,8 @@ export interface operations {
                     type: string;
                     /** Format: date-time */
                     timestamp: string;
-                    /** @description The event exactly as a row of `GET /v1/events`. */
+                    /** @description The event as a row of `GET /v1/events`, without `seq` (it counts every group's events; the `webhook-id` header names the event). */
                     data: {
-                        seq: string;
                         /** @enum {string} */
                         entity_type: "guest_profile" | "reservation" | "transaction" | "action" | "loyalty_program" | "membership" | "review" | "channel" | "space";
                         /** Format: uuid */

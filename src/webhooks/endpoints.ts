@@ -10,7 +10,7 @@ import type { RequestContext } from "../context";
 import type { WebhookDeliveryRow, WebhookEndpointRow } from "../data/webhooks";
 import { deliverySecretKey } from "../delivery/run";
 import { seal, type Keyring } from "../delivery/secret-box";
-import { apiError, echo, forbidden, invalidCursor, invalidRequest, notFound, rateLimited } from "../errors";
+import { apiError, echo, forbidden, invalidCursor, invalidRequest, notFound } from "../errors";
 import { decodeCursor, encodeCursor } from "../pagination/cursor";
 import { pageSize } from "../pagination/keyset";
 import type { Config } from "../config";
@@ -177,13 +177,14 @@ export async function rotateSecret(ctx: RequestContext, env: WebhookEnv, id: str
 
 /**
  * Signs and POSTs a ping. Each read is its own statement: nothing is held open while the receiver
- * answers. One per request (`pingsInRequest`: the operation's testWebhookEndpoint fields): a request
- * is what the rate limit counts, and a GraphQL document could otherwise alias the field a hundred
- * times, a hundred POSTs for the price of one. A document with more is refused before any is sent.
+ * answers. One per request (`pingsInRequest`: the testWebhookEndpoint fields the operation runs): a
+ * request is what the rate limit counts, and a GraphQL document could otherwise alias the field a
+ * hundred times, a hundred POSTs for the price of one. A document with more is refused before any
+ * is sent, as invalid_request: the same document would be refused again, so it is not a 429 to retry.
  */
 export async function testEndpoint(ctx: RequestContext, env: WebhookEnv, id: string, pingsInRequest = 1) {
   if (pingsInRequest > 1) {
-    throw rateLimited(`one test ping per request, and this one asks for ${pingsInRequest}: send each testWebhookEndpoint in a request of its own (each counts against the rate limit)`);
+    throw invalidRequest(`one test ping per request, and this one asks for ${pingsInRequest}: send each testWebhookEndpoint in a request of its own (each counts against the rate limit)`);
   }
   const e = await found(ctx, id, true);
   const sealed = await ctx.data.webhooks.secrets(e.id);

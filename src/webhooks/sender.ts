@@ -14,7 +14,10 @@
 // is recorded; so a POST always starts within CHECKPOINT_MS of a renewed lease, which outlasts it
 // (the lease is much longer than the timeout), and a change to the endpoint reaches the lane within
 // CHECKPOINT_MS (LANES_HEAR_WITHIN_MS). A failure backs off with jitter on RETRY_CURVE. Lanes are
-// shared fairly between groups (LaneShares): one group's hanging receivers cannot hold them all.
+// shared fairly between groups (LaneShares): a reserve of an eighth of the lanes is kept for groups
+// holding none, one lane each, so hanging receivers, of one group or of several, cannot hold them
+// all: a group holding no lane gets one at the next poll while at most `reserve` other groups hold
+// lanes (8 of the default 64), whatever their receivers do (LaneShares).
 // Several instances therefore send each (endpoint, event) once in normal operation; an instance
 // that dies leaves its lease to run out, and another re-sends from the recorded cursor with the
 // same webhook-id (at least once): what was in flight, and what was answered since the last
@@ -200,11 +203,17 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
   let leaseEnded = false;
   // Signs with the secrets the claim, then each checkpoint, read: a rotation reaches a busy lane.
   let sealed: store.SealedSecrets = e;
-  let sign: ReturnType<typeof signer>;
-  const heard = (now: store.SealedSecrets) => {
-    if (now.secretCiphertext === sealed.secretCiphertext && now.previousSecretCiphertext === sealed.previousSecretCiphertext) return;
-    sign = signer(signingSecrets({ id: e.id, ...now }, opts.secretKey));
+  let sign!: ReturnType<typeof signer>;
+  const signWith = (now: store.SealedSecrets) => {
+    try {
+      sign = signer(signingSecrets({ id: e.id, ...now }, opts.secretKey));
+    } catch {
+      throw new UnreadableSecret(); // the lane stops: disableUnreadable
+    }
     sealed = now;
+  };
+  const heard = (now: store.SealedSecrets) => {
+    if (now.secretCiphertext !== sealed.secretCiphertext || now.previousSecretCiphertext !== sealed.previousSecretCiphertext) signWith(now);
   };
   const checkpoint = async (release = false) => {
     const sentAt = Date.now();
@@ -239,19 +248,26 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
       if (answeredOk(result)) answered.push(succeeded(e, sent, result));
     }
   };
+  // A signing secret no configured key opens, at the claim or re-sealed since (e.g. `gcs secrets
+  // rotate` on an instance without the new key): like a destination secret that does not open
+  // (engine.ts), permanent until someone acts. The calls on the wire are settled and what was
+  // answered recorded first; then the endpoint is disabled with the reason, which ends the lease.
+  const disableUnreadable = async (): Promise<SendReport> => {
+    while (inFlight.length > 0) if (await settleOldest()) break;
+    await abandonInFlight();
+    leaseEnded = true;
+    if (answered.length > 0 && (await store.checkpointEndpoint(prisma, e, leaseMs, confirmed, answered, false)) === null) {
+      report.outcome = "stopped";
+      return report;
+    }
+    await store.disableEndpoint(prisma, e, e.failureCount, UNREADABLE_SECRET);
+    opts.logger?.error({ endpoint: e.id }, "webhook endpoint disabled: its signing secret does not open");
+    return { endpointId: e.id, outcome: "disabled", sent: report.sent, error: UNREADABLE_SECRET };
+  };
   // One pinned keep-alive connection per claim (http.ts pinnedClient); a refusal is remembered.
   let connection: Client | { refused: string } | undefined;
   try {
-    try {
-      sign = signer(signingSecrets(e, opts.secretKey));
-    } catch {
-      // Like a destination secret that does not open (engine.ts): permanent until someone acts.
-      leaseEnded = true;
-      const reason = "cannot decrypt the signing secret (GCS_DELIVERY_SECRET_KEY changed without GCS_DELIVERY_SECRET_KEY_PREVIOUS?); rotate the secret, then replay";
-      await store.disableEndpoint(prisma, e, e.failureCount, reason);
-      opts.logger?.error({ endpoint: e.id }, "webhook endpoint disabled: its signing secret does not open");
-      return { endpointId: e.id, outcome: "disabled", sent: 0, error: reason };
-    }
+    signWith(e);
     const fail = async (failed: Failed): Promise<SendReport> => {
       await abandonInFlight();
       // What was answered before is recorded first; then the failure (which ends the lease).
@@ -351,6 +367,7 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     if (opts.signal?.aborted) report.outcome = "stopped";
     return report;
   } catch (err) {
+    if (err instanceof UnreadableSecret) return await disableUnreadable();
     if (databaseFault(err)?.kind === "unavailable") throw err;
     opts.logger?.error({ err, endpoint: e.id }, "webhook send failed unexpectedly");
     report.outcome = "failed";
@@ -364,6 +381,10 @@ async function sendEndpoint(prisma: PrismaClient, e: ClaimedEndpoint, opts: Send
     if (!leaseEnded) await checkpoint(true).catch(() => undefined);
   }
 }
+
+const UNREADABLE_SECRET = "cannot decrypt the signing secret (GCS_DELIVERY_SECRET_KEY changed without GCS_DELIVERY_SECRET_KEY_PREVIOUS?); rotate the secret, then replay";
+/** Thrown by a lane whose endpoint's signing secret does not open (sendEndpoint disableUnreadable). */
+class UnreadableSecret extends Error {}
 
 interface InFlight {
   ev: store.WebhookEvent;
@@ -475,7 +496,7 @@ function startWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
       const free = lanes - running.size;
       if (free <= 0) return;
       const heardAt = Date.now();
-      const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free, shares.room());
+      const claimed = await store.claimDueEndpoints(prisma, [], now(send), send.leaseMs ?? DEFAULT_WEBHOOK_LEASE_MS, free, shares.room(free));
       databaseDown = false;
       for (const e of claimed) {
         const group = e.propertyGroupId;
@@ -506,11 +527,20 @@ function startWorker(prisma: PrismaClient, opts: WorkerOptions): WebhookWorker {
 }
 
 /**
- * The lanes each group holds on this instance, and its fair share: an eighth of the lanes is kept
- * from any one group (the reserve), and with H other groups holding lanes a group holds at most
- * (lanes − reserve) / (H + 1), at least one. Alone, a group takes 56 of the default 64 (its 50
- * endpoints all fit); its slow or hanging receivers (each holding a lane up to the timeout) leave
- * the reserve free for the next group, which is claimed at the next poll.
+ * The lanes each group holds on this instance, and its fair share. With H other groups holding
+ * lanes a group holds at most (lanes − reserve) / (H + 1), at least one; alone, 56 of the default
+ * 64 (its 50 endpoints all fit).
+ *
+ * The reserve (an eighth of the lanes, at least one) is for groups holding no lane: a claim gives
+ * each such group its first lane before anything else, from the reserve if need be, and takes
+ * every other lane (a further lane of any group) only while more than the reserve is free. So
+ * slow or hanging receivers (each holding a lane up to the timeout) of any number of groups never
+ * take the reserve beyond one lane per group. The bound: every lane is held only once the last
+ * `reserve` went to as many groups as first lanes, besides the group(s) holding the rest; so a group
+ * with a due endpoint and no lane gets one at the next poll (one interval) whenever at most
+ * `reserve` other groups hold lanes (8 with the default 64), whatever their receivers do. Past that
+ * (e.g. one group's 56 hanging receivers and eight groups' one each) it waits for a lane to free up
+ * (at most the timeout), and the shares, which shrink as groups come, let it in then.
  */
 export class LaneShares {
   private readonly held = new Map<string, number>();
@@ -539,13 +569,14 @@ export class LaneShares {
     return (this.held.get(group) ?? 0) < this.share(others);
   }
 
-  /** What each group may claim now (store.claimDueEndpoints). */
-  room(): store.GroupRoom {
+  /** What each group may claim now, `free` lanes being free (store.claimDueEndpoints). */
+  room(free: number): store.GroupRoom {
     const groups = [...this.held.keys()];
     return {
       groups,
       left: groups.map((g) => Math.max(0, this.share(this.held.size - 1) - this.held.get(g)!)),
       share: this.share(this.held.size),
+      beyondFirst: Math.max(0, free - this.reserve),
     };
   }
 }

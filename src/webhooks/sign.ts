@@ -10,10 +10,12 @@ export const newSecret = () => `whsec_${randomBytes(24).toString("base64")}`;
 /** How long the old secret keeps signing beside the new one after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60_000;
 
-/** The event row exactly as GET /v1/events returns it. */
+/**
+ * The event row as GET /v1/events returns it, without `seq`: seq counts every group's events, so a
+ * receiver would see it jump by what other groups appended. The webhook-id header names the event.
+ */
 export function eventData(e: WebhookEvent) {
   return {
-    seq: e.seq,
     entity_type: e.entity_type,
     entity_id: e.entity_id,
     guest_profile_id: e.guest_profile_id,

@@ -147,7 +147,7 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
     },
     "/v1/webhook-endpoints/{id}/test": {
       post: op("post", "testWebhookEndpoint", "Send a test ping",
-        "POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that selects `testWebhookEndpoint` more than once is refused with `rate_limited` before any is sent.", "write:webhooks",
+        "POSTs a signed `webhook.ping` now and answers with the receiver's status (not retried; recorded in the deliveries). One ping per request: over `/graphql`, a document that runs `testWebhookEndpoint` more than once is refused with `invalid_request` before any is sent.", "write:webhooks",
         {
           "200": json("What the receiver answered.", data({
             type: "object",
@@ -224,10 +224,9 @@ export function webhookOperations(): Record<string, Record<string, OperationObje
 
 const EVENT_DATA: Json = {
   type: "object",
-  description: "The event exactly as a row of `GET /v1/events`.",
-  required: ["seq", "entity_type", "entity_id", "guest_profile_id", "property_id", "integration_id", "operation", "delta", "occurred_at", "recorded_at"],
+  description: "The event as a row of `GET /v1/events`, without `seq` (it counts every group's events; the `webhook-id` header names the event).",
+  required: ["entity_type", "entity_id", "guest_profile_id", "property_id", "integration_id", "operation", "delta", "occurred_at", "recorded_at"],
   properties: {
-    seq: { type: "string" },
     entity_type: { type: "string", enum: [...WEBHOOK_TOPICS] },
     entity_id: { type: "string", format: "uuid" },
     guest_profile_id: nullable("string", { format: "uuid" }),
@@ -278,7 +277,7 @@ export function webhookPayloads(): Record<string, Json> {
                     type: "reservation.updated",
                     timestamp: NOW,
                     data: {
-                      seq: "1042", entity_type: "reservation", entity_id: ID, guest_profile_id: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                      entity_type: "reservation", entity_id: ID, guest_profile_id: "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
                       property_id: "5b6a7c8d-9e0f-4c1a-9e2f-3f1c2a9e7d4b", integration_id: null, operation: "update",
                       delta: { status: "checked_in" }, occurred_at: "2026-11-27T09:29:58.000Z", recorded_at: "2026-11-27T09:29:59.120Z",
                     },

@@ -66,13 +66,18 @@ function selects(alias: string) {
 /** Finished transactions only (events.ts FINISHED): the walk never passes a late commit. */
 const FINISHED = Prisma.sql`ev.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
 
-/** How many more lanes each group may take in one claim (the worker's fair share, webhooks/sender.ts). */
+/** How many more lanes each group may take in one claim (the worker's fair share, webhooks/sender.ts LaneShares). */
 export interface GroupRoom {
   /** Groups that hold lanes already, and how many more each may take. */
   groups: string[];
   left: number[];
   /** What any other group may take. */
   share: number;
+  /**
+   * Lanes the claim may take beyond each lane-less group's first one, all groups together: the
+   * free lanes less the reserve, which only groups holding no lane reach (one lane each).
+   */
+  beyondFirst: number;
 }
 
 /**
@@ -80,17 +85,19 @@ export interface GroupRoom {
  * sender, with an event they select after their cursor. Taken in turns across groups (each group's
  * first due endpoint before any group's second), at most `room` per group, and within a group the
  * least recently served first (a release leaves lease_until at its time), so neither a few busy
- * endpoints nor one group's many can starve the others. The SKIP LOCKED row locks last this
- * statement only (the state and lease are checked again on the locked row); lease times are the
- * database's clock.
+ * endpoints nor one group's many can starve the others. The first lane of a group holding none
+ * comes before any other claim and may use the reserve; every other claim counts against
+ * `room.beyondFirst`. The SKIP LOCKED row locks last this statement only (the state and lease are
+ * checked again on the locked row); lease times are the database's clock.
  */
 export async function claimDueEndpoints(db: PrismaClient, exclude: string[], at: Date, leaseMs: number, limit: number, room?: GroupRoom): Promise<ClaimedEndpoint[]> {
   const share = room?.share ?? limit;
+  const beyondFirst = room?.beyondFirst ?? limit;
   return db.$queryRaw<ClaimedEndpoint[]>`
     WITH due AS (
       SELECT w.id, w.next_attempt_at, w.lease_until,
         row_number() OVER (PARTITION BY w.property_group_id ORDER BY w.next_attempt_at ASC NULLS FIRST, w.lease_until ASC NULLS FIRST, w.id) AS turn,
-        COALESCE(r.left_n, ${share}) AS room
+        COALESCE(r.left_n, ${share}) AS room, r.group_id IS NULL AS laneless
       FROM webhook_endpoints w
       LEFT JOIN unnest(${room?.groups ?? []}::uuid[], ${room?.left ?? []}::int[]) AS r(group_id, left_n) ON r.group_id = w.property_group_id
       WHERE w.state = 'active'
@@ -99,10 +106,15 @@ export async function claimDueEndpoints(db: PrismaClient, exclude: string[], at:
         AND NOT (w.id = ANY(${exclude}::uuid[]))
         AND EXISTS (SELECT 1 FROM events ev WHERE ${selects("w")} AND ${FINISHED}
           AND ev.txid >= w.cursor_txid AND (ev.txid > w.cursor_txid OR ev.seq > w.cursor_seq))
+    ), ranked AS (
+      -- A lane-less group's first lane, or the how-manieth other claim (held to beyondFirst).
+      SELECT d.*, d.laneless AND d.turn = 1 AS first_lane,
+        row_number() OVER (PARTITION BY d.laneless AND d.turn = 1 ORDER BY d.turn, d.next_attempt_at ASC NULLS FIRST, d.lease_until ASC NULLS FIRST, d.id) AS k
+      FROM due d WHERE d.turn <= d.room
     ), chosen AS (
-      SELECT w.id FROM webhook_endpoints w JOIN due d ON d.id = w.id
-      WHERE d.turn <= d.room AND w.state = 'active' AND (w.lease_until IS NULL OR w.lease_until < now())
-      ORDER BY d.turn, d.next_attempt_at ASC NULLS FIRST, d.lease_until ASC NULLS FIRST, w.id
+      SELECT w.id FROM webhook_endpoints w JOIN ranked d ON d.id = w.id
+      WHERE (d.first_lane OR d.k <= ${beyondFirst}) AND w.state = 'active' AND (w.lease_until IS NULL OR w.lease_until < now())
+      ORDER BY d.first_lane DESC, d.turn, d.next_attempt_at ASC NULLS FIRST, d.lease_until ASC NULLS FIRST, w.id
       LIMIT ${limit}
       FOR UPDATE OF w SKIP LOCKED
     )
