@@ -41,6 +41,9 @@ afterAll(async () => {
 });
 
 const EVENTS = "subscription { events { cursor node { seq } } }";
+/** The same subscription through an inline fragment and through a named one. */
+const INLINE = "subscription { ... on Subscription { events { cursor node { seq } } } }";
+const NAMED = "subscription Live { ...live } fragment live on Subscription { events { cursor node { seq } } }";
 
 interface Subscription {
   seqs: string[];
@@ -50,12 +53,12 @@ interface Subscription {
 }
 
 /** A subscription through graphql-sse's own client, as a dashboard opens it. */
-function subscribe(base: string, token: string): Subscription {
+function subscribe(base: string, token: string, query = EVENTS): Subscription {
   const client = createClient({ url: `${base}/graphql/stream`, headers: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
   const s: Subscription = { seqs: [], errors: [], close: () => {} };
   const done = () => (s.endedAt ??= Date.now());
   const dispose = client.subscribe<{ events: { node: { seq: string } } }>(
-    { query: EVENTS },
+    { query },
     {
       next: (result) => {
         if (result.errors) s.errors.push(...(result.errors as unknown as Subscription["errors"]));
@@ -221,10 +224,14 @@ describe("streams end when their credential stops opening them", () => {
     graphql.close();
   }, 30_000);
 
-  it("a key that loses read:events ends its streams with 403 forbidden; the other keys' streams go on", async () => {
+  it("a key that loses read:events ends its streams with 403 forbidden, subscriptions written with fragments too; the other keys' streams go on", async () => {
     const key = await createApiKey(t.admin, { propertyGroupId: A().id, name: "descoped while streaming", scopes: ["read:events", "read:guests"] });
     const other = await openStream(one.base, A().credentials.api_key);
-    const { rest, graphql } = await openEverywhere(key.token);
+    // `... on Subscription { events }` and a fragment spread: the field behind them needs read:events.
+    const fragments = [subscribe(one.base, key.token, INLINE), subscribe(two.url, key.token, NAMED)];
+    const { rest, graphql: plain } = await openEverywhere(key.token);
+    const graphql = [...plain, ...fragments];
+    await until(() => fragments.every((s) => s.seqs.length > 0));
     await t.adminPool.query(`UPDATE api_keys SET scopes = '{read:guests}' WHERE id = $1`, [key.id]);
     await until(() => rest.every((s) => s.endedAt) && graphql.every((s) => s.endedAt), BOUND_MS + 2_000);
     for (const s of rest) expect(errorOf(s)).toEqual({ error: "forbidden", scope: "read:events", detail: "this credential lacks the scope read:events" });
