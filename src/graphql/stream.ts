@@ -285,7 +285,15 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     } catch (err) {
       return refuse(req, withCode([err as GraphQLError], "GRAPHQL_PARSE_FAILED"));
     }
-    const invalid = validate(schema, document, rules);
+    let invalid: readonly GraphQLError[];
+    try {
+      invalid = validate(schema, document, rules);
+    } catch (err) {
+      // graphql-js 16's SingleFieldSubscriptionsRule throws, not reports, on `@include(if: $v)` at
+      // the root (it collects the fields without variables).
+      if (!(err instanceof GraphQLError)) throw err;
+      invalid = [err];
+    }
     if (invalid.length) return refuse(req, withCode(invalid, "GRAPHQL_VALIDATION_FAILED"));
     const operation = getOperationAST(document, params.operationName);
     if (!operation) return refuse(req, invalidRequest("name the operation to run (operationName): the document holds several, or none"));

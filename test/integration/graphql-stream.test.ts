@@ -208,9 +208,14 @@ describe("/graphql/stream: subscription events", () => {
 
   it("refuses a missing scope, a bad or missing key and the cap like GET /v1/events/stream", async () => {
     const query = { query: EVENTS };
-    const limited = await raw(query, { Authorization: `Bearer ${A().credentials.api_key_limited}` });
-    expect(limited.status).toBe(403);
-    expect(JSON.parse(limited.text).errors[0].extensions).toMatchObject({ code: "forbidden", scope: "read:events" });
+    // The field's scope, also when the field is reached through an inline or a named fragment.
+    const inline = { query: "subscription { ... on Subscription { events { cursor } } }" };
+    const named = { query: "subscription Live { ...live } fragment live on Subscription { events { cursor } }" };
+    for (const body of [query, inline, named]) {
+      const limited = await raw(body, { Authorization: `Bearer ${A().credentials.api_key_limited}` });
+      expect([body, limited.status]).toEqual([body, 403]);
+      expect(JSON.parse(limited.text).errors[0].extensions).toMatchObject({ code: "forbidden", scope: "read:events" });
+    }
     for (const headers of [{}, { Authorization: "Bearer gcs_nope" }] as Record<string, string>[]) {
       const denied = await raw(query, headers);
       expect(denied.status).toBe(401);
@@ -243,6 +248,8 @@ describe("/graphql/stream: subscription events", () => {
       [{ query: EVENTS, variables: { filter: { entityType: "booking" } } }, 400, "BAD_USER_INPUT"],
       [{ query: "subscription A { events { cursor } } subscription B { events { cursor } }" }, 400, "invalid_request"],
       [{ query: 'subscription { events(filter: { entityId: "a\\u0000b" }) { cursor } }' }, 400, "invalid_request"],
+      [{ query: "subscription { events @include(if: false) { cursor } }" }, 400, "invalid_request"],
+      [{ query: "subscription Live($on: Boolean!) { events @include(if: $on) { cursor } }", variables: { on: true } }, 400, "GRAPHQL_VALIDATION_FAILED"],
     ];
     for (const [body, status, code] of cases) {
       const res = await raw(body, auth);
