@@ -44,7 +44,7 @@ import { eventKeyOf, type EventFilter, type EventRow } from "../data/events";
 import { ERROR_STATUS, apiError, errorCodeOf, internalError, invalidCursor, invalidRequest, missingScope, untrustedDocument } from "../errors";
 import { decodeCursor, encodeCursor, type CursorBinding } from "../pagination/cursor";
 import { STREAM_BUFFER_BYTES, type Sink } from "../streams/event-hub";
-import { holdStreamSlot, isTimelineKey, type LiveStreams } from "../streams/event-stream";
+import { isTimelineKey, type LiveStreams } from "../streams/event-stream";
 import type { Services } from "../services";
 import { measureOperation, validationRules } from "./limits";
 import { rootFieldsOf } from "./root-fields";
@@ -334,7 +334,7 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     }
     let release: () => void;
     try {
-      release = holdStreamSlot(ctx, config.stream.maxPerCredential);
+      release = live.holdSlot(ctx);
     } catch (err) {
       return refuse(req, err);
     }
@@ -383,8 +383,9 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     open.add(sink);
     const unwatch = live.credentials.watch(req.get("authorization"), p.ctx.credential, p.scope, (err) => {
       sink.endedBy = err;
-      // A client that is not reading would not see it behind what it has not read: closed at once.
-      if (sink.full) res.destroy();
+      // A client that is not reading would not see it behind what it has not read: closed at once,
+      // which also frees a writer waiting in writable(res) for a drain that would never come.
+      if (sink.full || res.writableNeedDrain) res.destroy();
       sink.close();
     });
     let ping: NodeJS.Timeout | undefined;
