@@ -1,7 +1,7 @@
 // An open event stream (GET /v1/events/stream, /graphql/stream) ends when its credential stops
 // opening it: an API key, partner or static token revoked, expired or without the stream's scope any
 // more, a web-app session past its expiry (issue 40). A stream authenticates once, when it opens, so
-// this instance checks again every `intervalMs` (GCS_STREAM_CREDENTIAL_CHECK_MS, at most 5 s) the
+// this instance checks again every `intervalMs` (GCS_STREAM_CREDENTIAL_CHECK_MS, at most 4 s: the interval, a statement and a late timer stay under 5 s) the
 // tokens behind all of its open streams in ONE statement (the request's own lookup functions, read
 // where a request reads them), and a session's expiry without any. Each instance checks its own
 // streams against the one database, so a key revoked anywhere ends its streams on every instance.

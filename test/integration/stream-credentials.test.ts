@@ -12,6 +12,7 @@ import { Client } from "pg";
 import { createClient } from "graphql-sse";
 import { createApp } from "../../src/app";
 import { createApiKey } from "../../src/auth/credentials";
+import { loadConfig } from "../../src/config";
 import { STREAM_BUFFER_BYTES } from "../../src/streams/event-hub";
 import { hashToken } from "../../src/auth/secrets";
 import { SESSION_CLOCK_SKEW_S, issueSessionToken } from "../../src/auth/session";
@@ -188,6 +189,12 @@ describe("streams end when their credential stops opening them", () => {
     for (const s of graphql) s.close();
     for (const res of stalled) res.destroy();
   }, 60_000);
+
+  it("refuses a check interval that would not leave the 5 s bound a second for the statement and a late timer", () => {
+    const env = { NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: t.databaseUrl };
+    expect(loadConfig({ ...env, GCS_STREAM_CREDENTIAL_CHECK_MS: "4000" }).stream.credentialCheckMs).toBe(4000);
+    expect(() => loadConfig({ ...env, GCS_STREAM_CREDENTIAL_CHECK_MS: "4001" })).toThrow(/GCS_STREAM_CREDENTIAL_CHECK_MS/);
+  });
 
   it("checks the tokens of every open stream of an instance in one statement (1,000 tokens timed)", async () => {
     const known = [
