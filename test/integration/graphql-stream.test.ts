@@ -303,6 +303,28 @@ describe("/graphql/stream: subscription events", () => {
     expect(posted.body.errors[0].message).toContain("/graphql/stream");
   });
 
+  it("keeps the cap per app: a second app in the process counts its own streams", async () => {
+    const token = A().credentials.api_key;
+    const held = [subscribe(token), subscribe(token)];
+    const other = await listenTestApp(t);
+    const controller = new AbortController();
+    try {
+      await settle();
+      expect((await raw({ query: EVENTS }, { Authorization: `Bearer ${token}` })).status).toBe(429);
+      const res = await fetch(`${other.base}/graphql/stream`, {
+        method: "POST",
+        headers: { Accept: "text/event-stream", "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: EVENTS }),
+        signal: controller.signal,
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      controller.abort();
+      for (const s of held) s.close();
+      await other.close();
+    }
+  });
+
   it("counts toward /graphql's rate limit and runs only trusted documents when they are on", async () => {
     const strict = await createApp({
       ...t.services,
