@@ -9,7 +9,7 @@ import { mountDashboard } from "./dashboard";
 import { buildSchema } from "./graphql/schema";
 import { prepareOperations, type PreparedOperations } from "./api/execute";
 import { createRestRouter } from "./rest/router";
-import { closeStreams, eventStreamHandler, liveStreams, type LiveStreams } from "./streams/event-stream";
+import { eventStreamHandler, liveStreams, type LiveStreams } from "./streams/event-stream";
 import { mountOpenApi } from "./openapi";
 import { mountDocs } from "./docs";
 import { corsFor, securityHeaders } from "./http/headers";
@@ -82,7 +82,7 @@ export async function createApp(services: Services): Promise<App> {
     app,
     drain: () => {
       draining = true;
-      closeStreams();
+      live.closeStreams();
       graphql.closeStreams();
     },
     stop: async () => {

@@ -94,8 +94,9 @@ const envSchema = z.object({
   GCS_STREAM_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   GCS_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(1000).max(300_000).default(15_000),
   // How often each instance checks the credentials of its open streams (src/streams/credential-watch.ts):
-  // a revoked or expired one ends its streams within this plus one statement; at most 5 s, the documented bound.
-  GCS_STREAM_CREDENTIAL_CHECK_MS: z.coerce.number().int().min(50).max(5000).default(2000),
+  // a revoked or expired one ends its streams within this plus one statement and the timer's lateness.
+  // At most 4 s, leaving a second of that margin under the documented 5 s bound.
+  GCS_STREAM_CREDENTIAL_CHECK_MS: z.coerce.number().int().min(50).max(4000).default(2000),
   // Key that seals destination connection secrets (src/delivery/secret-box.ts): a raw 32-byte key
   // as `base64:…` or 64 hex chars, or a passphrase. Unset: generated once and kept in the database,
   // fine for the embedded demo and tests; NODE_ENV=production refuses to serve or deliver without it.

@@ -23,7 +23,6 @@
 import type { Request, Response } from "express";
 import {
   GraphQLError,
-  Kind,
   TypeInfo,
   ValidationContext,
   getOperationAST,
@@ -45,9 +44,10 @@ import { eventKeyOf, type EventFilter, type EventRow } from "../data/events";
 import { ERROR_STATUS, apiError, errorCodeOf, internalError, invalidCursor, invalidRequest, missingScope, untrustedDocument } from "../errors";
 import { decodeCursor, encodeCursor, type CursorBinding } from "../pagination/cursor";
 import { STREAM_BUFFER_BYTES, type Sink } from "../streams/event-hub";
-import { holdStreamSlot, isTimelineKey, type LiveStreams } from "../streams/event-stream";
+import { isTimelineKey, type LiveStreams } from "../streams/event-stream";
 import type { Services } from "../services";
 import { measureOperation, validationRules } from "./limits";
+import { rootFieldsOf } from "./root-fields";
 import { isStorableText, unstorableDetail, unstorablePath } from "./text";
 import { documentHash, loadTrustedDocuments } from "./trusted-documents";
 
@@ -285,24 +285,37 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     } catch (err) {
       return refuse(req, withCode([err as GraphQLError], "GRAPHQL_PARSE_FAILED"));
     }
-    const invalid = validate(schema, document, rules);
+    let invalid: readonly GraphQLError[];
+    try {
+      invalid = validate(schema, document, rules);
+    } catch (err) {
+      // graphql-js 16's SingleFieldSubscriptionsRule throws, not reports, on `@include(if: $v)` at
+      // the root (it collects the fields without variables).
+      if (!(err instanceof GraphQLError)) throw err;
+      invalid = [err];
+    }
     if (invalid.length) return refuse(req, withCode(invalid, "GRAPHQL_VALIDATION_FAILED"));
     const operation = getOperationAST(document, params.operationName);
     if (!operation) return refuse(req, invalidRequest("name the operation to run (operationName): the document holds several, or none"));
     if (operation.operation !== "subscription") {
       return refuse(req, apiError("unsupported_operation", `${GRAPHQL_STREAM_PATH} serves subscriptions; send ${operation.operation}s to POST /graphql`));
     }
-    // The fields' scopes, answered 403 before the stream opens (the schema checks them again).
-    // Validation leaves one root field in a subscription.
-    let scope: string | undefined;
-    for (const selection of operation.selectionSet.selections) {
-      if (selection.kind !== Kind.FIELD) continue;
-      const field = schema.getSubscriptionType()?.getFields()[selection.name.value];
-      // As graphql/schema.ts requiredScope reads it (not imported: schema.ts loads the resolvers, which load this file).
-      scope = field && (getDirective(schema, field, "requiresScope")?.[0]?.scope as string | undefined);
-      if (scope && !ctx.credential.scopes.has(scope)) return refuse(req, missingScope(scope));
-    }
     const variables = params.variables ?? {};
+    let coerced: Record<string, unknown> = {};
+    if (operation.variableDefinitions?.length) {
+      const values = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 1 });
+      if (values.errors) return refuse(req, withCode(values.errors, "BAD_USER_INPUT"));
+      coerced = values.coerced;
+    }
+    // The field's scope, answered 403 before the stream opens (the schema checks it again) and kept
+    // by the credential watch. Validation leaves at most one root field, reached through fragments too.
+    const subscriptionType = schema.getSubscriptionType()!;
+    const [fieldNodes] = rootFieldsOf(schema, document, operation, subscriptionType, coerced).values();
+    if (!fieldNodes) return refuse(req, invalidRequest("the subscription selects no field (@skip or @include left none)"));
+    const field = subscriptionType.getFields()[fieldNodes[0].name.value];
+    // As graphql/schema.ts requiredScope reads it (not imported: schema.ts loads the resolvers, which load this file).
+    const scope = field && (getDirective(schema, field, "requiresScope")?.[0]?.scope as string | undefined);
+    if (scope && !ctx.credential.scopes.has(scope)) return refuse(req, missingScope(scope));
     const at = unstorablePath(variables, "");
     if (at !== undefined) return refuse(req, invalidRequest(`variable ${unstorableDetail(`$${at}`)}`));
     let literal: string | undefined;
@@ -314,16 +327,14 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     if (literal) return refuse(req, invalidRequest(literal));
     // Priced with the variables' values, as costPlugin does for /graphql.
     if (operation.variableDefinitions?.length) {
-      const coerced = getVariableValues(schema, operation.variableDefinitions, variables, { maxErrors: 1 });
-      if (coerced.errors) return refuse(req, withCode(coerced.errors, "BAD_USER_INPUT"));
-      const m = measureOperation(new ValidationContext(schema, document, new TypeInfo(schema), () => {}), operation, config.graphqlMaxCost, coerced.coerced);
+      const m = measureOperation(new ValidationContext(schema, document, new TypeInfo(schema), () => {}), operation, config.graphqlMaxCost, coerced);
       if (m.cost > config.graphqlMaxCost) {
         return refuse(req, apiError("query_too_complex", `the operation costs ${Math.ceil(m.cost)} per event; at most ${config.graphqlMaxCost} is allowed`));
       }
     }
     let release: () => void;
     try {
-      release = holdStreamSlot(ctx, config.stream.maxPerCredential);
+      release = live.holdSlot(ctx);
     } catch (err) {
       return refuse(req, err);
     }
@@ -372,8 +383,9 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     open.add(sink);
     const unwatch = live.credentials.watch(req.get("authorization"), p.ctx.credential, p.scope, (err) => {
       sink.endedBy = err;
-      // A client that is not reading would not see it behind what it has not read: closed at once.
-      if (sink.full) res.destroy();
+      // A client that is not reading would not see it behind what it has not read: closed at once,
+      // which also frees a writer waiting in writable(res) for a drain that would never come.
+      if (sink.full || res.writableNeedDrain) res.destroy();
       sink.close();
     });
     let ping: NodeJS.Timeout | undefined;

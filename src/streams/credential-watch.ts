@@ -1,10 +1,11 @@
 // An open event stream (GET /v1/events/stream, /graphql/stream) ends when its credential stops
 // opening it: an API key, partner or static token revoked, expired or without the stream's scope any
 // more, a web-app session past its expiry (issue 40). A stream authenticates once, when it opens, so
-// this instance checks again every `intervalMs` (GCS_STREAM_CREDENTIAL_CHECK_MS, at most 5 s) the
-// tokens behind all of its open streams in ONE statement (the request's own lookup functions, read
-// where a request reads them), and a session's expiry without any. Each instance checks its own
-// streams against the one database, so a key revoked anywhere ends its streams on every instance.
+// this instance checks again every `intervalMs` (GCS_STREAM_CREDENTIAL_CHECK_MS, at most 4 s, so that
+// the interval, the statement and a late timer stay within 5 s) the tokens behind all of its open
+// streams in ONE statement (the request's own lookup functions, read where a request reads them),
+// and a session's expiry without any. Each instance checks its own streams against the one
+// database, so a key revoked anywhere ends its streams on every instance.
 // While the database cannot be read, streams stay open: their feed cannot read new events either.
 import type { GraphQLError } from "graphql";
 import { bearerToken, credentialOfRow, opaqueKindOf, type Credential } from "../auth/authenticate";

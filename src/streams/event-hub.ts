@@ -49,7 +49,7 @@ export interface Sink {
   flush(): boolean;
   /** Resolves when the stream is no longer full, or has gone. */
   drained(): Promise<void>;
-  /** Resolves when the client has gone. */
+  /** Resolves when the client has gone or the stream was ended (its credential stopped opening it): the stream leaves the feed. */
   readonly gone: Promise<void>;
 }
 

@@ -34,14 +34,6 @@ const SCOPE = "read:events";
 /** The reconnection delay clients are told (ms). */
 export const RETRY_HINT_MS = 2_000;
 
-const open = new Map<string, number>();
-const streams = new Set<Response>();
-
-/** Ends every open stream (the server is draining): clients reconnect elsewhere with Last-Event-ID. */
-export function closeStreams(): void {
-  for (const res of streams) res.end();
-}
-
 /** The /v1/events row of an event. */
 export function restEventRow(e: EventRow) {
   return {
@@ -82,10 +74,10 @@ function parseFilter(query: Record<string, unknown>): { filter: EventFilter; cur
 }
 
 /**
- * Holds one of the credential's open streams on this instance, REST and GraphQL (graphql/stream.ts)
- * counted together; `rate_limited` past the cap. Returns the release (safe to call twice).
+ * Holds one of the credential's open streams in `open` (one app's count), REST and GraphQL
+ * (graphql/stream.ts) counted together; `rate_limited` past the cap. Returns the release (safe to call twice).
  */
-export function holdStreamSlot(holder: Pick<RequestContext, "credential">, max: number): () => void {
+function holdStreamSlot(open: Map<string, number>, holder: Pick<RequestContext, "credential">, max: number): () => void {
   const slot = `${holder.credential.kind}:${holder.credential.id}`;
   const count = open.get(slot) ?? 0;
   if (count >= max) throw rateLimited(`at most ${max} open event streams per credential; close one first`);
@@ -103,17 +95,38 @@ export function holdStreamSlot(holder: Pick<RequestContext, "credential">, max: 
 /** A timeline position is (txid, seq); a signed key of another shape cannot come from us. */
 export const isTimelineKey = (key: CursorKey): boolean => key.length === 2 && key.every((k) => /^\d{1,19}$/.test(String(k)));
 
-/** One hub and one credential check per app, for both doors: REST here, GraphQL in graphql/stream.ts. */
+/**
+ * What an app's open streams share, for both doors (REST here, GraphQL in graphql/stream.ts): one
+ * hub, one credential check, and the per-credential count of open streams. Per app, not per process:
+ * two apps in one process (tests, a second listener) keep their own.
+ */
 export interface LiveStreams {
   hub: EventHub;
   credentials: CredentialWatch;
+  /** Holds one of the credential's open streams (GCS_STREAM_MAX_PER_CREDENTIAL); returns the release. */
+  holdSlot(holder: Pick<RequestContext, "credential">): () => void;
+  /** The open REST streams' responses (the GraphQL door keeps its own). */
+  readonly responses: Set<Response>;
+  /** Ends every open REST stream (the server is draining): clients reconnect elsewhere with Last-Event-ID. */
+  closeStreams(): void;
   stop(): void;
 }
 
 export function liveStreams(services: Services): LiveStreams {
   const cfg = services.config.stream;
   const credentials = new CredentialWatch(services.db, cfg.credentialCheckMs, services.logger);
-  return { hub: new EventHub(services.db, cfg.pollMs, services.logger), credentials, stop: () => credentials.stop() };
+  const slots = new Map<string, number>();
+  const responses = new Set<Response>();
+  return {
+    hub: new EventHub(services.db, cfg.pollMs, services.logger),
+    credentials,
+    holdSlot: (holder) => holdStreamSlot(slots, holder, cfg.maxPerCredential),
+    responses,
+    closeStreams: () => {
+      for (const res of responses) res.end();
+    },
+    stop: () => credentials.stop(),
+  };
 }
 
 export function eventStreamHandler(services: Services, live: LiveStreams) {
@@ -122,15 +135,15 @@ export function eventStreamHandler(services: Services, live: LiveStreams) {
     let release: (() => void) | undefined;
     try {
       const { scope, filter, binding, secret, start, credential } = await openRequest(req, res);
-      release = holdStreamSlot({ credential }, cfg.maxPerCredential);
+      release = live.holdSlot({ credential });
       const sink = new SseSink(res, binding, secret, cfg.heartbeatMs);
       const unwatch = live.credentials.watch(req.get("authorization"), credential, SCOPE, (err) => sink.end(err));
-      streams.add(res);
+      live.responses.add(res);
       try {
         await live.hub.follow(scope, filter, start, sink);
       } finally {
         unwatch();
-        streams.delete(res);
+        live.responses.delete(res);
         if (!res.writableEnded) res.end();
       }
     } catch (err) {
@@ -178,7 +191,9 @@ const rowFrames = new WeakMap<EventRow, Map<string, string>>();
  */
 class SseSink implements Sink {
   closed = false;
+  /** Resolves when the client has gone or end() ended the stream: the hub lets it go. */
   readonly gone: Promise<void>;
+  private left!: () => void;
   private lastWrite = Date.now();
   private readonly pending: string[] = [];
   /** The pending frames' length (characters: a frame is JSON, mostly one byte each). */
@@ -193,12 +208,11 @@ class SseSink implements Sink {
     private readonly heartbeatMs: number,
   ) {
     this.bindingKey = `${binding.propertyGroupId}\n${canonicalJson(binding.query)}`;
-    this.gone = new Promise((resolve) =>
-      res.once("close", () => {
-        this.closed = true;
-        resolve();
-      }),
-    );
+    this.gone = new Promise((resolve) => (this.left = resolve));
+    res.once("close", () => {
+      this.closed = true;
+      this.left();
+    });
   }
 
   open(): void {
@@ -212,6 +226,7 @@ class SseSink implements Sink {
   }
 
   send(row: EventRow): void {
+    if (this.closed) return; // ended: nothing more is written, so nothing more is queued
     let frames = rowFrames.get(row);
     if (!frames) rowFrames.set(row, (frames = new Map()));
     let frame = frames.get(this.bindingKey);
@@ -248,17 +263,19 @@ class SseSink implements Sink {
 
   /**
    * Ends the stream because its credential no longer opens it: an `error` event with the error body
-   * a new request would get, then the end. A client that is not reading would not see it behind
-   * what it has not read, and its connection is closed at once.
+   * a new request would get, then the end. A client that is not reading (the response waits for a
+   * drain) would not see it behind what it has not read, and its connection is closed at once.
+   * Either way the hub lets the stream go now, not when its client goes: its slot is released.
    */
   end(err: GraphQLError): void {
     if (this.closed || this.res.writableEnded) return;
-    if (this.full) this.res.destroy();
+    if (this.full || this.res.writableNeedDrain) this.res.destroy();
     else {
       this.flush();
       this.res.end(`event: error\ndata: ${JSON.stringify(toHttpError(err).body)}\n\n`);
     }
     this.closed = true; // the hub sends it nothing more
+    this.left();
   }
 
   drained(): Promise<void> {

@@ -208,9 +208,14 @@ describe("/graphql/stream: subscription events", () => {
 
   it("refuses a missing scope, a bad or missing key and the cap like GET /v1/events/stream", async () => {
     const query = { query: EVENTS };
-    const limited = await raw(query, { Authorization: `Bearer ${A().credentials.api_key_limited}` });
-    expect(limited.status).toBe(403);
-    expect(JSON.parse(limited.text).errors[0].extensions).toMatchObject({ code: "forbidden", scope: "read:events" });
+    // The field's scope, also when the field is reached through an inline or a named fragment.
+    const inline = { query: "subscription { ... on Subscription { events { cursor } } }" };
+    const named = { query: "subscription Live { ...live } fragment live on Subscription { events { cursor } }" };
+    for (const body of [query, inline, named]) {
+      const limited = await raw(body, { Authorization: `Bearer ${A().credentials.api_key_limited}` });
+      expect([body, limited.status]).toEqual([body, 403]);
+      expect(JSON.parse(limited.text).errors[0].extensions).toMatchObject({ code: "forbidden", scope: "read:events" });
+    }
     for (const headers of [{}, { Authorization: "Bearer gcs_nope" }] as Record<string, string>[]) {
       const denied = await raw(query, headers);
       expect(denied.status).toBe(401);
@@ -243,6 +248,8 @@ describe("/graphql/stream: subscription events", () => {
       [{ query: EVENTS, variables: { filter: { entityType: "booking" } } }, 400, "BAD_USER_INPUT"],
       [{ query: "subscription A { events { cursor } } subscription B { events { cursor } }" }, 400, "invalid_request"],
       [{ query: 'subscription { events(filter: { entityId: "a\\u0000b" }) { cursor } }' }, 400, "invalid_request"],
+      [{ query: "subscription { events @include(if: false) { cursor } }" }, 400, "invalid_request"],
+      [{ query: "subscription Live($on: Boolean!) { events @include(if: $on) { cursor } }", variables: { on: true } }, 400, "GRAPHQL_VALIDATION_FAILED"],
     ];
     for (const [body, status, code] of cases) {
       const res = await raw(body, auth);
@@ -294,6 +301,28 @@ describe("/graphql/stream: subscription events", () => {
     const posted = await t.api.post("/graphql").set(auth).send({ query: EVENTS });
     expect(posted.status).toBe(400);
     expect(posted.body.errors[0].message).toContain("/graphql/stream");
+  });
+
+  it("keeps the cap per app: a second app in the process counts its own streams", async () => {
+    const token = A().credentials.api_key;
+    const held = [subscribe(token), subscribe(token)];
+    const other = await listenTestApp(t);
+    const controller = new AbortController();
+    try {
+      await settle();
+      expect((await raw({ query: EVENTS }, { Authorization: `Bearer ${token}` })).status).toBe(429);
+      const res = await fetch(`${other.base}/graphql/stream`, {
+        method: "POST",
+        headers: { Accept: "text/event-stream", "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: EVENTS }),
+        signal: controller.signal,
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      controller.abort();
+      for (const s of held) s.close();
+      await other.close();
+    }
   });
 
   it("counts toward /graphql's rate limit and runs only trusted documents when they are on", async () => {

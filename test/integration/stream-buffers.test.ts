@@ -179,19 +179,27 @@ describe("what a stream costs its instance", () => {
     try {
       const idle = await rate(5_000);
       const client = createClient({ url: `${listening.base}/graphql/stream`, headers: { Authorization: `Bearer ${A().credentials.api_key}` }, retryAttempts: 0 });
-      for (let i = 0; i < 30; i++) subscriptions.push(client.subscribe({ query: SUBSCRIPTION, variables: {} }, { next: () => {}, error: () => {}, complete: () => {} }));
+      const subscribe = () => subscriptions.push(client.subscribe({ query: SUBSCRIPTION, variables: {} }, { next: () => {}, error: () => {}, complete: () => {} }));
+      // The baseline, measured in this run on this machine: what one idle stream costs.
+      subscribe();
+      await sleep(1_000);
+      const withOne = await rate(5_000);
+      for (let i = 1; i < 30; i++) subscribe();
       await sleep(1_000);
       const withSubscriptions = await rate(5_000);
       for (let i = 0; i < 40; i++) streams.push(await openStream(listening.base, A().credentials.api_key));
       await sleep(1_000);
       const withBoth = await rate(5_000);
       console.log(
-        `transactions/s at GCS_STREAM_POLL_MS=100: ${idle.toFixed(1)} with no stream, ${withSubscriptions.toFixed(1)} with 30 idle subscriptions, ` +
-          `${withBoth.toFixed(1)} with 40 REST streams besides (one poll per group and instance: 10/s, and the credentials' check)`,
+        `transactions/s at GCS_STREAM_POLL_MS=100: ${idle.toFixed(1)} with no stream, ${withOne.toFixed(1)} with one idle subscription, ` +
+          `${withSubscriptions.toFixed(1)} with 30, ${withBoth.toFixed(1)} with 40 REST streams besides (one poll per group and instance: 10/s, and the credentials' check)`,
       );
-      // One poll every 100 ms for the group, whatever the number of streams; polling per stream was 300/s.
-      expect(withSubscriptions - idle).toBeLessThan(20);
-      expect(withBoth - idle).toBeLessThan(20);
+      // One poll every 100 ms for the group, whatever the number of streams: 70 streams cost what one
+      // does (polling per stream, 30 subscriptions cost 30 times one: 264/s). Relative to the
+      // baseline, so that a loaded machine, polling late, measures both alike.
+      const one = withOne - idle;
+      expect(withSubscriptions - idle).toBeLessThan(3 * one);
+      expect(withBoth - idle).toBeLessThan(3 * one);
     } finally {
       for (const dispose of subscriptions) dispose();
       for (const s of streams) s.close();

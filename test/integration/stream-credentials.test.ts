@@ -4,12 +4,16 @@
 // end at its expiry; a key that loses read:events ends with 403; a client that is not reading is
 // disconnected. The time from the revocation's commit to each stream's end is measured and printed.
 import { execFile } from "node:child_process";
-import http, { type IncomingMessage } from "node:http";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Client } from "pg";
 import { createClient } from "graphql-sse";
+import { createApp } from "../../src/app";
 import { createApiKey } from "../../src/auth/credentials";
+import { loadConfig } from "../../src/config";
+import { STREAM_BUFFER_BYTES } from "../../src/streams/event-hub";
 import { hashToken } from "../../src/auth/secrets";
 import { SESSION_CLOCK_SKEW_S, issueSessionToken } from "../../src/auth/session";
 import { findTokensByHash } from "../../src/data/stores/credentials";
@@ -29,7 +33,9 @@ let two: ServeProcess;
 const A = () => t.manifest.groups.A;
 
 beforeAll(async () => {
-  t = await startTestApp({ GCS_STREAM_POLL_MS: "100", GCS_DELIVERY_WORKER: "false" });
+  // At most 3 open streams per credential on this process's apps: a freed slot shows (the tests open
+  // at most 3 of one key on `one`).
+  t = await startTestApp({ GCS_STREAM_POLL_MS: "100", GCS_DELIVERY_WORKER: "false", GCS_STREAM_MAX_PER_CREDENTIAL: "3" });
   one = await listenTestApp(t);
   // The second instance: a server process of its own on the same database, default check interval.
   two = await serve({ DATABASE_URL: t.databaseUrl, GCS_STREAM_POLL_MS: "100" });
@@ -41,6 +47,9 @@ afterAll(async () => {
 });
 
 const EVENTS = "subscription { events { cursor node { seq } } }";
+/** The same subscription through an inline fragment and through a named one. */
+const INLINE = "subscription { ... on Subscription { events { cursor node { seq } } } }";
+const NAMED = "subscription Live { ...live } fragment live on Subscription { events { cursor node { seq } } }";
 
 interface Subscription {
   seqs: string[];
@@ -50,12 +59,12 @@ interface Subscription {
 }
 
 /** A subscription through graphql-sse's own client, as a dashboard opens it. */
-function subscribe(base: string, token: string): Subscription {
+function subscribe(base: string, token: string, query = EVENTS): Subscription {
   const client = createClient({ url: `${base}/graphql/stream`, headers: { Authorization: `Bearer ${token}` }, retryAttempts: 0 });
   const s: Subscription = { seqs: [], errors: [], close: () => {} };
   const done = () => (s.endedAt ??= Date.now());
   const dispose = client.subscribe<{ events: { node: { seq: string } } }>(
-    { query: EVENTS },
+    { query },
     {
       next: (result) => {
         if (result.errors) s.errors.push(...(result.errors as unknown as Subscription["errors"]));
@@ -83,16 +92,16 @@ async function until(check: () => boolean, ms = 15_000) {
   }
 }
 
-/** Appends `n` events with a delta of about `size` bytes; the last one's seq. */
-async function append(n = 1, size = 0): Promise<string> {
+/** Appends `n` events (of reservations unless told) with a delta of about `size` bytes; the last one's seq. */
+async function append(n = 1, size = 0, entityType = "reservation"): Promise<string> {
   const c = new Client({ connectionString: t.databaseUrl });
   await c.connect();
   try {
     const { rows } = await c.query(
       `INSERT INTO events (property_group_id, entity_type, entity_id, property_id, operation, delta, occurred_at)
-       SELECT $1, 'reservation', gen_random_uuid(), $2, 'update', jsonb_build_object('blob', repeat('x', $3::int)), now() FROM generate_series(1, $4::int)
+       SELECT $1, $5, gen_random_uuid(), $2, 'update', jsonb_build_object('blob', repeat('x', $3::int)), now() FROM generate_series(1, $4::int)
        RETURNING seq::text`,
-      [A().id, A().properties[0], size, n],
+      [A().id, A().properties[0], size, n, entityType],
     );
     return rows[rows.length - 1].seq;
   } finally {
@@ -112,11 +121,11 @@ async function openEverywhere(token: string) {
   return { rest, graphql };
 }
 
-/** A client that sends its request and never reads. */
-function neverReading(base: string, token: string, door: "rest" | "graphql"): Promise<IncomingMessage> {
+/** A client that sends its request (the REST stream's query string, the subscription's document) and never reads. */
+function neverReading(base: string, token: string, door: "rest" | "graphql", ask?: string): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const graphql = door === "graphql";
-    const req = http.request(`${base}${graphql ? "/graphql/stream" : "/v1/events/stream"}`, {
+    const req = http.request(`${base}${graphql ? "/graphql/stream" : `/v1/events/stream${ask ? `?${ask}` : ""}`}`, {
       method: graphql ? "POST" : "GET",
       headers: { Authorization: `Bearer ${token}`, Accept: "text/event-stream", ...(graphql ? { "Content-Type": "application/json" } : {}) },
     });
@@ -126,7 +135,7 @@ function neverReading(base: string, token: string, door: "rest" | "graphql"): Pr
       res.on("error", () => undefined);
       resolve(res);
     });
-    req.end(graphql ? JSON.stringify({ query: EVENTS }) : undefined);
+    req.end(graphql ? JSON.stringify({ query: ask ?? EVENTS }) : undefined);
   });
 }
 
@@ -181,6 +190,12 @@ describe("streams end when their credential stops opening them", () => {
     for (const res of stalled) res.destroy();
   }, 60_000);
 
+  it("refuses a check interval that would not leave the 5 s bound a second for the statement and a late timer", () => {
+    const env = { NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: t.databaseUrl };
+    expect(loadConfig({ ...env, GCS_STREAM_CREDENTIAL_CHECK_MS: "4000" }).stream.credentialCheckMs).toBe(4000);
+    expect(() => loadConfig({ ...env, GCS_STREAM_CREDENTIAL_CHECK_MS: "4001" })).toThrow(/GCS_STREAM_CREDENTIAL_CHECK_MS/);
+  });
+
   it("checks the tokens of every open stream of an instance in one statement (1,000 tokens timed)", async () => {
     const known = [
       { kind: "api_key" as const, hash: hashToken(A().credentials.api_key) },
@@ -221,10 +236,14 @@ describe("streams end when their credential stops opening them", () => {
     graphql.close();
   }, 30_000);
 
-  it("a key that loses read:events ends its streams with 403 forbidden; the other keys' streams go on", async () => {
+  it("a key that loses read:events ends its streams with 403 forbidden, subscriptions written with fragments too; the other keys' streams go on", async () => {
     const key = await createApiKey(t.admin, { propertyGroupId: A().id, name: "descoped while streaming", scopes: ["read:events", "read:guests"] });
     const other = await openStream(one.base, A().credentials.api_key);
-    const { rest, graphql } = await openEverywhere(key.token);
+    // `... on Subscription { events }` and a fragment spread: the field behind them needs read:events.
+    const fragments = [subscribe(one.base, key.token, INLINE), subscribe(two.url, key.token, NAMED)];
+    const { rest, graphql: plain } = await openEverywhere(key.token);
+    const graphql = [...plain, ...fragments];
+    await until(() => fragments.every((s) => s.seqs.length > 0));
     await t.adminPool.query(`UPDATE api_keys SET scopes = '{read:guests}' WHERE id = $1`, [key.id]);
     await until(() => rest.every((s) => s.endedAt) && graphql.every((s) => s.endedAt), BOUND_MS + 2_000);
     for (const s of rest) expect(errorOf(s)).toEqual({ error: "forbidden", scope: "read:events", detail: "this credential lacks the scope read:events" });
@@ -235,4 +254,66 @@ describe("streams end when their credential stops opening them", () => {
     for (const s of [...rest, other]) s.close();
     for (const s of graphql) s.close();
   }, 60_000);
+
+  it("a descoped stream whose client stopped reading lets go within 5 s, REST and GraphQL: its connection is closed and its slot freed", async () => {
+    // An app on a listener of its own that keeps each request's response, to see what the server holds.
+    const app = await createApp(t.services);
+    const responses: ServerResponse[] = [];
+    const server = http.createServer((req, res) => {
+      if (req.url!.includes("stream")) responses.push(res);
+      void app.app(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const key = await createApiKey(t.admin, { propertyGroupId: A().id, name: "descoped while stalled", scopes: ["read:events"] });
+    const opened: SseStream[] = [];
+    // One door's events each, so that each backs up on its own; the subscription selects the deltas.
+    const stalled = [
+      await neverReading(base, key.token, "rest", "entity_type=reservation"),
+      await neverReading(base, key.token, "graphql", "subscription { events(filter: { entityType: guest_profile }) { cursor node { seq delta } } }"),
+    ];
+    try {
+      expect(stalled.map((res) => res.statusCode)).toEqual([200, 200]);
+      const closedAt: (number | undefined)[] = responses.map(() => undefined);
+      responses.forEach((res, i) => res.once("close", () => (closedAt[i] = Date.now())));
+      await new Promise((r) => setTimeout(r, 500)); // the subscription takes its start
+      // Events until the kernel's socket buffers are full and each response holds some text
+      // unwritten, waiting for a drain, yet under STREAM_BUFFER_BYTES: ended, not cut off by the hub.
+      let appended = 0;
+      for (const [i, entityType] of ["reservation", "guest_profile"].entries()) {
+        while (!responses[i].writableNeedDrain) {
+          if (appended > 64 * 1024 * 1024) throw new Error("the kernel took 64 MB without backing up");
+          await append(4, 64 * 1024, entityType);
+          appended += 4 * 64 * 1024;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+      const unwritten = responses.map((res) => res.writableLength);
+      for (const bytes of unwritten) expect(bytes).toBeLessThan(STREAM_BUFFER_BYTES);
+      // The cap is full with a third, reading stream.
+      opened.push(await openStream(base, key.token));
+      opened.push(await openStream(base, key.token));
+      expect(opened.map((o) => o.status)).toEqual([200, 429]);
+
+      await t.adminPool.query(`UPDATE api_keys SET scopes = '{read:guests}' WHERE id = $1`, [key.id]);
+      const descopedAt = Date.now();
+      await until(() => opened[0].endedAt !== undefined && closedAt.filter(Boolean).length === 2, BOUND_MS + 2_000).catch(() => undefined);
+      const took = closedAt.map((at) => (at === undefined ? "never" : `${at - descopedAt} ms`));
+      console.log(`descoped key, clients not reading after ${(appended / 1024 / 1024).toFixed(2)} MB (unwritten ${unwritten.join(", ")} bytes): connections closed after ${took.join(", ")} (REST, GraphQL)`);
+      for (const at of closedAt) expect(at === undefined ? Infinity : at - descopedAt).toBeLessThanOrEqual(BOUND_MS);
+
+      // Its scope back, the key opens as many streams as the cap allows: the stalled ones hold none.
+      await t.adminPool.query(`UPDATE api_keys SET scopes = '{read:events}' WHERE id = $1`, [key.id]);
+      const again = [await openStream(base, key.token), await openStream(base, key.token), await openStream(base, key.token)];
+      opened.push(...again);
+      expect(again.map((o) => o.status)).toEqual([200, 200, 200]);
+    } finally {
+      for (const o of opened) o.close();
+      for (const res of stalled) res.destroy();
+      app.drain();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await app.stop();
+    }
+  }, 120_000);
 });
