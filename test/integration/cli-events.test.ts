@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { Client } from "pg";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
-import { appendEvents, EventTooLargeError, MAX_EVENT_DELTA_BYTES, type NewEvent } from "../../src/data/stores/event-append";
+import { AppendTooLargeError, appendEvents, EventTooLargeError, MAX_APPEND_EVENTS, MAX_EVENT_DELTA_BYTES, type NewEvent } from "../../src/data/stores/event-append";
 import { openDatabase } from "../../src/db/database";
 import { acrossGroups } from "../../src/db/session";
 
@@ -116,8 +116,17 @@ describe("a file with one bad line among 600 good ones appends nothing", () => {
   }, 120_000);
 });
 
+// The append's transaction holds back every timeline while it is open: a file is bounded in events.
+it("refuses a file of more events than the bound whole, before reading the database, saying to split the file", async () => {
+  const before = await count();
+  const line = JSON.stringify({ entity_type: "guest_profile", entity_id: A.guest_with_events, operation: "update", delta: { vip_code: "VIP" } });
+  const r = await gcs(["events", "append", "--group", A.id], `${line}\n`.repeat(MAX_APPEND_EVENTS + 1));
+  expect(r).toEqual({ code: 1, stdout: "", stderr: `gcs: the file holds ${MAX_APPEND_EVENTS + 1} events; at most ${MAX_APPEND_EVENTS} per append: split the file (nothing appended)\n` });
+  expect(await count()).toBe(before);
+}, 120_000);
+
 // Every appender (gcs events append, gcs simulate) goes through appendEvents: the bound holds there.
-it("appendEvents refuses a batch holding one delta over the bound, whole", async () => {
+it("appendEvents refuses a batch holding one delta over the bound, or more events than the bound, whole", async () => {
   const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 1, migrate: false });
   try {
     const before = await count();
@@ -125,6 +134,9 @@ it("appendEvents refuses a batch holding one delta over the bound, whole", async
     const batch = [event({ ok: 1 }), event({ blob: "y".repeat(MAX_EVENT_DELTA_BYTES) })];
     await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, batch))).rejects.toThrow(EventTooLargeError);
     await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, batch))).rejects.toThrow(/event 2: delta is \d+ bytes of JSON; at most 65536/);
+    expect(await count()).toBe(before);
+    const tooMany = Array.from({ length: MAX_APPEND_EVENTS + 1 }, () => event({ ok: 1 }));
+    await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, tooMany))).rejects.toThrow(AppendTooLargeError);
     expect(await count()).toBe(before);
     expect(await acrossGroups("CLI", () => appendEvents(db.primary, A.id, [event({ blob: "y".repeat(MAX_EVENT_DELTA_BYTES - 20) })]))).toHaveLength(1);
     expect(await count()).toBe(before + 1);
