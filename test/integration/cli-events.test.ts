@@ -145,6 +145,27 @@ it("appendEvents refuses a batch holding one delta over the bound, or more event
   }
 }, 60_000);
 
+it("appendEvents takes exactly the bound, over 32 MiB of JSON (two statements), in one transaction and in order", async () => {
+  const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 1, migrate: false });
+  try {
+    const before = await count();
+    const events = Array.from({ length: MAX_APPEND_EVENTS }, (_, i): NewEvent => ({
+      entityType: "guest_profile", entityId: A.guest_with_events, operation: "update", delta: { n: i, note: "x".repeat(300) }, occurredAt: new Date(), guestProfileId: null, propertyId: null, integrationId: null,
+    }));
+    const seqs = await acrossGroups("CLI", () => appendEvents(db.primary, A.id, events));
+    expect(seqs).toHaveLength(MAX_APPEND_EVENTS);
+    const { rows } = await pg.query(
+      `SELECT count(DISTINCT txid)::int AS txids, count(*)::int AS n, bool_and((delta->>'n')::int = position - 1) AS in_order
+       FROM (SELECT txid, delta, row_number() OVER (ORDER BY seq) AS position FROM events WHERE seq BETWEEN $1 AND $2 AND property_group_id = $3) e`,
+      [seqs[0], seqs[seqs.length - 1], A.id],
+    );
+    expect(rows[0]).toEqual({ txids: 1, n: MAX_APPEND_EVENTS, in_order: true });
+    expect(await count()).toBe(before + MAX_APPEND_EVENTS);
+  } finally {
+    await db.close();
+  }
+}, 120_000);
+
 it("simulate appends activity at about the asked rate", async () => {
   const before = await count();
   const r = await gcs(["simulate", "--group", A.id, "--rate", "20", "--seconds", "2"]);

@@ -36,7 +36,7 @@ export class EventTooLargeError extends Error {}
  * The most events one append may hold (a `gcs events append` file): the append is one transaction,
  * and while it is open every timeline waits for it (events count as finished only below the oldest
  * open transaction: data/events.ts), so /v1/events, both streams and every webhook of every group
- * stall until it commits. At this bound it stays open a few seconds (docs/event-log.md).
+ * stall until it commits. At this bound it stays open a few seconds (docs/receive-changes.md).
  */
 export const MAX_APPEND_EVENTS = 100_000;
 
@@ -70,12 +70,13 @@ export async function appendEvents(db: PrismaClient, propertyGroupId: string, ev
       delta: e.delta ?? {},
       occurred_at: e.occurredAt.toISOString(),
     });
-    if (chunkBytes + row.length > STATEMENT_JSON_BYTES && chunks[chunks.length - 1].length > 0) {
+    const bytes = Buffer.byteLength(row, "utf8") + 1;
+    if (chunkBytes + bytes > STATEMENT_JSON_BYTES && chunks[chunks.length - 1].length > 0) {
       chunks.push([]);
       chunkBytes = 0;
     }
     chunks[chunks.length - 1].push(row);
-    chunkBytes += row.length + 1;
+    chunkBytes += bytes;
   });
   const insert = (tx: Prisma.TransactionClient, rows: string[]) => tx.$queryRaw<{ seq: string }[]>`
     INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, property_id, integration_id, operation, delta, occurred_at)
