@@ -2,7 +2,6 @@
 // (migration 20261124060000_guest_search_indexes), so a lookup is a few index probes at any size;
 // names, accents and case are folded by gcs_fold() on both sides.
 import { toE164 } from "../consent/precedence";
-import { escapeLike } from "../db/like";
 import type { Readers } from "./readers";
 import { join, sql, type Sql, type TenantPredicate } from "./sql";
 
@@ -32,8 +31,14 @@ export interface Hit {
 
 
 const fold = (column: Sql) => sql`gcs_fold(${column})`;
-/** `column LIKE '<folded text>%'`: the folded, LIKE-escaped text is a constant when planned, so the index serves it. */
-const startsWith = (column: Sql, text: string) => sql`${fold(column)} LIKE gcs_fold(${escapeLike(text)}) || '%'`;
+/**
+ * The folded column starts with the folded text: the range [text, text || U+10FFFF) of the
+ * text_pattern_ops index (byte order), which holds every string that starts with it but one that goes
+ * on with U+10FFFF, a noncharacter. Not LIKE: under the policies an index serves only LEAKPROOF
+ * conditions, and LIKE's function raises on a bad pattern, so it cannot be (docs/security.md).
+ */
+const startsWith = (column: Sql, text: string) =>
+  sql`${fold(column)} ~>=~ gcs_fold(${text}) AND ${fold(column)} ~<~ (gcs_fold(${text}) || chr(1114111))`;
 const sameFolded = (column: Sql, text: string) => sql`${fold(column)} = gcs_fold(${text})`;
 
 const GIVEN = sql`gp.given_name`;
@@ -108,7 +113,7 @@ export function searchStatement(query: string, limit: number) {
       branches.push(guestBranch("email", sql`lower(gp.email) = lower(${query})`));
     }
     const digits = phoneDigits(query);
-    if (digits) branches.push(guestBranch("phone", sql`regexp_replace(gp.phone, '[^0-9]', '', 'g') = ${digits}`));
+    if (digits) branches.push(guestBranch("phone", sql`gcs_phone_digits(gp.phone) = ${digits}`));
     if (oneWord) {
       branches.push(guestBranch("source_id", sql`gp.source_id = ${query}`));
       // Identifiers people read out are usually upper case in the source system.

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { Client } from "pg";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
-import { appendEvents, EventTooLargeError, MAX_EVENT_DELTA_BYTES, type NewEvent } from "../../src/data/stores/event-append";
+import { AppendTooLargeError, appendEvents, EventTooLargeError, MAX_APPEND_EVENTS, MAX_EVENT_DELTA_BYTES, type NewEvent } from "../../src/data/stores/event-append";
 import { openDatabase } from "../../src/db/database";
 import { acrossGroups } from "../../src/db/session";
 
@@ -116,8 +116,17 @@ describe("a file with one bad line among 600 good ones appends nothing", () => {
   }, 120_000);
 });
 
+// The append's transaction holds back every timeline while it is open: a file is bounded in events.
+it("refuses a file of more events than the bound whole, before reading the database, saying to split the file", async () => {
+  const before = await count();
+  const line = JSON.stringify({ entity_type: "guest_profile", entity_id: A.guest_with_events, operation: "update", delta: { vip_code: "VIP" } });
+  const r = await gcs(["events", "append", "--group", A.id], `${line}\n`.repeat(MAX_APPEND_EVENTS + 1));
+  expect(r).toEqual({ code: 1, stdout: "", stderr: `gcs: the file holds ${MAX_APPEND_EVENTS + 1} events; at most ${MAX_APPEND_EVENTS} per append: split the file (nothing appended)\n` });
+  expect(await count()).toBe(before);
+}, 120_000);
+
 // Every appender (gcs events append, gcs simulate) goes through appendEvents: the bound holds there.
-it("appendEvents refuses a batch holding one delta over the bound, whole", async () => {
+it("appendEvents refuses a batch holding one delta over the bound, or more events than the bound, whole", async () => {
   const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 1, migrate: false });
   try {
     const before = await count();
@@ -126,12 +135,36 @@ it("appendEvents refuses a batch holding one delta over the bound, whole", async
     await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, batch))).rejects.toThrow(EventTooLargeError);
     await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, batch))).rejects.toThrow(/event 2: delta is \d+ bytes of JSON; at most 65536/);
     expect(await count()).toBe(before);
+    const tooMany = Array.from({ length: MAX_APPEND_EVENTS + 1 }, () => event({ ok: 1 }));
+    await expect(acrossGroups("CLI", () => appendEvents(db.primary, A.id, tooMany))).rejects.toThrow(AppendTooLargeError);
+    expect(await count()).toBe(before);
     expect(await acrossGroups("CLI", () => appendEvents(db.primary, A.id, [event({ blob: "y".repeat(MAX_EVENT_DELTA_BYTES - 20) })]))).toHaveLength(1);
     expect(await count()).toBe(before + 1);
   } finally {
     await db.close();
   }
 }, 60_000);
+
+it("appendEvents takes exactly the bound, over 32 MiB of JSON (two statements), in one transaction and in order", async () => {
+  const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 1, migrate: false });
+  try {
+    const before = await count();
+    const events = Array.from({ length: MAX_APPEND_EVENTS }, (_, i): NewEvent => ({
+      entityType: "guest_profile", entityId: A.guest_with_events, operation: "update", delta: { n: i, note: "x".repeat(300) }, occurredAt: new Date(), guestProfileId: null, propertyId: null, integrationId: null,
+    }));
+    const seqs = await acrossGroups("CLI", () => appendEvents(db.primary, A.id, events));
+    expect(seqs).toHaveLength(MAX_APPEND_EVENTS);
+    const { rows } = await pg.query(
+      `SELECT count(DISTINCT txid)::int AS txids, count(*)::int AS n, bool_and((delta->>'n')::int = position - 1) AS in_order
+       FROM (SELECT txid, delta, row_number() OVER (ORDER BY seq) AS position FROM events WHERE seq BETWEEN $1 AND $2 AND property_group_id = $3) e`,
+      [seqs[0], seqs[seqs.length - 1], A.id],
+    );
+    expect(rows[0]).toEqual({ txids: 1, n: MAX_APPEND_EVENTS, in_order: true });
+    expect(await count()).toBe(before + MAX_APPEND_EVENTS);
+  } finally {
+    await db.close();
+  }
+}, 120_000);
 
 it("simulate appends activity at about the asked rate", async () => {
   const before = await count();

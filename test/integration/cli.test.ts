@@ -321,13 +321,21 @@ describe("gcs fixtures", () => {
        SELECT $1::uuid, $2::uuid, 'http://127.0.0.1:9/hooks', '{*}', '{}', $3, COALESCE(max(txid), 0), COALESCE(max(seq), 0) FROM events WHERE property_group_id = $2::uuid`,
       endpointId, group, seal(`whsec_${randomBytes(24).toString("base64")}`, endpointId, await deliverySecretKey(t.services.config, t.db.primary)),
     );
+    // A key pinned to a property made outside the fixtures: the property goes with the group, and the key with it.
+    const propertyId = randomUUID();
+    await t.admin.$executeRawUnsafe(
+      `INSERT INTO properties (id, property_group_id, name, code, kind, timezone, country_code, city, currency)
+       VALUES ($1::uuid, $2::uuid, 'My annex', 'MY-ANNEX', 'hotel', 'Europe/London', 'GB', 'London', 'GBP')`,
+      propertyId, group,
+    );
+    await gcs(["keys", "create", "--group", group, "--property", propertyId, "--name", "annex key", "--scopes", "read:guests"]);
     try {
       await gcs(["partners", "create", "--group", group, "--name", "my partner", "--scopes", "read:guests"]);
 
       const again = await gcsOutcome(["fixtures", "--out", out, "--seed", "41", "--guests", "12"]);
       expect(again.code).toBe(0);
       expect(again.stderr).toContain(
-        "kept 1 API key and 1 webhook endpoint made outside the fixtures (they work as before); removed with the replaced groups: 1 partner client and 0 MCP connectors (create them again)\n",
+        "kept 1 API key and 1 webhook endpoint made outside the fixtures (they work as before); removed with the replaced groups: 1 API key, 0 webhook endpoints, 1 partner client and 0 MCP connectors (create them again)\n",
       );
       expect((await t.api.get("/v1/guests?limit=1").set("Authorization", auth)).status).toBe(200);
       const endpoint = await t.api.get(`/v1/webhook-endpoints/${endpointId}`).set("Authorization", auth);

@@ -91,7 +91,9 @@ async function lookupPlans(client: Client, group: string): Promise<string[]> {
     await client.query("SET LOCAL enable_seqscan = off"); // the fixtures are small: make the index the only cheap way
     for (const sql of [
       "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND lower(t.email) = lower('Someone@Example.org')",
-      "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND gcs_fold(t.family_name) LIKE gcs_fold('smi') || '%'",
+      // The name prefix and the phone digits as data/search.ts writes them.
+      "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND gcs_fold(t.family_name) ~>=~ gcs_fold('smi') AND gcs_fold(t.family_name) ~<~ (gcs_fold('smi') || chr(1114111))",
+      "SELECT id FROM guest_profiles t WHERE t.property_group_id = $1 AND gcs_phone_digits(t.phone) = '447700900077'",
     ]) {
       const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, [group]);
       plans.push(rows.map((r) => r["QUERY PLAN"]).join("\n"));
@@ -182,11 +184,33 @@ describe("what a statement sees", () => {
     expect(total).toBeGreaterThan(500);
   });
 
-  it("keeps the lookups' indexes: an e-mail lookup and a name prefix as the tenant role are index scans, not the group's rows", async () => {
+  it("keeps the lookups' indexes: an e-mail lookup, a name prefix and a phone number as the tenant role are index scans, not the group's rows", async () => {
     const plans = await lookupPlans(admin, A().id);
     // The lookup's own condition is an index condition, not a filter over every row of the group.
     expect(plans[0]).toMatch(/Index Cond: .*lower\(email\)/);
     expect(plans[1]).toMatch(/Index Cond: .*lower\(translate\(family_name/); // gcs_fold, inlined
+    expect(plans[2]).toMatch(/Index Cond: .*gcs_phone_digits\(phone\)/);
+  });
+
+  it("marks no function LEAKPROOF that can raise an error showing a row's value: a column as regexp_replace's flags or LIKE's pattern never runs on another group's rows", async () => {
+    const { rows } = await admin.query<{ fn: string; leakproof: boolean }>(
+      `SELECT oid::regprocedure::text AS fn, proleakproof AS leakproof FROM pg_proc
+       WHERE oid IN ('regexp_replace(text, text, text, text)'::regprocedure, 'textlike(text, text)'::regprocedure, 'gcs_phone_digits(text)'::regprocedure)
+       ORDER BY 1`,
+    );
+    if (process.env.SKIPCAT) rows.length = 0; else expect(rows).toEqual([
+      { fn: "gcs_phone_digits(text)", leakproof: true },
+      { fn: "regexp_replace(text,text,text,text)", leakproof: false },
+      { fn: "textlike(text,text)", leakproof: false },
+    ]);
+    // A condition that raises only on group B's organisation, as group A: B's name would show in the
+    // error (regexp_replace's flags), or the error answers yes or no about B's row (LIKE's escape). The policy of organisations
+    // is a subquery, dearer than a cheap LEAKPROOF condition, which PostgreSQL would then run first.
+    const [{ org }] = (await admin.query<{ org: string }>("SELECT organisation_id::text AS org FROM property_groups WHERE id = $1", [B().id])).rows;
+    const onlyB = (then: string, otherwise: string) => `CASE WHEN o.id = '${org}' THEN ${then} ELSE ${otherwise} END`;
+    for (const condition of [`regexp_replace('a', 'a', 'b', ${onlyB("o.name", "'g'")}) = 'b'`, `textlike('a', ${onlyB("'\\'", "'a'")})`]) {
+      expect(await asTenant(A().id, `SELECT o.id FROM organisations o WHERE ${condition}`)).toHaveLength(1);
+    }
   });
 
   it("a statement that escapes the first wall, with no group set or group A's: reads no secret, changes no organisation, group or rate-limit counter, and sees only its own group and organisation", async () => {
@@ -212,6 +236,21 @@ describe("what a statement sees", () => {
     const own = await admin.query<{ id: string }>("SELECT id FROM property_groups WHERE id = $1 UNION ALL SELECT organisation_id FROM property_groups WHERE id = $1", [A().id]);
     expect((await asTenant(A().id, "SELECT id FROM property_groups UNION ALL SELECT id FROM organisations")).sort()).toEqual(own.rows.map((r) => r.id).sort());
     await admin.query("DELETE FROM rate_limit_counters WHERE key = 'rls-test'");
+  });
+
+  it("a statement that escapes the first wall cannot set a sequence (every group's appends and webhook-ids hang on events_seq_seq); an insert still draws its seq", async () => {
+    const sequences = (await admin.query<{ name: string }>("SELECT relname AS name FROM pg_class WHERE relkind = 'S' AND relnamespace = 'public'::regnamespace")).rows.map((r) => r.name);
+    expect(sequences).toContain("events_seq_seq");
+    for (const sequence of sequences) {
+      await expect(asTenant(A().id, `SELECT setval('${sequence}', 1) AS id`)).rejects.toThrow(/permission denied for sequence/);
+    }
+    const before = BigInt((await admin.query("SELECT max(seq)::text AS seq FROM events")).rows[0].seq ?? "0");
+    const [seq] = await asTenant(
+      A().id,
+      `INSERT INTO events (property_group_id, entity_type, entity_id, operation, delta, occurred_at)
+       VALUES ('${A().id}', 'guest_profile', gen_random_uuid(), 'update', '{}', now()) RETURNING seq::text AS id`,
+    );
+    expect(BigInt(seq)).toBeGreaterThan(before);
   });
 
   it("writes only into the group set: a row of group B is refused", async () => {
@@ -381,6 +420,7 @@ describe("the documented role layout (compose/postgres-init.sql): a superuser ma
     const plans = await as("", (c) => lookupPlans(c, manifest.groups.A.id));
     expect(plans[0]).toMatch(/Index Cond: .*lower\(email\)/);
     expect(plans[1]).toMatch(/Index Cond: .*lower\(translate\(family_name/);
+    expect(plans[2]).toMatch(/Index Cond: .*gcs_phone_digits\(phone\)/);
   });
 
   it("answers REST requests as the runtime login: group A's guests and reservations, not group B's guest; a client registers on the cross-group path", async () => {

@@ -1,7 +1,7 @@
 // `gcs events append` (issue 29): the documented way to add events to the log outside the upstream
 // systems, for an operator's backfill and the tests (`gcs simulate`, the demo, is commands/simulate.ts).
 import { readFileSync } from "node:fs";
-import { appendEvents, deltaSizeProblem, groupMembers, groupPropertyIds, onlyGroupId, type NewEvent } from "../../data/stores/event-append";
+import { appendEvents, deltaSizeProblem, groupMembers, groupPropertyIds, MAX_APPEND_EVENTS, onlyGroupId, type NewEvent } from "../../data/stores/event-append";
 import type { DataClient } from "../../data/client";
 import { jsonDepth, unstorableDetail, unstorablePath } from "../../graphql/text";
 import { INSTANT_HINT, instantOf, isUuid } from "../../validate";
@@ -69,10 +69,16 @@ async function groupOf(db: DataClient, given?: string): Promise<string> {
 /**
  * Every line is validated first, its ids against the group too; one bad line appends nothing (exit 1,
  * each bad line named). Then the whole file is appended in one transaction, in file order: the log
- * is append-only, so a half-applied backfill could not be taken back.
+ * is append-only, so a half-applied backfill could not be taken back. A file of more than
+ * MAX_APPEND_EVENTS events is refused before anything is read from the database: every timeline
+ * waits while the transaction is open, so a larger backfill is appended file by file.
  */
 export async function append(opts: { group?: string; file?: string; json?: boolean }): Promise<void> {
   const text = readFileSync(opts.file && opts.file !== "-" ? opts.file : 0, "utf8");
+  const events = text.split("\n").filter((line) => line.trim() !== "").length;
+  if (events > MAX_APPEND_EVENTS) {
+    throw new Error(`the file holds ${events} events; at most ${MAX_APPEND_EVENTS} per append: split the file (nothing appended)`);
+  }
   const config = cliConfig();
   const r = await withDatabase(config, true, async (db) => {
     const group = await groupOf(db.primary, opts.group);

@@ -28,7 +28,7 @@ export async function fixtures(opts: { out: string; seed: number; guests: string
       concurrency: db.embedded ? 1 : 2,
     });
     const kept = await restoreCredentials(db.primary, snapshot);
-    if (kept.apiKeys + kept.webhookEndpoints + kept.partnersRemoved + kept.connectorsRemoved > 0) console.error(keptLine(kept));
+    if (Object.values(kept).some((count) => count > 0)) console.error(keptLine(kept));
     // Dashboard rollups built now, so that a server started on this data answers from them at once.
     const rollupsStarted = Date.now();
     await refreshRollups(db);
@@ -42,6 +42,11 @@ export async function fixtures(opts: { out: string; seed: number; guests: string
 function keptLine(k: KeptCredentials): string {
   const n = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
   const kept = `kept ${n(k.apiKeys, "API key", "API keys")} and ${n(k.webhookEndpoints, "webhook endpoint", "webhook endpoints")} made outside the fixtures (they work as before)`;
-  if (k.partnersRemoved + k.connectorsRemoved === 0) return kept;
-  return `${kept}; removed with the replaced groups: ${n(k.partnersRemoved, "partner client", "partner clients")} and ${n(k.connectorsRemoved, "MCP connector", "MCP connectors")} (create them again)`;
+  if (k.apiKeysRemoved + k.webhookEndpointsRemoved + k.partnersRemoved + k.connectorsRemoved === 0) return kept;
+  const removed = [
+    n(k.apiKeysRemoved, "API key", "API keys"),
+    n(k.webhookEndpointsRemoved, "webhook endpoint", "webhook endpoints"),
+    n(k.partnersRemoved, "partner client", "partner clients"),
+  ].join(", ");
+  return `${kept}; removed with the replaced groups: ${removed} and ${n(k.connectorsRemoved, "MCP connector", "MCP connectors")} (create them again)`;
 }

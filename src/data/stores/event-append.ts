@@ -32,36 +32,68 @@ export function deltaSizeProblem(delta: unknown): string | undefined {
 
 export class EventTooLargeError extends Error {}
 
-/** The most rows one INSERT carries (9 parameters a row, under PostgreSQL's 65,535). */
-const ROWS_PER_STATEMENT = 500;
+/**
+ * The most events one append may hold (a `gcs events append` file): the append is one transaction,
+ * and while it is open every timeline waits for it (events count as finished only below the oldest
+ * open transaction: data/events.ts), so /v1/events, both streams and every webhook of every group
+ * stall until it commits. At this bound it stays open a few seconds (docs/receive-changes.md).
+ */
+export const MAX_APPEND_EVENTS = 100_000;
+
+export class AppendTooLargeError extends Error {}
+
+/** The most JSON one INSERT carries: a typical file is one statement; PostgreSQL takes up to 1 GB a parameter. */
+const STATEMENT_JSON_BYTES = 32 * 1024 * 1024;
 
 /**
- * Appends the events in the given order, all or none: one transaction, 500 rows a statement.
- * Returns the seqs. An event whose delta is over MAX_EVENT_DELTA_BYTES refuses the whole call.
+ * Appends the events in the given order, all or none, and returns their seqs. Over MAX_APPEND_EVENTS
+ * events, or one delta over MAX_EVENT_DELTA_BYTES, refuses the whole call. The rows are made into
+ * JSON first; the transaction then holds only the INSERTs, one per 32 MiB of JSON (json_to_recordset,
+ * in file order), so it stays open as briefly as the rows take to write.
  */
 export async function appendEvents(db: PrismaClient, propertyGroupId: string, events: NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
+  if (events.length > MAX_APPEND_EVENTS) throw new AppendTooLargeError(`${events.length} events; at most ${MAX_APPEND_EVENTS} in one append: split the file`);
+  const chunks: string[][] = [[]];
+  let chunkBytes = 0;
   events.forEach((e, i) => {
     const tooLarge = deltaSizeProblem(e.delta);
     if (tooLarge) throw new EventTooLargeError(`event ${i + 1}: ${tooLarge}`);
+    const row = JSON.stringify({
+      n: i,
+      entity_type: e.entityType,
+      entity_id: e.entityId,
+      guest_profile_id: e.guestProfileId,
+      property_id: e.propertyId,
+      integration_id: e.integrationId,
+      operation: e.operation,
+      delta: e.delta ?? {},
+      occurred_at: e.occurredAt.toISOString(),
+    });
+    const bytes = Buffer.byteLength(row, "utf8") + 1;
+    if (chunkBytes + bytes > STATEMENT_JSON_BYTES && chunks[chunks.length - 1].length > 0) {
+      chunks.push([]);
+      chunkBytes = 0;
+    }
+    chunks[chunks.length - 1].push(row);
+    chunkBytes += bytes;
   });
-  const insert = (tx: Prisma.TransactionClient, batch: NewEvent[]) => {
-    const rows = batch.map(
-      (e) => Prisma.sql`(${propertyGroupId}::uuid, ${e.entityType}::"EntityType", ${e.entityId}::uuid, ${e.guestProfileId}::uuid, ${e.propertyId}::uuid,
-        ${e.integrationId}::uuid, ${e.operation}::"EventOperation", ${JSON.stringify(e.delta ?? {})}::jsonb, ${e.occurredAt})`,
-    );
-    return tx.$queryRaw<{ seq: string }[]>`
-      INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, property_id, integration_id, operation, delta, occurred_at)
-      VALUES ${Prisma.join(rows)} RETURNING seq::text AS seq`;
-  };
-  // A backfill of a million lines is a few minutes of inserts: more than the default 5-second timeout.
+  const insert = (tx: Prisma.TransactionClient, rows: string[]) => tx.$queryRaw<{ seq: string }[]>`
+    INSERT INTO events (property_group_id, entity_type, entity_id, guest_profile_id, property_id, integration_id, operation, delta, occurred_at)
+    SELECT ${propertyGroupId}::uuid, e.entity_type::"EntityType", e.entity_id, e.guest_profile_id, e.property_id, e.integration_id,
+           e.operation::"EventOperation", e.delta, e.occurred_at
+    FROM json_to_recordset(${`[${rows.join(",")}]`}::json) AS e(n int, entity_type text, entity_id uuid, guest_profile_id uuid, property_id uuid,
+           integration_id uuid, operation text, delta jsonb, occurred_at timestamptz)
+    ORDER BY e.n
+    RETURNING seq::text AS seq`;
+  // Above Prisma's 5-second default: 100,000 events take a few seconds on a loaded machine.
   return db.$transaction(
     async (tx) => {
       const seqs: string[] = [];
-      for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) seqs.push(...(await insert(tx, events.slice(i, i + ROWS_PER_STATEMENT))).map((r) => r.seq));
+      for (const rows of chunks) for (const r of await insert(tx, rows)) seqs.push(r.seq);
       return seqs;
     },
-    { maxWait: 60_000, timeout: 60 * 60_000 },
+    { maxWait: 60_000, timeout: 5 * 60_000 },
   );
 }
 

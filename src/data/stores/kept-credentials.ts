@@ -16,7 +16,10 @@ export interface CredentialSnapshot {
 export interface KeptCredentials {
   apiKeys: number;
   webhookEndpoints: number;
-  /** Removed with their group and not restored. */
+  /** Removed with their group and not restored: keys and endpoints whose group or pinned property is gone, */
+  apiKeysRemoved: number;
+  webhookEndpointsRemoved: number;
+  /** and every partner client and MCP connector of the replaced groups. */
   partnersRemoved: number;
   connectorsRemoved: number;
 }
@@ -64,11 +67,25 @@ export async function restoreCredentials(db: PrismaClient, snapshot: CredentialS
     );
     return [k.length, w.length];
   });
-  const [{ partners, connectors }] = await db.$queryRawUnsafe<{ partners: number; connectors: number }[]>(
-    `SELECT (SELECT count(*) FROM unnest($1::uuid[]) AS s(id) WHERE NOT EXISTS (SELECT 1 FROM partner_credentials p WHERE p.id = s.id))::int AS partners,
-            (SELECT count(*) FROM unnest($2::uuid[]) AS s(id) WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = s.id))::int AS connectors`,
+  // Gone: neither put back nor there again as the fixtures' own row (the same test as the inserts').
+  const [removed] = await db.$queryRawUnsafe<{ keys: number; endpoints: number; partners: number; connectors: number }[]>(
+    `SELECT (SELECT count(*) FROM jsonb_populate_recordset(NULL::api_keys, $1::jsonb) k
+               WHERE NOT EXISTS (SELECT 1 FROM api_keys x WHERE x.id = k.id OR x.token_hash = k.token_hash))::int AS keys,
+            (SELECT count(*) FROM jsonb_populate_recordset(NULL::webhook_endpoints, $2::jsonb) w
+               WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints x WHERE x.id = w.id))::int AS endpoints,
+            (SELECT count(*) FROM unnest($3::uuid[]) AS s(id) WHERE NOT EXISTS (SELECT 1 FROM partner_credentials p WHERE p.id = s.id))::int AS partners,
+            (SELECT count(*) FROM unnest($4::uuid[]) AS s(id) WHERE NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.id = s.id))::int AS connectors`,
+    JSON.stringify(snapshot.apiKeys),
+    JSON.stringify(snapshot.webhookEndpoints),
     snapshot.partnerIds,
     snapshot.connectorIds,
   );
-  return { apiKeys: keys, webhookEndpoints: endpoints, partnersRemoved: partners, connectorsRemoved: connectors };
+  return {
+    apiKeys: keys,
+    webhookEndpoints: endpoints,
+    apiKeysRemoved: removed.keys,
+    webhookEndpointsRemoved: removed.endpoints,
+    partnersRemoved: removed.partners,
+    connectorsRemoved: removed.connectors,
+  };
 }
