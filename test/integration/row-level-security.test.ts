@@ -238,11 +238,13 @@ describe("what a statement sees", () => {
     await admin.query("DELETE FROM rate_limit_counters WHERE key = 'rls-test'");
   });
 
-  it("a statement that escapes the first wall cannot set a sequence (every group's appends and webhook-ids hang on events_seq_seq); an insert still draws its seq", async () => {
+  it("a statement that escapes the first wall cannot set or read a sequence (every group's appends and webhook-ids hang on events_seq_seq); an insert still draws its seq", async () => {
     const sequences = (await admin.query<{ name: string }>("SELECT relname AS name FROM pg_class WHERE relkind = 'S' AND relnamespace = 'public'::regnamespace")).rows.map((r) => r.name);
     expect(sequences).toContain("events_seq_seq");
     for (const sequence of sequences) {
       await expect(asTenant(A().id, `SELECT setval('${sequence}', 1) AS id`)).rejects.toThrow(/permission denied for sequence/);
+      // Nor read one: a sequence's last value counts every group's rows.
+      await expect(asTenant(A().id, `SELECT last_value::text AS id FROM ${sequence}`)).rejects.toThrow(/permission denied for sequence/);
     }
     const before = BigInt((await admin.query("SELECT max(seq)::text AS seq FROM events")).rows[0].seq ?? "0");
     const [seq] = await asTenant(
