@@ -14,7 +14,7 @@ import { boundMessage, errorCodeOf, withHttpStatus } from "../errors";
 import { compiledExecutorGateway } from "../graphql/compiled";
 import { stringifyResult } from "../graphql/raw-json";
 import { GRAPHQL_STREAM_PATH, graphqlStream } from "../graphql/stream";
-import { costPlugin, validationRules } from "../graphql/limits";
+import { costPlugin, holdsSubscription, subscriptionsElsewhere, validationRules } from "../graphql/limits";
 import { inputGuardPlugin } from "../graphql/input-guard";
 import { loadTrustedDocuments, trustedDocumentsPlugin } from "../graphql/trusted-documents";
 import { RETRY_AFTER_SECONDS, type DatabaseFaults } from "../db/faults";
@@ -53,6 +53,13 @@ export async function mountGraphql(app: express.Express, services: Services, sch
   app.use(
     "/graphql",
     jsonBody("1mb"),
+    (req, res, next) => {
+      // graphql/limits.ts holdsSubscription: refused here, as the validation rule would, before Apollo's 500.
+      const query = req.method === "GET" ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
+      if (!holdsSubscription(query, services.config.graphqlMaxTokens)) return next();
+      const { message, extensions } = subscriptionsElsewhere();
+      res.status(400).json({ errors: [{ message, extensions }] });
+    },
     expressMiddleware(apollo, {
       context: ({ req, res }) =>
         createContext(services, {

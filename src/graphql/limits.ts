@@ -35,6 +35,7 @@ import {
   TypeMetaFieldDef,
   ValidationContext,
   getVariableValues,
+  parse,
   valueFromAST,
   __Schema,
   __Type,
@@ -125,6 +126,26 @@ export function validationRules(config: GraphQLLimits, { subscriptions = false }
   return [operationLimitsRule(config, subscriptions)];
 }
 
+const SUBSCRIPTIONS_ELSEWHERE = "subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query";
+
+/**
+ * Whether a /graphql request's document holds a subscription, read before Apollo validates it:
+ * graphql-js's own single-field subscription rule throws (instead of reporting) on a root
+ * `@include(if: $v)`, which Apollo answers with a 500. Only a text that names "subscription" is
+ * parsed again; one that does not parse is left to Apollo's syntax error.
+ */
+export function holdsSubscription(query: unknown, maxTokens: number): boolean {
+  if (typeof query !== "string" || !query.includes("subscription")) return false;
+  try {
+    return parse(query, { maxTokens }).definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === "subscription");
+  } catch {
+    return false;
+  }
+}
+
+/** The refusal of a subscription on /graphql (here, by the rule below, or before Apollo: holdsSubscription). */
+export const subscriptionsElsewhere = () => apiError("unsupported_operation", SUBSCRIPTIONS_ELSEWHERE);
+
 /** The refusal of an operation over a bound: 400 `query_too_complex` with what was counted. */
 function tooComplex(operation: OperationDefinitionNode, message: string, limit: string, maximum: number, actual: number) {
   const error = apiError("query_too_complex", message);
@@ -139,10 +160,7 @@ function operationLimitsRule(limits: GraphQLLimits, subscriptions: boolean): Val
     OperationDefinition(operation) {
       if (operation.operation === "subscription" && !subscriptions) {
         context.reportError(
-          new GraphQLError("subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query", {
-            nodes: [operation],
-            extensions: apiError("unsupported_operation", "subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query").extensions,
-          }),
+          new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: [operation], extensions: subscriptionsElsewhere().extensions }),
         );
         return;
       }

@@ -364,11 +364,18 @@ describe("over HTTP", () => {
   });
 
   it("answers subscriptions with a clear 400, not an internal error", async () => {
-    const res = await gql(t.api, "subscription { events { cursor } }");
-    expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([
-      expect.objectContaining({ message: "subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query", extensions: expect.objectContaining({ code: "unsupported_operation" }) }),
-    ]);
+    // The last two made graphql-js's single-field subscription rule throw inside validation (a 500).
+    for (const [query, variables] of [
+      ["subscription { events { cursor } }", undefined],
+      ["subscription ($on: Boolean!) { events @include(if: $on) { cursor } }", { on: true }],
+      ["subscription ($on: Boolean!) { ... on Subscription { events @skip(if: $on) { cursor } } }", { on: false }],
+    ] as const) {
+      const res = await t.api.post("/graphql").set("Authorization", `Bearer ${t.manifest.groups.A.credentials.api_key}`).send({ query, variables });
+      expect([query, res.status]).toEqual([query, 400]);
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({ message: "subscriptions are served over Server-Sent Events at /graphql/stream, not here; use query", extensions: expect.objectContaining({ code: "unsupported_operation" }) }),
+      ]);
+    }
   });
 
   it("replaces an answer over GCS_GRAPHQL_MAX_RESPONSE_BYTES with response_too_large", async () => {
