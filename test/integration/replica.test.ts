@@ -412,7 +412,7 @@ describe("reads on the standby, writes on the primary", () => {
       await written;
       await pair.caughtUp();
       const { rows } = await markers[0].query<{ seq: string }>(
-        `SELECT seq::text AS seq FROM events WHERE property_group_id = $1 AND delta ? 'replica_stream' ORDER BY txid, seq`,
+        `SELECT seq::text AS seq FROM events WHERE property_group_id = $1 AND delta ? 'replica_stream' ORDER BY events.txid, events.seq`,
         [A().id],
       );
       await waitUntil("every event on the stream", async () => seen.length + s.events.length >= rows.length);
