@@ -1,6 +1,7 @@
 // Small helpers the A/B overhead scripts share: a fixture database, the base ref's build, a child's
 // CPU time, waiting until a server answers, and the median of a variant's rounds.
 import { execFileSync, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { Client } from "pg";
@@ -23,6 +24,30 @@ export async function fixtureDatabase(pg: TestPostgres, name: string, guests: nu
     stdio: ["ignore", "ignore", "inherit"],
   });
   return { databaseUrl, manifest: JSON.parse(readFileSync(manifestPath, "utf8")) as FixtureManifest };
+}
+
+/**
+ * Records `dir`'s text of each migration the two trees both have, where the texts differ: the base
+ * then starts on the database this tree migrated, and this tree accepts the earlier text of a
+ * migration it amended (db/migrate.ts AMENDED; any other difference still stops it).
+ */
+export async function recordBaseMigrationTexts(databaseUrl: string, dir: string): Promise<void> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (const name of readdirSync(path.join(dir, "prisma/migrations"))) {
+      let sql: string;
+      try {
+        sql = readFileSync(path.join(dir, "prisma/migrations", name, "migration.sql"), "utf8");
+      } catch {
+        continue; // not a migration (migration_lock.toml)
+      }
+      const checksum = createHash("sha256").update(sql).digest("hex");
+      await client.query("UPDATE gcs_schema_migrations SET checksum = $2 WHERE name = $1 AND checksum <> $2", [name, checksum]);
+    }
+  } finally {
+    await client.end();
+  }
 }
 
 /** `ref`'s sources in `dir`, beside this tree's node_modules and generated Prisma client; both built. */

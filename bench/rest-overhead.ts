@@ -22,7 +22,7 @@ import { Client } from "pg";
 import { freePort } from "../src/embedded/server";
 import { encodeCursor } from "../src/pagination/cursor";
 import { startTestPostgres } from "../test/helpers/postgres";
-import { buildBaseAndTree, cpuMs, fixtureDatabase, medianSample, postgresCpuMs, stopChildren, waitFor, type Sample } from "./process";
+import { buildBaseAndTree, cpuMs, recordBaseMigrationTexts, fixtureDatabase, medianSample, postgresCpuMs, stopChildren, waitFor, type Sample } from "./process";
 
 const ROOT = path.resolve(__dirname, "..");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
@@ -50,6 +50,7 @@ async function main() {
     const { databaseUrl, manifest } = await fixtureDatabase(pg, "rest", GUESTS, path.join(baseDir, "manifest.json"));
     const baseRoot = path.join(baseDir, "tree");
     buildBaseAndTree(BASE, baseRoot);
+    await recordBaseMigrationTexts(databaseUrl, baseRoot);
     const ports: Record<System, number> = { base: await freePort(), tree: await freePort(), ceiling: await freePort() };
     const kind = process.env.REST_PROFILE === "heap" ? "heap" : "cpu";
     const profile = (system: System) => (process.env.REST_PROFILE ? [`--${kind}-prof`, `--${kind}-prof-dir=${path.join(PROFILE_DIR, system)}`] : []);
