@@ -5,15 +5,20 @@
 import { Kind, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { collectFields } from "graphql/execution/collectFields";
 
+/** A document's fragment definitions by name, as execution looks them up. */
+export function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  return fragments;
+}
+
 /** The operation's root fields by response key (an alias, else the name), as they will execute. */
 export function rootFieldsOf(
   schema: GraphQLSchema,
-  document: DocumentNode,
+  fragments: Record<string, FragmentDefinitionNode>,
   operation: OperationDefinitionNode,
   rootType: GraphQLObjectType,
   variableValues: Record<string, unknown>,
 ): Map<string, readonly FieldNode[]> {
-  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   return collectFields(schema, fragments, variableValues, rootType, operation.selectionSet);
 }

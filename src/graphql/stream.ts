@@ -47,7 +47,7 @@ import { STREAM_BUFFER_BYTES, type Sink } from "../streams/event-hub";
 import { isTimelineKey, type LiveStreams } from "../streams/event-stream";
 import type { Services } from "../services";
 import { measureOperation, validationRules } from "./limits";
-import { rootFieldsOf } from "./root-fields";
+import { fragmentsOf, rootFieldsOf } from "./root-fields";
 import { isStorableText, unstorableDetail, unstorablePath } from "./text";
 import { documentHash, loadTrustedDocuments } from "./trusted-documents";
 
@@ -310,7 +310,7 @@ export function graphqlStream(services: Services, schema: GraphQLSchema, live: L
     // The field's scope, answered 403 before the stream opens (the schema checks it again) and kept
     // by the credential watch. Validation leaves at most one root field, reached through fragments too.
     const subscriptionType = schema.getSubscriptionType()!;
-    const [fieldNodes] = rootFieldsOf(schema, document, operation, subscriptionType, coerced).values();
+    const [fieldNodes] = rootFieldsOf(schema, fragmentsOf(document), operation, subscriptionType, coerced).values();
     if (!fieldNodes) return refuse(req, invalidRequest("the subscription selects no field (@skip or @include left none)"));
     const field = subscriptionType.getFields()[fieldNodes[0].name.value];
     // As graphql/schema.ts requiredScope reads it (not imported: schema.ts loads the resolvers, which load this file).
