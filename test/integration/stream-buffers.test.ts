@@ -214,6 +214,17 @@ describe("the hub's timeline reads", () => {
     const end = await eventLogEnd(t.db.reader, A().id);
     const seqs = await append(20, 128 * 1024);
     const data = createData(t.db, { propertyGroupId: A().id, propertyId: null });
+    // The timeline shows only transactions older than the cluster's snapshot xmin: a transaction left
+    // open by another suite on this server holds the appended rows back for a moment. Wait for them.
+    const untilVisible = async (from: [string, string], want: string[]) => {
+      for (const deadline = Date.now() + 30_000; ; await sleep(50)) {
+        const { rows } = await data.events.timelineWithin({}, from, 500, Number.MAX_SAFE_INTEGER);
+        const shown = new Set(rows.map((r) => r.seq));
+        if (want.every((s) => shown.has(s))) return;
+        if (Date.now() > deadline) throw new Error(`events ${want.join(",")} not visible after 30 s`);
+      }
+    };
+    await untilVisible([end.txid, end.seq], seqs);
     const pages: { seqs: string[]; more: boolean }[] = [];
     let after: [string, string] = [end.txid, end.seq];
     for (let more = true; more; ) {
@@ -227,9 +238,11 @@ describe("the hub's timeline reads", () => {
     expect(pages.flatMap((p) => p.seqs)).toEqual(seqs);
     // One large event alone is read whole; a full page of small ones says more may follow.
     const [big] = await append(1, 3 * 1024 * 1024);
+    await untilVisible(after, [big]);
     const alone = await data.events.timelineWithin({}, after, 500, STREAM_BUFFER_BYTES);
     expect([alone.rows.map((r) => r.seq), alone.more]).toEqual([[big], false]);
     const small = await append(3);
+    await untilVisible([alone.rows[0].txid, alone.rows[0].seq], small);
     const full = await data.events.timelineWithin({}, [alone.rows[0].txid, alone.rows[0].seq], 2, STREAM_BUFFER_BYTES);
     expect([full.rows.map((r) => r.seq), full.more]).toEqual([small.slice(0, 2), true]);
   });
