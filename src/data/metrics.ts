@@ -162,35 +162,37 @@ const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 1
  */
 export function metrics(r: Readers) {
   const live = liveMetrics(r);
+  /** The stay buckets' counts, from the rollups where they answer, else live (repeatRate not derived yet). */
+  async function staysCounted(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean, withReturning: boolean): Promise<Record<string, unknown>[]> {
+    const returning: ReturningCounts = withReturning ? "caller" : "none";
+    const stored = await staysFromRollups(r, filter, groupBy, withRevenue, withReturning);
+    if (stored) return stored;
+    // Grouped by time first, over a range that starts or ends inside a bucket: the whole buckets
+    // from the rollups, the (at most two) part buckets counted live over just their days. Each
+    // bucket counts only its own days, so the parts join in period order.
+    const time = groupBy[0];
+    if (time === "day" || time === "week" || time === "month") {
+      const { arrivalFrom: from, arrivalTo: to } = filter;
+      const wholeFrom = bucketStart(time, from) === from ? from : nextDay(bucketEnd(time, from));
+      const wholeTo = bucketEnd(time, to) === to ? to : previousDay(bucketStart(time, to));
+      if (wholeFrom <= wholeTo) {
+        const middle = await staysFromRollups(r, { ...filter, arrivalFrom: wholeFrom, arrivalTo: wholeTo }, groupBy, withRevenue, withReturning);
+        if (middle) {
+          const part = async (arrivalFrom: string, arrivalTo: string) =>
+            arrivalFrom <= arrivalTo ? (await live.stays({ ...filter, arrivalFrom, arrivalTo }, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row) : [];
+          return [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))];
+        }
+      }
+    }
+    return (await live.stays(filter, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row);
+  }
   return {
     /** Stay buckets; `withReturning` adds returningGuests and repeatRate (one more pass over the stays' history). */
     async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean, withReturning = false) {
-      const rows = await this.staysCounted(filter, groupBy, withRevenue, withReturning);
+      const rows = await staysCounted(filter, groupBy, withRevenue, withReturning);
       return rows.map((b) => ({ ...b, repeatRate: repeatRate(b.returningGuests as number | null, b.distinctGuests as number) }));
     },
-    async staysCounted(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean, withReturning: boolean): Promise<Record<string, unknown>[]> {
-      const returning: ReturningCounts = withReturning ? "caller" : "none";
-      const stored = await staysFromRollups(r, filter, groupBy, withRevenue, withReturning);
-      if (stored) return stored;
-      // Grouped by time first, over a range that starts or ends inside a bucket: the whole buckets
-      // from the rollups, the (at most two) part buckets counted live over just their days. Each
-      // bucket counts only its own days, so the parts join in period order.
-      const time = groupBy[0];
-      if (time === "day" || time === "week" || time === "month") {
-        const { arrivalFrom: from, arrivalTo: to } = filter;
-        const wholeFrom = bucketStart(time, from) === from ? from : nextDay(bucketEnd(time, from));
-        const wholeTo = bucketEnd(time, to) === to ? to : previousDay(bucketStart(time, to));
-        if (wholeFrom <= wholeTo) {
-          const middle = await staysFromRollups(r, { ...filter, arrivalFrom: wholeFrom, arrivalTo: wholeTo }, groupBy, withRevenue, withReturning);
-          if (middle) {
-            const part = async (arrivalFrom: string, arrivalTo: string) =>
-              arrivalFrom <= arrivalTo ? (await live.stays({ ...filter, arrivalFrom, arrivalTo }, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row) : [];
-            return [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))];
-          }
-        }
-      }
-      return (await live.stays(filter, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row);
-    },
+    staysCounted,
     async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
       return (await guestsFromRollups(r, groupBy, purposes)) ?? (await live.guests(groupBy, purposes));
     },
