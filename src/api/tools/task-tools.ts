@@ -158,7 +158,16 @@ const guestContext: TaskTool = {
         country_code: z.string().nullable(),
         vip: z.boolean(),
         profiles: z.array(
-          z.object({ guest_profile_id: z.string(), property: z.string().nullable(), source: z.string().nullable(), source_id: z.string() }),
+          z.object({
+            guest_profile_id: z.string(),
+            property: z.string().nullable(),
+            source: z.string().nullable(),
+            source_id: z.string(),
+            link: z
+              .object({ linked_to: z.string().nullable(), rule: z.string(), matched_on: z.array(z.string()), confidence: z.number() })
+              .nullable()
+              .describe("How it joined the person; explain_merge for the evidence."),
+          }),
         ),
         truncated: z.boolean(),
         more,
@@ -294,4 +303,23 @@ const checkContactPermission: TaskTool = {
   toResult: (data) => snakeKeys(data.contactPermission) as Record<string, unknown>,
 };
 
-export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, ...metricTools, ...webhookTools];
+const explainMerge: TaskTool = {
+  name: "explain_merge",
+  scope: "read:guests",
+  title: "Why two profiles are one person",
+  description:
+    "Whether two guest profiles were merged into one person, and the chain of links that joined them (rule, matched fields, confidence, when).",
+  operation: "ExplainMerge",
+  inputSchema: { guest_profile_id: z.uuid(), other_guest_profile_id: z.uuid() },
+  outputSchema: {
+    joined: z.boolean(),
+    master_profile_id: z.string().nullable(),
+    chain: z.array(z.looseObject({})),
+    reason: z.string(),
+  },
+  annotations: READ_ONLY,
+  toVariables: (args) => variables(args, { guest_profile_id: "guestProfileId", other_guest_profile_id: "otherGuestProfileId" }),
+  toResult: (data) => snakeKeys(data.mergeExplanation) as Record<string, unknown>,
+};
+
+export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, explainMerge, ...metricTools, ...webhookTools];
