@@ -32,11 +32,11 @@ CREATE INDEX "master_profile_links_master_group_linked_idx" ON "master_profile_l
 CREATE INDEX "master_profile_links_linked_guest_profile_id_idx" ON "master_profile_links" ("linked_guest_profile_id");
 
 ALTER TABLE "master_profile_links" ADD CONSTRAINT "master_profile_links_master_profile_id_fkey"
-  FOREIGN KEY ("master_profile_id") REFERENCES "master_profiles" ("id") ON DELETE CASCADE ON UPDATE CASCADE;
+  FOREIGN KEY ("master_profile_id") REFERENCES "master_profiles" ("id") ON DELETE CASCADE;
 ALTER TABLE "master_profile_links" ADD CONSTRAINT "master_profile_links_guest_profile_id_fkey"
-  FOREIGN KEY ("guest_profile_id") REFERENCES "guest_profiles" ("id") ON DELETE CASCADE ON UPDATE CASCADE;
+  FOREIGN KEY ("guest_profile_id") REFERENCES "guest_profiles" ("id") ON DELETE CASCADE;
 ALTER TABLE "master_profile_links" ADD CONSTRAINT "master_profile_links_linked_guest_profile_id_fkey"
-  FOREIGN KEY ("linked_guest_profile_id") REFERENCES "guest_profiles" ("id") ON DELETE CASCADE ON UPDATE CASCADE;
+  FOREIGN KEY ("linked_guest_profile_id") REFERENCES "guest_profiles" ("id") ON DELETE CASCADE;
 
 -- A guest profile that leaves its master (moved to another, or unlinked) takes its link with it, and
 -- the links that were matched to it lose their evidence inside this master: both are removed, so no
