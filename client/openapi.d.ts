@@ -180,6 +180,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/master-profiles/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Why a master profile's guest profiles were merged
+         * @description How identity resolution made the master profile: one link per guest profile, oldest first (`linked_at`, then `id`), each with the profile it was matched to (null for the first), the rule, the fields that matched with their value, a confidence from 0 to 1, the source system and property of both sides, when and by whom. A property-pinned caller sees the links of its property's profiles. `404 not_found` when the master profile is missing or outside scope.
+         *
+         *     Requires the scope `read:guests`.
+         */
+        get: operations["listMasterProfileLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reservations": {
         parameters: {
             query?: never;
@@ -1561,6 +1583,21 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description The source of one side of a link: its source system and property. */
+        LinkedProfileSource: {
+            /**
+             * Format: uuid
+             * @description The integration (source system connection) that holds the profile.
+             */
+            integration_id: string;
+            /** @description The source system, e.g. opera_cloud. */
+            source_system: string | null;
+            /**
+             * Format: uuid
+             * @description The property whose source system holds the profile.
+             */
+            property_id: string;
+        };
         /** @description A loyalty membership: tier, points and status. */
         LoyaltyMember: {
             /**
@@ -1725,6 +1762,49 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description One link of a master profile: how one of its guest profiles joined it, and the evidence. */
+        MasterProfileLink: {
+            /**
+             * Format: uuid
+             * @description The link's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The master profile the guest profile joined.
+             */
+            master_profile_id: string;
+            /**
+             * Format: uuid
+             * @description The guest profile this link joined.
+             */
+            guest_profile_id: string;
+            /**
+             * Format: uuid
+             * @description The guest profile it was matched to; null for the master profile's first profile.
+             */
+            linked_guest_profile_id: string | null;
+            /**
+             * @description The rule that matched them.
+             * @enum {string}
+             */
+            rule: "first_profile" | "exact_email" | "exact_phone" | "name_birth_date" | "loyalty_number" | "manual";
+            /** @description The fields that were equal in both profiles, with the normalised value compared. */
+            matched_fields: components["schemas"]["MatchedField"][];
+            /** @description How sure the match is, 0 to 1: 1 for a manual merge and a first profile. */
+            confidence: number;
+            /** @description Where the guest profile comes from. */
+            guest: components["schemas"]["LinkedProfileSource"];
+            /** @description Where the profile it was matched to comes from; null for a first profile or when that profile is outside the request's scope. */
+            linked_guest: components["schemas"]["LinkedProfileSource"] | null;
+            /**
+             * Format: date-time
+             * @description When the link was made.
+             */
+            linked_at: string;
+            /** @description Who made it: identity_resolution, or for a manual merge the person who merged. */
+            linked_by: string;
+        };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         MasterProfilePage: {
             /** @description The rows of this page. */
@@ -1738,6 +1818,13 @@ export interface components {
              * @description All matching rows across pages: only when asked with `include_total`.
              */
             total_count?: number;
+        };
+        /** @description A field equal in both linked profiles. */
+        MatchedField: {
+            /** @description The field, e.g. email, phone, given_name, family_name, birth_date, loyalty_number. */
+            field: string;
+            /** @description The value compared, normalised (lower-case e-mail, phone digits, YYYY-MM-DD date). */
+            value: string | null;
         };
         /** @description A property of the group: a hotel, resort, restaurant, bar or spa. */
         Property: {
@@ -3319,6 +3406,112 @@ export interface operations {
                     "application/json": {
                         /** @description One master profile by id, with the ids of the guest profiles clustered into it. */
                         data: components["schemas"]["MasterProfile"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:guests`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:guests",
+                     *       "detail": "this credential lacks the scope read:guests"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    listMasterProfileLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The master profile's links. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "e5f60718-293a-4b4c-8d5e-6f708192a3b4",
+                     *           "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *           "guest_profile_id": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+                     *           "linked_guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "rule": "exact_email",
+                     *           "matched_fields": [
+                     *             {
+                     *               "field": "email",
+                     *               "value": "olivia.smith@example.com"
+                     *             }
+                     *           ],
+                     *           "confidence": 0.95,
+                     *           "guest": {
+                     *             "integration_id": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
+                     *             "source_system": "sevenrooms",
+                     *             "property_id": "5c3d2b1a-0f9e-4d8c-b7a6-958473625140"
+                     *           },
+                     *           "linked_guest": {
+                     *             "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *             "source_system": "opera_cloud",
+                     *             "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11"
+                     *           },
+                     *           "linked_at": "2026-01-14T09:31:00.000Z",
+                     *           "linked_by": "identity_resolution"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description How identity resolution made one master profile: its links, as MasterProfile.links (docs/identity-resolution.md). */
+                        data: components["schemas"]["MasterProfileLink"][];
                     };
                 };
             };

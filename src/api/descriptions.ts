@@ -167,6 +167,16 @@ export const ROUTES: Record<string, RouteProse> = {
     description: "One master profile by id, with the ids of the guest profiles clustered into it.",
     response: "The master profile.",
   },
+  "GET /v1/master-profiles/{id}/links": {
+    tag: "Guests",
+    summary: "Why a master profile's guest profiles were merged",
+    description:
+      "How identity resolution made the master profile: one link per guest profile, oldest first (`linked_at`, then `id`), " +
+      "each with the profile it was matched to (null for the first), the rule, the fields that matched with their " +
+      "value, a confidence from 0 to 1, the source system and property of both sides, when and by whom. A property-pinned " +
+      "caller sees the links of its property's profiles. `404 not_found` when the master profile is missing or outside scope.",
+    response: "The master profile's links.",
+  },
   "GET /v1/reservations": {
     tag: "Stays and spend",
     summary: "List reservations",

@@ -85,6 +85,8 @@ export const routes: RouteSpec[] = [
     ...updatedSince,
   }),
   get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile"),
+  { method: "GET", path: "/v1/master-profiles/:id/links", scope: "read:guests", operation: "ListMasterProfileLinks",
+    pathParams: byId("masterProfileId"), envelope: "body" },
 
   list("/v1/reservations", "read:reservations", "ListReservations", {
     guest_profile_id: uuid("filter.guestProfileId"),

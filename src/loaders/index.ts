@@ -66,6 +66,8 @@ export function createLoaders(data: Data) {
     reviewsByGuest: byForeignKey((ids) => data.engagement.reviewsOfGuests(ids), (row) => row.guestProfileId),
     actionsByGuest: byForeignKey((ids) => data.engagement.actionsOfGuests(ids), (row) => row.guestProfileId),
     loyaltyByGuest: byForeignKey((ids) => data.loyalty.membersOfGuests(ids), (row) => row.guestProfileId),
+    linksByMaster: byForeignKey((ids) => data.masterProfileLinks.ofMasters(ids), (row) => row.masterProfileId),
+    linkByGuest: valueById(async (ids) => (await data.masterProfileLinks.ofGuests(ids)).map((link) => [link.guestProfileId, link])),
     loyaltyByMaster: byForeignKey((ids) => data.loyalty.membersOfMasterProfiles(ids), (row) => row.masterProfileId),
     bindingsByTable: byForeignKey((ids) => data.destinations.ofTables(ids), (binding) => binding.tableId),
     memberCountByTable: new DataLoader<string, number>(async (ids) => {
