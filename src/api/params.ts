@@ -103,16 +103,16 @@ export const oneOf = (variable: string, values: readonly string[]): ParamSpec =>
 
 /**
  * Stripe's `expand` on a list: a comma-separated list of the relations each row may carry (also
- * `expand[]=guest`). Each one sets the operation's `expand<Relation>` variable, which its @include reads.
+ * `expand[]=guest`). One relation today, `guest`: it sets the operation's `$expandGuest`, which the
+ * row's `guest @include(if: $expandGuest)` reads.
  */
-export const expand = (relations: readonly string[]): ParamSpec => ({
-  variable: `expand${relations[0].charAt(0).toUpperCase()}${relations[0].slice(1)}`,
-  schema: () => ({ type: "string", enum: [...relations] }),
+export const expand = (relation: "guest"): ParamSpec => ({
+  variable: "expandGuest",
+  schema: () => ({ type: "string", enum: [relation] }),
   list: true,
   parse: (raw, name) => {
-    const asked = raw.split(",").map((v) => v.trim());
-    const unknown = asked.find((v) => !relations.includes(v));
-    if (unknown !== undefined) throw invalidRequest(`${name} must be a comma-separated list of ${relations.join(", ")}; got ${echo(unknown)}`);
+    const unknown = raw.split(",").map((v) => v.trim()).find((v) => v !== relation);
+    if (unknown !== undefined) throw invalidRequest(`${name} must be a comma-separated list of ${relation}; got ${echo(unknown)}`);
     return true;
   },
 });

@@ -49,7 +49,7 @@ const offset = { limit: int("limit"), offset: int("offset"), include_total: bool
 const byId = (variable = "id") => ({ id: uuid(variable) });
 const updatedSince = { updated_since: instant("filter.updatedSince") };
 /** Lists whose rows point at a guest: `expand=guest` adds each row's `guest` (the operation's @include). */
-const expandGuest = { expand: expand(["guest"]) };
+const expandGuest = { expand: expand("guest") };
 
 /** A keyset list route: GET path, filters under `filter.*`. */
 function list(path: string, scope: string, operation: string, filters: Record<string, ParamSpec>): RouteSpec {
