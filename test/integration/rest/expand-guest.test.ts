@@ -215,6 +215,19 @@ describe("batched: the statement count per request does not grow with the page",
   });
 });
 
+describe("GraphQL Guest.name and Guest.vip", () => {
+  it("read only the columns they need on the guests page and say what the REST summary says", async () => {
+    const res = await t.api
+      .post("/graphql")
+      .set("Authorization", `Bearer ${A().credentials.api_key}`)
+      .send({ query: "{ guests(limit: 30) { nodes { id masterProfileId name vip } } }" });
+    expect(res.body.errors).toBeUndefined();
+    const nodes = res.body.data.guests.nodes as Row[];
+    expect(nodes.some((n) => n.vip)).toBe(true);
+    for (const n of nodes) expect({ id: n.id, master_profile_id: n.masterProfileId, name: n.name, vip: n.vip }).toEqual(await expectedSummary(n.id));
+  });
+});
+
 describe("tenant isolation", () => {
   it.each(names)("%s: group B's key never sees a group A guest, a pinned key only its property's guests", async (_name, i) => {
     const route = ROUTES[i];
