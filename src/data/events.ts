@@ -10,7 +10,7 @@ import type { Scope } from "./scope";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
 import type { Readers } from "./readers";
-import { anyOf, columns, equals, join, raw, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
+import { columns, equals, join, raw, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 import { guestConditions, guestIdsOfMaster } from "./where";
 import { Event, type RowOf } from "./models";
 
@@ -159,17 +159,18 @@ export function events(r: Readers) {
 
     /**
      * The latest events of these guests by when they happened (occurred_at, ties by seq), newest
-     * first: a backfilled history appended last is old news. One statement on the
-     * (group, guest, occurred_at, seq) index.
+     * first: a backfilled history appended last is old news. One statement: each guest's newest
+     * `take` read backwards on the (group, guest, occurred_at, seq) index, then merged; with
+     * `guest_profile_id = ANY(…)` instead, PostgreSQL sorts the person's whole history (28 ms at 20,000
+     * events, against well under 1 ms).
      */
     ofGuests: (guestIds: readonly string[], take: number) =>
-      r.sql.rows<EventRow>({
-        from: "Event",
-        shape: EVENT_ROW,
-        where: [anyOf(c("guestProfileId"), guestIds)],
-        orderBy: sql`${c("occurredAt")} DESC, ${c("seq")} DESC`,
-        limit: take,
-        prepare: true,
-      }),
+      r.sql.query<EventRow>(
+        (scoped) => sql`SELECT ${PAGE_FIELDS} FROM unnest(${`{${guestIds.join(",")}}`}::uuid[]) AS g(id)
+          CROSS JOIN LATERAL (SELECT ${selectList("Event", EVENT_ROW)}, t.occurred_at AS sort_at, t.seq AS sort_seq
+            FROM events t WHERE ${scoped("Event", "t")} AND ${c("guestProfileId")} = g.id ORDER BY ${c("occurredAt")} DESC, ${c("seq")} DESC LIMIT ${take}) page
+          ORDER BY page.sort_at DESC, page.sort_seq DESC LIMIT ${take}`,
+        { prepare: true },
+      ),
   };
 }
