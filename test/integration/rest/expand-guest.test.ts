@@ -147,6 +147,20 @@ describe("REST expand=guest on every list whose rows point at a guest", () => {
     await t.admin.guestProfile.update({ where: { id: master.id }, data: { email: shared } });
     const two = await get(`/v1/consents/effective?contact_value=${shared}&expand=guest`);
     expect(two.body.data[0].guest).toBeNull();
+
+    // A phone: held by the guest whose number has the same digits, however the source formatted it.
+    const phone = "+447700900555";
+    await t.admin.guestProfile.update({ where: { id: guests[1].id }, data: { phone: "+44 7700 900555" } });
+    await t.admin.consentObservation.create({
+      data: {
+        id: randomUUID(), propertyGroupId: A().id, propertyId: integration.property_id, integrationId: integration.id, guestProfileId: null,
+        contactType: "phone", contactValue: phone, purpose: "sms_marketing", channel: "sms", status: "withdrawn", source: "test",
+        observedAt: new Date(),
+      },
+    });
+    const byPhone = await get(`/v1/consents/effective?contact_value=${encodeURIComponent(phone)}&expand=guest`);
+    expect(byPhone.body.data).toHaveLength(1);
+    expect(summaryOf(byPhone.body.data[0].guest)).toEqual(await expectedSummary(guests[1].id));
   });
 
   it("table members of a master profile table keep guest null; guest profile members gain name and vip", async () => {
