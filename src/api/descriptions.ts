@@ -298,6 +298,15 @@ export const ROUTES: Record<string, RouteProse> = {
         summary: "mode=latest: the newest event of each entity, in one page",
         value: { data: [RECORD_EXAMPLES.Event], next_cursor: null, has_more: false, mode: "latest" },
       },
+      newest: {
+        summary: "order=desc&expand=guest: the timeline newest first, each event with its guest",
+        value: {
+          data: [{ ...(RECORD_EXAMPLES.Event as object), guest: RECORD_EXAMPLES.GuestSummary }],
+          next_cursor: CURSOR_EXAMPLE,
+          has_more: true,
+          mode: "timeline",
+        },
+      },
     },
   },
   "GET /v1/tables": {
