@@ -385,6 +385,15 @@ export const RECORD_EXAMPLES: Record<string, unknown> = {
   ReviewPropertyBreakdown: { property_id: IDS.property, count: 298, average_rating: 4.35 },
 };
 
+/** expand=guest: the person each row points at (GuestSummaryFields). */
+const GUEST_SUMMARY = { id: IDS.guest, master_profile_id: IDS.masterProfile, name: "Olivia Smith", vip: true };
+RECORD_EXAMPLES.GuestSummary = GUEST_SUMMARY;
+// Each list row with its guest, named <Record>WithGuest in the document.
+for (const record of ["Reservation", "Transaction", "ConsentObservation", "Action", "Review", "LoyaltyMember"]) {
+  RECORD_EXAMPLES[`${record}WithGuest`] = { ...(RECORD_EXAMPLES[record] as object), guest: GUEST_SUMMARY };
+}
+RECORD_EXAMPLES.GuestWithNameAndVip = { ...GUEST, name: "Olivia Smith", vip: true };
+
 /** Members of page envelopes: a first page with more to come. */
 export const ENVELOPE_EXAMPLES: Record<string, unknown> = {
   next_cursor: CURSOR_EXAMPLE,
