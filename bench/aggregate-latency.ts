@@ -7,6 +7,9 @@ import { Client } from "pg";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { openDatabase } from "../src/db/database";
 import { createData } from "../src/data";
+import { createReaders } from "../src/data/readers";
+import { liveMetrics } from "../src/data/metrics";
+import { STAY_SHAPES } from "../src/data/metric-rollups";
 import { createLogger } from "../src/logger";
 import { readFileSync } from "node:fs";
 
@@ -23,6 +26,9 @@ async function main() {
   const manifest = JSON.parse(readFileSync("bench/.data/aggregate-latency-manifest.json", "utf8"));
   const db = await openDatabase({ databaseUrl: url, replica: undefined as never, logger: createLogger("silent"), dataDir: "", poolSize: 5 });
   const data = createData(db, { propertyGroupId: manifest.groups.A.id, propertyId: null });
+  const live = liveMetrics(createReaders(db, { propertyGroupId: manifest.groups.A.id, propertyId: null }));
+  const livePinned = liveMetrics(createReaders(db, { propertyGroupId: manifest.groups.A.id, propertyId: manifest.groups.A.properties[0] }));
+  const year = Number(manifest.anchor_date.slice(0, 4)) - 1;
   const anchor = new Date(`${manifest.anchor_date}T00:00:00Z`);
   const day = (o: number) => new Date(anchor.getTime() + o * 86400000).toISOString().slice(0, 10);
   const cases: [string, () => Promise<unknown>][] = [
@@ -32,6 +38,22 @@ async function main() {
     ["guests by property", () => data.metrics.guests(["property"], null)],
     ["consent by month", () => data.metrics.consent("email_marketing", null, ["month"])],
     ["reviews by month", () => data.metrics.reviews({ publishedFrom: new Date(`${day(-364)}T00:00:00Z`) }, ["month"])],
+    // Returning guests (issue 42): the live statement without and with them, for the group and a
+    // property; the rollups' read of a year by property; the rebuild's statements (every stay shape).
+    ...(["none", "caller"] as const).flatMap((returning): [string, () => Promise<unknown>][] => [
+      [`live stays by month, returning ${returning}`, () => live.stays({ arrivalFrom: day(-364), arrivalTo: day(0) }, ["month"], false, returning)],
+      [`live stays by property, returning ${returning}`, () => live.stays({ arrivalFrom: day(-364), arrivalTo: day(0) }, ["property"], false, returning)],
+      [`live stays of one property, returning ${returning}`, () => livePinned.stays({ arrivalFrom: day(-364), arrivalTo: day(0) }, [], false, returning)],
+    ]),
+    ["rollups: a year by property with returning", () => data.metrics.stays({ arrivalFrom: `${year}-01-01`, arrivalTo: `${year}-12-31` }, ["property"], false, true)],
+    ...(["none", "with"] as const).map((mode): [string, () => Promise<unknown>] => [
+      `rebuild statements (every stay shape), returning ${mode}`,
+      async () => {
+        for (const { grain, dims } of STAY_SHAPES) {
+          await live.stays({ arrivalFrom: "0001-01-01", arrivalTo: "9999-12-31" }, [grain, ...dims], true, mode === "none" ? "none" : dims.includes("property") ? "caller-and-property" : "caller");
+        }
+      },
+    ]),
   ];
   for (const [name, run] of cases) {
     await run();

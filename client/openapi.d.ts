@@ -180,6 +180,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/master-profiles/{id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Why a master profile's guest profiles were merged
+         * @description How identity resolution made the master profile: one link per guest profile, oldest first (`linked_at`, then `id`), each with the profile it was matched to (null for the first), the rule, the fields that matched with their value, a confidence from 0 to 1, the source system and property of both sides, when and by whom. A property-pinned caller sees the links of its property's profiles. `404 not_found` when the master profile is missing or outside scope.
+         *
+         *     Requires the scope `read:guests`.
+         */
+        get: operations["listMasterProfileLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reservations": {
         parameters: {
             query?: never;
@@ -541,7 +563,7 @@ export interface paths {
         };
         /**
          * Read the event log
-         * @description The append-only guest event log. `mode=timeline` (default): the full history, keyset-paged in commit order; a walk never skips or repeats an event. `mode=latest`: the newest event of each entity the filters select, most recently changed first, in one page (`next_cursor` null; `limit` caps the number of entities and `has_more` says more matched). `mode=rollup` is a deprecated alias of `latest`; the answer's `mode` is never `rollup`.
+         * @description The append-only guest event log. `mode=timeline` (default): the full history, keyset-paged in commit order; a walk never skips or repeats an event. `mode=latest`: the newest event of each entity the filters select, most recently changed first, in one page (`next_cursor` null; `limit` caps the number of entities and `has_more` says more matched). `mode=rollup` is a deprecated alias of `latest`; the answer's `mode` is never `rollup`. `order=desc` walks the timeline newest first: the same commit order backwards from the newest finished event; events committed while you walk appear at the head (a new first page), never inside the pages you are walking. A cursor is bound to its order: one of the other order is `400 invalid_cursor`.
          *
          *     Requires the scope `read:events`.
          */
@@ -1121,11 +1143,74 @@ export interface components {
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         ActionPage: {
             /** @description The rows of this page. */
-            data: components["schemas"]["Action"][];
+            data: components["schemas"]["ActionWithGuest"][];
             /** @description Send as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
             /** @description Whether another page follows. */
             has_more: boolean;
+        };
+        /** @description A guest action: a task, amenity, follow-up or complaint. */
+        ActionWithGuest: {
+            /**
+             * Format: uuid
+             * @description The action's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The property that acts.
+             */
+            property_id: string;
+            /**
+             * Format: uuid
+             * @description The guest profile it concerns, if any.
+             */
+            guest_profile_id: string | null;
+            /**
+             * Format: uuid
+             * @description The reservation it concerns, if any.
+             */
+            reservation_id: string | null;
+            /** @description amenity, follow_up, complaint, preference, task … */
+            kind: string;
+            /** @description A one-line summary. */
+            title: string;
+            /** @description Details. */
+            body: string | null;
+            /**
+             * @description Where the action is.
+             * @enum {string}
+             */
+            status: "open" | "in_progress" | "done" | "cancelled";
+            /**
+             * @description How soon it matters.
+             * @enum {string}
+             */
+            priority: "low" | "normal" | "high" | "urgent";
+            /** @description Who is on it. */
+            assignee: string | null;
+            /**
+             * Format: date-time
+             * @description When it is due.
+             */
+            due_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was done.
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
+            updated_at: string;
+            /** @description The guest profile it concerns, when known (batched: one read per page). */
+            guest?: components["schemas"]["GuestSummary"] | null;
         };
         /** @description Non-blocking advice about the bound table. */
         BindingGuidance: {
@@ -1234,10 +1319,63 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description A stored consent observation: a decisive signal (granted, withdrawn, denied) for one contact point and purpose. */
+        ConsentObservationWithGuest: {
+            /**
+             * Format: uuid
+             * @description The observation's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Null for a group-wide observation.
+             */
+            property_id: string | null;
+            /**
+             * Format: uuid
+             * @description The source system it came from, if any.
+             */
+            integration_id: string | null;
+            /**
+             * Format: uuid
+             * @description The guest profile it was recorded against, if any.
+             */
+            guest_profile_id: string | null;
+            /**
+             * @description The kind of contact point.
+             * @enum {string}
+             */
+            contact_type: "email" | "phone";
+            /** @description Lower-case e-mail or E.164 phone number. */
+            contact_value: string;
+            /** @description email_marketing, sms_marketing, profiling … */
+            purpose: string;
+            /** @description email, sms, phone, post, push. */
+            channel: string;
+            /**
+             * @description The signal.
+             * @enum {string}
+             */
+            status: "granted" | "withdrawn" | "denied";
+            /** @description Where it was captured: booking_form, preference_centre, front_desk … */
+            source: string;
+            /**
+             * Format: date-time
+             * @description When the person gave the signal.
+             */
+            observed_at: string;
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
+            created_at: string;
+            /** @description The guest profile it was recorded against, when known (batched: one read per page). */
+            guest?: components["schemas"]["GuestSummary"] | null;
+        };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         ConsentPage: {
             /** @description The rows of this page. */
-            data: components["schemas"]["ConsentObservation"][];
+            data: components["schemas"]["ConsentObservationWithGuest"][];
             /** @description Send as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
             /** @description Whether another page follows. */
@@ -1320,6 +1458,8 @@ export interface components {
              * @description When the newest of them was made.
              */
             last_observed_at: string | null;
+            /** @description The guest profile the contact point belongs to: the only profile in scope with that e-mail or phone, or the oldest of them when all are one master profile; null when none, or when they are different people. */
+            guest?: components["schemas"]["GuestSummary"] | null;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         EffectiveConsentPage: {
@@ -1385,6 +1525,8 @@ export interface components {
              * @description When the service recorded it.
              */
             recorded_at: string;
+            /** @description The guest profile it concerns, when known (batched: one read per page). */
+            guest?: components["schemas"]["GuestSummary"] | null;
         };
         /** @description A page of the event log: keyset-paged in `timeline` mode, one page in `latest` mode. */
         EventPage: {
@@ -1503,6 +1645,83 @@ export interface components {
             /** @description Whether another page follows. */
             has_more: boolean;
         };
+        /** @description A guest profile: one guest as one source system knows them. */
+        GuestSummary: {
+            /**
+             * Format: uuid
+             * @description The guest profile's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The identity-resolved master profile, or null when the guest is unclustered.
+             */
+            master_profile_id: string | null;
+            /** @description Given and family name joined by a space; null when the source knows neither. */
+            name: string | null;
+            /** @description Whether the person is a VIP: the master profile's flag when the guest is clustered, else whether the source gave a VIP code. */
+            vip: boolean;
+        };
+        /** @description A guest profile: one guest as one source system knows them. */
+        GuestWithNameAndVip: {
+            /**
+             * Format: uuid
+             * @description The guest profile's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The property whose source system holds this profile.
+             */
+            property_id: string;
+            /**
+             * Format: uuid
+             * @description The source system the profile comes from.
+             */
+            integration_id: string;
+            /** @description The guest's id in the source system of `integrationId`. */
+            source_id: string;
+            /**
+             * Format: uuid
+             * @description The identity-resolved master profile, or null when the guest is unclustered.
+             */
+            master_profile_id: string | null;
+            /** @description Given (first) name. */
+            given_name: string | null;
+            /** @description Family name. */
+            family_name: string | null;
+            /** @description E-mail address as the source system has it. */
+            email: string | null;
+            /** @description E.164, e.g. +447700900123. */
+            phone: string | null;
+            /** @description BCP 47 language tag, e.g. en-GB. */
+            language: string | null;
+            /** @description Home country, ISO 3166-1 alpha-2. */
+            country_code: string | null;
+            /** @description Home city. */
+            city: string | null;
+            /**
+             * Format: date
+             * @description Date of birth.
+             */
+            birth_date: string | null;
+            /** @description VIP code from the source system, e.g. VIP1. */
+            vip_code: string | null;
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
+            updated_at: string;
+            /** @description Given and family name joined by a space; null when the source knows neither. */
+            name?: string | null;
+            /** @description Whether the person is a VIP: the master profile's flag when the guest is clustered, else whether the source gave a VIP code. */
+            vip?: boolean;
+        };
         /** @description An integration roster row (spec 2.1): one source system mapped to one property. Connection credentials are never part of it. */
         Integration: {
             /**
@@ -1560,6 +1779,21 @@ export interface components {
              * @description When the service first stored this row.
              */
             created_at: string;
+        };
+        /** @description The source of one side of a link: its source system and property. */
+        LinkedProfileSource: {
+            /**
+             * Format: uuid
+             * @description The integration (source system connection) that holds the profile.
+             */
+            integration_id: string;
+            /** @description The source system, e.g. opera_cloud. */
+            source_system: string | null;
+            /**
+             * Format: uuid
+             * @description The property whose source system holds the profile.
+             */
+            property_id: string;
         };
         /** @description A loyalty membership: tier, points and status. */
         LoyaltyMember: {
@@ -1631,11 +1865,80 @@ export interface components {
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         LoyaltyMemberPage: {
             /** @description The rows of this page. */
-            data: components["schemas"]["LoyaltyMember"][];
+            data: components["schemas"]["LoyaltyMemberWithGuest"][];
             /** @description Send as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
             /** @description Whether another page follows. */
             has_more: boolean;
+        };
+        /** @description A loyalty membership: tier, points and status. */
+        LoyaltyMemberWithGuest: {
+            /**
+             * Format: uuid
+             * @description The membership's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The program.
+             */
+            program_id: string;
+            /**
+             * Format: uuid
+             * @description The member's guest profile, when known.
+             */
+            guest_profile_id: string | null;
+            /**
+             * Format: uuid
+             * @description The member's master profile, when known.
+             */
+            master_profile_id: string | null;
+            /**
+             * Format: uuid
+             * @description Where the member enrolled, when known.
+             */
+            enrolment_property_id: string | null;
+            /** @description The membership number. */
+            member_number: string;
+            /** @description Tier code of the program's tiers. */
+            tier: string;
+            /**
+             * @description Where the membership is.
+             * @enum {string}
+             */
+            status: "active" | "suspended" | "closed";
+            /**
+             * Format: int32
+             * @description Points available.
+             */
+            points_balance: number;
+            /**
+             * Format: int32
+             * @description Points ever earned.
+             */
+            lifetime_points: number;
+            /**
+             * Format: date-time
+             * @description When the member joined.
+             */
+            enrolled_at: string;
+            /**
+             * Format: date-time
+             * @description When the tier is reviewed.
+             */
+            tier_expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
+            updated_at: string;
+            /** @description The guest profile it belongs to, when known (batched: one read per page). */
+            guest?: components["schemas"]["GuestSummary"] | null;
         };
         /** @description A loyalty program and its tiers. */
         LoyaltyProgram: {
@@ -1725,6 +2028,49 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description One link of a master profile: how one of its guest profiles joined it, and the evidence. */
+        MasterProfileLink: {
+            /**
+             * Format: uuid
+             * @description The link's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The master profile the guest profile joined.
+             */
+            master_profile_id: string;
+            /**
+             * Format: uuid
+             * @description The guest profile this link joined.
+             */
+            guest_profile_id: string;
+            /**
+             * Format: uuid
+             * @description The guest profile it was matched to; null for the master profile's first profile.
+             */
+            linked_guest_profile_id: string | null;
+            /**
+             * @description The rule that matched them.
+             * @enum {string}
+             */
+            rule: "first_profile" | "exact_email" | "exact_phone" | "name_birth_date" | "loyalty_number" | "manual";
+            /** @description The fields that were equal in both profiles, with the normalised value compared. */
+            matched_fields: components["schemas"]["MatchedField"][];
+            /** @description How sure the match is, 0 to 1: 1 for a manual merge and a first profile. */
+            confidence: number;
+            /** @description Where the guest profile comes from. */
+            guest: components["schemas"]["LinkedProfileSource"];
+            /** @description Where the profile it was matched to comes from; null for a first profile or when that profile is outside the request's scope. */
+            linked_guest: components["schemas"]["LinkedProfileSource"] | null;
+            /**
+             * Format: date-time
+             * @description When the link was made.
+             */
+            linked_at: string;
+            /** @description Who made it: identity_resolution, or for a manual merge the person who merged. */
+            linked_by: string;
+        };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         MasterProfilePage: {
             /** @description The rows of this page. */
@@ -1738,6 +2084,13 @@ export interface components {
              * @description All matching rows across pages: only when asked with `include_total`.
              */
             total_count?: number;
+        };
+        /** @description A field equal in both linked profiles. */
+        MatchedField: {
+            /** @description The field, e.g. email, phone, given_name, family_name, birth_date, loyalty_number. */
+            field: string;
+            /** @description The value compared, normalised (lower-case e-mail, phone digits, YYYY-MM-DD date). */
+            value: string | null;
         };
         /** @description A property of the group: a hotel, resort, restaurant, bar or spa. */
         Property: {
@@ -1911,11 +2264,122 @@ export interface components {
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         ReservationPage: {
             /** @description The rows of this page. */
-            data: components["schemas"]["Reservation"][];
+            data: components["schemas"]["ReservationWithGuest"][];
             /** @description Send as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
             /** @description Whether another page follows. */
             has_more: boolean;
+        };
+        /** @description A reservation: a stay, a dining, spa or event booking. */
+        ReservationWithGuest: {
+            /**
+             * Format: uuid
+             * @description The reservation's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The property booked.
+             */
+            property_id: string;
+            /**
+             * Format: uuid
+             * @description The source system the reservation comes from.
+             */
+            integration_id: string;
+            /** @description The reservation's id in its source system. */
+            source_id: string;
+            /**
+             * Format: uuid
+             * @description The guest profile that booked, when known.
+             */
+            guest_profile_id: string | null;
+            /** @description The confirmation number the guest knows. */
+            confirmation_number: string;
+            /**
+             * @description What was booked.
+             * @enum {string}
+             */
+            kind: "stay" | "dining" | "spa" | "event";
+            /**
+             * @description Where the reservation is in its life.
+             * @enum {string}
+             */
+            status: "tentative" | "confirmed" | "checked_in" | "checked_out" | "cancelled" | "no_show";
+            /**
+             * Format: date
+             * @description First night (stays) or the day of the booking (dining, spa, events).
+             */
+            arrival_date: string;
+            /**
+             * Format: date
+             * @description Check-out day; equal to arrivalDate for same-day bookings.
+             */
+            departure_date: string;
+            /**
+             * Format: int32
+             * @description Nights of a stay: departureDate − arrivalDate.
+             */
+            nights: number;
+            /**
+             * Format: date-time
+             * @description Start time of dining, spa and event bookings.
+             */
+            starts_at: string | null;
+            /**
+             * Format: int32
+             * @description Adults in the party.
+             */
+            adults: number;
+            /**
+             * Format: int32
+             * @description Children in the party.
+             */
+            children: number;
+            /** @description Room type booked, e.g. Deluxe King. */
+            room_type: string | null;
+            /** @description Room assigned, once known. */
+            room_number: string | null;
+            /** @description Rate plan code, e.g. BB. */
+            rate_code: string | null;
+            /**
+             * Format: uuid
+             * @description The space booked (room, table, treatment room), when known.
+             */
+            space_id: string | null;
+            /** @description direct, booking_com, expedia, phone, walk_in … */
+            booking_channel: string | null;
+            /**
+             * Format: int64
+             * @description Total in minor units of `currency` (cents).
+             */
+            total_amount_minor: number;
+            /** @description ISO 4217 currency of the amounts. */
+            currency: string;
+            /** @description What the guest asked for. */
+            special_requests: string | null;
+            /**
+             * Format: date-time
+             * @description When the booking was made.
+             */
+            booked_at: string;
+            /**
+             * Format: date-time
+             * @description When it was cancelled, if it was.
+             */
+            cancelled_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this row last changed.
+             */
+            updated_at: string;
+            /** @description The guest profile that booked, when known. */
+            guest?: components["schemas"]["GuestSummary"] | null;
         };
         /** @description A guest review, with the platform's own rating and the normalised 1–5 one. */
         Review: {
@@ -1997,7 +2461,7 @@ export interface components {
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         ReviewPage: {
             /** @description The rows of this page. */
-            data: components["schemas"]["Review"][];
+            data: components["schemas"]["ReviewWithGuest"][];
             /** @description Send as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
             /** @description Whether another page follows. */
@@ -2047,6 +2511,75 @@ export interface components {
             by_property: components["schemas"]["ReviewPropertyBreakdown"][];
             /** @description The reviews the property answered. */
             responded: components["schemas"]["ReviewBreakdown"];
+        };
+        /** @description A guest review, with the platform's own rating and the normalised 1–5 one. */
+        ReviewWithGuest: {
+            /**
+             * Format: uuid
+             * @description The review's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The property reviewed.
+             */
+            property_id: string;
+            /**
+             * Format: uuid
+             * @description The source system it came through, if any.
+             */
+            integration_id: string | null;
+            /** @description The review's id on its platform. */
+            source_id: string | null;
+            /**
+             * Format: uuid
+             * @description The reviewer's guest profile, when known.
+             */
+            guest_profile_id: string | null;
+            /**
+             * Format: uuid
+             * @description The stay or booking reviewed, when known.
+             */
+            reservation_id: string | null;
+            /** @description google, tripadvisor, booking_com, opentable, survey … */
+            source: string;
+            /**
+             * Format: int32
+             * @description Normalised to 1–5.
+             */
+            rating: number;
+            /** @description The platform's own rating and scale, e.g. 9.2 of 10. */
+            source_rating: number;
+            /**
+             * Format: int32
+             * @description The top of the platform's scale, e.g. 10.
+             */
+            source_scale: number;
+            /** @description The review's title. */
+            title: string | null;
+            /** @description The review's text. */
+            body: string | null;
+            /** @description BCP 47 language tag of the text. */
+            language: string | null;
+            /**
+             * Format: date-time
+             * @description When the platform published it.
+             */
+            published_at: string;
+            /** @description The property's public answer. */
+            response_body: string | null;
+            /**
+             * Format: date-time
+             * @description When the property answered.
+             */
+            responded_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
+            created_at: string;
+            /** @description The guest profile it was written by, when known (batched: one read per page). */
+            guest?: components["schemas"]["GuestSummary"] | null;
         };
         /** @description A bookable space: a room, restaurant table, meeting or treatment room. */
         Space: {
@@ -2166,7 +2699,7 @@ export interface components {
              */
             added_at: string | null;
             /** @description The guest profile, when members are guest profiles. */
-            guest: components["schemas"]["Guest"] | null;
+            guest: components["schemas"]["GuestWithNameAndVip"] | null;
             /** @description The master profile, when members are master profiles. */
             master_profile: components["schemas"]["MasterProfile"] | null;
         };
@@ -2313,11 +2846,71 @@ export interface components {
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         TransactionPage: {
             /** @description The rows of this page. */
-            data: components["schemas"]["Transaction"][];
+            data: components["schemas"]["TransactionWithGuest"][];
             /** @description Send as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
             /** @description Whether another page follows. */
             has_more: boolean;
+        };
+        /** @description A folio transaction: a charge, payment, refund or adjustment, in minor units. */
+        TransactionWithGuest: {
+            /**
+             * Format: uuid
+             * @description The transaction's id.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The property whose folio it is on.
+             */
+            property_id: string;
+            /**
+             * Format: uuid
+             * @description The source system it comes from.
+             */
+            integration_id: string;
+            /** @description The transaction's id in its source system. */
+            source_id: string;
+            /**
+             * Format: uuid
+             * @description The guest profile it belongs to, when known.
+             */
+            guest_profile_id: string | null;
+            /**
+             * Format: uuid
+             * @description The reservation it belongs to, when known.
+             */
+            reservation_id: string | null;
+            /**
+             * @description What the line does to the balance.
+             * @enum {string}
+             */
+            kind: "charge" | "payment" | "refund" | "adjustment";
+            /** @description room, food, beverage, spa, parking, other … */
+            category: string;
+            /** @description The folio line's text. */
+            description: string | null;
+            /**
+             * Format: int64
+             * @description Signed amount in minor units of `currency`: charges positive, payments and refunds negative.
+             */
+            amount_minor: number;
+            /** @description ISO 4217 currency of the amount. */
+            currency: string;
+            /** @description Point of sale, e.g. Lobby Bar. */
+            outlet: string | null;
+            /**
+             * Format: date-time
+             * @description When it was posted in the source system.
+             */
+            occurred_at: string;
+            /**
+             * Format: date-time
+             * @description When the service first stored this row.
+             */
+            created_at: string;
+            /** @description The guest profile it belongs to, when known (batched: one read per page). */
+            guest?: components["schemas"]["GuestSummary"] | null;
         };
     };
     responses: {
@@ -3354,6 +3947,112 @@ export interface operations {
             504: components["responses"]["QueryTimeout"];
         };
     };
+    listMasterProfileLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The resource's id; missing or outside scope is `not_found`.
+                 * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The master profile's links. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "e5f60718-293a-4b4c-8d5e-6f708192a3b4",
+                     *           "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *           "guest_profile_id": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+                     *           "linked_guest_profile_id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *           "rule": "exact_email",
+                     *           "matched_fields": [
+                     *             {
+                     *               "field": "email",
+                     *               "value": "olivia.smith@example.com"
+                     *             }
+                     *           ],
+                     *           "confidence": 0.95,
+                     *           "guest": {
+                     *             "integration_id": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
+                     *             "source_system": "sevenrooms",
+                     *             "property_id": "5c3d2b1a-0f9e-4d8c-b7a6-958473625140"
+                     *           },
+                     *           "linked_guest": {
+                     *             "integration_id": "7d2e5b90-58c4-4d7e-b2a9-1c4e6f8a9b02",
+                     *             "source_system": "opera_cloud",
+                     *             "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11"
+                     *           },
+                     *           "linked_at": "2026-01-14T09:31:00.000Z",
+                     *           "linked_by": "identity_resolution"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description How identity resolution made one master profile: its links, as MasterProfile.links (docs/identity-resolution.md). */
+                        data: components["schemas"]["MasterProfileLink"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:guests`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:guests",
+                     *       "detail": "this credential lacks the scope read:guests"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
     listReservations: {
         parameters: {
             query?: {
@@ -3432,6 +4131,11 @@ export interface operations {
                  * @example 2026-03-01T00:00:00Z
                  */
                 updated_since?: string;
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -3489,7 +4193,13 @@ export interface operations {
                      *           "booked_at": "2026-02-02T11:20:00.000Z",
                      *           "cancelled_at": null,
                      *           "created_at": "2026-02-02T11:21:00.000Z",
-                     *           "updated_at": "2026-03-14T15:02:03.120Z"
+                     *           "updated_at": "2026-03-14T15:02:03.120Z",
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "name": "Olivia Smith",
+                     *             "vip": true
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
@@ -3694,6 +4404,11 @@ export interface operations {
                  * @example 2026-04-01T00:00:00Z
                  */
                 occurred_to?: string;
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -3739,7 +4454,13 @@ export interface operations {
                      *           "currency": "GBP",
                      *           "outlet": "Front Office",
                      *           "occurred_at": "2026-03-17T10:30:00.000Z",
-                     *           "created_at": "2026-03-17T10:32:00.000Z"
+                     *           "created_at": "2026-03-17T10:32:00.000Z",
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "name": "Olivia Smith",
+                     *             "vip": true
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
@@ -3932,6 +4653,11 @@ export interface operations {
                  * @example 2026-04-01T00:00:00Z
                  */
                 observed_to?: string;
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -3975,7 +4701,13 @@ export interface operations {
                      *           "status": "withdrawn",
                      *           "source": "preference_centre",
                      *           "observed_at": "2026-02-20T08:00:00.000Z",
-                     *           "created_at": "2026-02-20T08:00:01.000Z"
+                     *           "created_at": "2026-02-20T08:00:01.000Z",
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "name": "Olivia Smith",
+                     *             "vip": true
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
@@ -4049,6 +4781,11 @@ export interface operations {
                  * @example 3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f
                  */
                 guest_profile_id?: string;
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }): the guest profile in your scope that holds the contact point, the oldest of them when all are one master profile; null when none, or when different people hold it. One batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -4204,6 +4941,11 @@ export interface operations {
                  * @example 2026-03-01T00:00:00Z
                  */
                 updated_since?: string;
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -4249,7 +4991,13 @@ export interface operations {
                      *           "due_at": "2026-03-14T14:00:00.000Z",
                      *           "completed_at": null,
                      *           "created_at": "2026-03-10T09:00:00.000Z",
-                     *           "updated_at": "2026-03-10T09:00:00.000Z"
+                     *           "updated_at": "2026-03-10T09:00:00.000Z",
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "name": "Olivia Smith",
+                     *             "vip": true
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
@@ -4608,6 +5356,11 @@ export interface operations {
                  * @example 2026-04-01T00:00:00Z
                  */
                 published_to?: string;
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -4656,7 +5409,13 @@ export interface operations {
                      *           "published_at": "2026-03-19T20:15:00.000Z",
                      *           "response_body": "Thank you, Olivia: we hope to welcome you back soon.",
                      *           "responded_at": "2026-03-20T09:00:00.000Z",
-                     *           "created_at": "2026-03-19T20:20:00.000Z"
+                     *           "created_at": "2026-03-19T20:20:00.000Z",
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "name": "Olivia Smith",
+                     *             "vip": true
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
@@ -4961,6 +5720,11 @@ export interface operations {
                  * @example 2026-03-01T00:00:00Z
                  */
                 updated_since?: string;
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -5006,7 +5770,13 @@ export interface operations {
                      *           "enrolled_at": "2026-01-14T09:45:00.000Z",
                      *           "tier_expires_at": "2027-03-31T23:59:59.000Z",
                      *           "created_at": "2026-01-14T09:45:00.000Z",
-                     *           "updated_at": "2026-03-17T10:35:00.000Z"
+                     *           "updated_at": "2026-03-17T10:35:00.000Z",
+                     *           "guest": {
+                     *             "id": "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *             "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "name": "Olivia Smith",
+                     *             "vip": true
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
@@ -5406,6 +6176,16 @@ export interface operations {
                  * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
                  */
                 master_profile_id?: string;
+                /**
+                 * @description The timeline's order: ascending (default, oldest first in commit order) or descending (newest first). A cursor is bound to its order. `latest` is newest first whatever the order.
+                 * @example desc
+                 */
+                order?: "asc" | "desc";
+                /**
+                 * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**
@@ -6132,6 +6912,11 @@ export interface operations {
                  * @example true
                  */
                 include_total?: "true" | "false" | "1" | "0";
+                /**
+                 * @description `guest`: a guest profile member's `guest` also carries `name` and `vip`. A master profile member is already the person (`master_profile` has the name and `vip`): its `guest` stays null. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
+                 * @example guest
+                 */
+                expand?: "guest";
             };
             header?: {
                 /**

@@ -167,6 +167,16 @@ export const ROUTES: Record<string, RouteProse> = {
     description: "One master profile by id, with the ids of the guest profiles clustered into it.",
     response: "The master profile.",
   },
+  "GET /v1/master-profiles/{id}/links": {
+    tag: "Guests",
+    summary: "Why a master profile's guest profiles were merged",
+    description:
+      "How identity resolution made the master profile: one link per guest profile, oldest first (`linked_at`, then `id`), " +
+      "each with the profile it was matched to (null for the first), the rule, the fields that matched with their " +
+      "value, a confidence from 0 to 1, the source system and property of both sides, when and by whom. A property-pinned " +
+      "caller sees the links of its property's profiles. `404 not_found` when the master profile is missing or outside scope.",
+    response: "The master profile's links.",
+  },
   "GET /v1/reservations": {
     tag: "Stays and spend",
     summary: "List reservations",
@@ -208,6 +218,13 @@ export const ROUTES: Record<string, RouteProse> = {
       "most restrictive observation across the whole group: withdrawn or denied beat granted, whatever came last. A " +
       "contact never observed is absent: unknown, never eligible.",
     response: "A keyset page of effective consent rows.",
+    parameters: {
+      expand:
+        "`guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }): the guest profile in your scope " +
+        "that holds the contact point, the oldest of them when all are one master profile; null when none, or when " +
+        "different people hold it. One batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` " +
+        "too); another value is `invalid_request`.",
+    },
   },
   "GET /v1/actions": {
     tag: "Actions",
@@ -281,12 +298,24 @@ export const ROUTES: Record<string, RouteProse> = {
       "The append-only guest event log. `mode=timeline` (default): the full history, keyset-paged in commit order; a walk " +
       "never skips or repeats an event. `mode=latest`: the newest event of each entity the filters select, most recently " +
       "changed first, in one page (`next_cursor` null; `limit` caps the number of entities and `has_more` says more " +
-      "matched). `mode=rollup` is a deprecated alias of `latest`; the answer's `mode` is never `rollup`.",
+      "matched). `mode=rollup` is a deprecated alias of `latest`; the answer's `mode` is never `rollup`. `order=desc` walks " +
+      "the timeline newest first: the same commit order backwards from the newest finished event; events committed while " +
+      "you walk appear at the head (a new first page), never inside the pages you are walking. A cursor is bound to its " +
+      "order: one of the other order is `400 invalid_cursor`.",
     response: "A page of events and the mode that produced it.",
     examples: {
       latest: {
         summary: "mode=latest: the newest event of each entity, in one page",
         value: { data: [RECORD_EXAMPLES.Event], next_cursor: null, has_more: false, mode: "latest" },
+      },
+      newest: {
+        summary: "order=desc&expand=guest: the timeline newest first, each event with its guest",
+        value: {
+          data: [{ ...(RECORD_EXAMPLES.Event as object), guest: RECORD_EXAMPLES.GuestSummary }],
+          next_cursor: CURSOR_EXAMPLE,
+          has_more: true,
+          mode: "timeline",
+        },
       },
     },
   },
@@ -345,7 +374,13 @@ export const ROUTES: Record<string, RouteProse> = {
       "members in its scope (guest profiles at that property, master profiles with a guest there), never another " +
       "property's member ids: `offset`, `next_offset`, `total_count` and the table's `member_count` count those members only.",
     response: "An offset page of members; `total_count` only with `include_total`.",
-    parameters: { id: "The table's id." },
+    parameters: {
+      id: "The table's id.",
+      expand:
+        "`guest`: a guest profile member's `guest` also carries `name` and `vip`. A master profile member is already the " +
+        "person (`master_profile` has the name and `vip`): its `guest` stays null. Comma-separated (`expand[]=guest` too); " +
+        "another value is `invalid_request`.",
+    },
   },
 };
 
@@ -380,6 +415,19 @@ export const PARAMETERS: Record<string, { description?: string; example?: unknow
     schema: () => ({ default: "timeline" }),
   },
   id: { description: "The resource's id; missing or outside scope is `not_found`." },
+  expand: {
+    example: "guest",
+    description:
+      "`guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile " +
+      "or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated " +
+      "(`expand[]=guest` too); another value is `invalid_request`.",
+  },
+  order: {
+    example: "desc",
+    description:
+      "The timeline's order: ascending (default, oldest first in commit order) or descending (newest first). A cursor is bound to its order. `latest` is newest first whatever the order.",
+    schema: () => ({ default: "asc" }),
+  },
   provider: { example: "mailchimp", description: "The destination provider, e.g. `mailchimp` or `klaviyo`." },
   filter_doc: {
     example: FILTER_DOC_EXAMPLE,

@@ -181,6 +181,19 @@ export const RECORD_EXAMPLES: Record<string, unknown> = {
   },
   Guest: GUEST,
   MasterProfile: MASTER_PROFILE,
+  MasterProfileLink: {
+    id: "e5f60718-293a-4b4c-8d5e-6f708192a3b4",
+    master_profile_id: IDS.masterProfile,
+    guest_profile_id: "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d",
+    linked_guest_profile_id: IDS.guest,
+    rule: "exact_email",
+    matched_fields: [{ field: "email", value: "olivia.smith@example.com" }],
+    confidence: 0.95,
+    guest: { integration_id: "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f", source_system: "sevenrooms", property_id: IDS.restaurant },
+    linked_guest: { integration_id: IDS.integration, source_system: "opera_cloud", property_id: IDS.property },
+    linked_at: "2026-01-14T09:31:00.000Z",
+    linked_by: "identity_resolution",
+  },
   Reservation: {
     id: IDS.reservation,
     property_id: IDS.property,
@@ -371,6 +384,15 @@ export const RECORD_EXAMPLES: Record<string, unknown> = {
   ReviewSourceBreakdown: { source: "google", count: 231, average_rating: 4.38 },
   ReviewPropertyBreakdown: { property_id: IDS.property, count: 298, average_rating: 4.35 },
 };
+
+/** expand=guest: the person each row points at (GuestSummaryFields). */
+const GUEST_SUMMARY = { id: IDS.guest, master_profile_id: IDS.masterProfile, name: "Olivia Smith", vip: true };
+RECORD_EXAMPLES.GuestSummary = GUEST_SUMMARY;
+// Each list row with its guest, named <Record>WithGuest in the document.
+for (const record of ["Reservation", "Transaction", "ConsentObservation", "Action", "Review", "LoyaltyMember"]) {
+  RECORD_EXAMPLES[`${record}WithGuest`] = { ...(RECORD_EXAMPLES[record] as object), guest: GUEST_SUMMARY };
+}
+RECORD_EXAMPLES.GuestWithNameAndVip = { ...GUEST, name: "Olivia Smith", vip: true };
 
 /** Members of page envelopes: a first page with more to come. */
 export const ENVELOPE_EXAMPLES: Record<string, unknown> = {

@@ -13,6 +13,8 @@ export interface ParamSpec {
   parse: (raw: string, name: string) => unknown;
   /** The value's JSON Schema, for the OpenAPI description (enum values resolved lazily). */
   schema: () => Record<string, unknown>;
+  /** Also taken as `name[]=a&name[]=b` (a list), read as `name=a,b`. */
+  list?: boolean;
 }
 
 const ISO_INSTANT_HINT = "2026-03-14T09:30:00Z";
@@ -98,6 +100,32 @@ export const oneOf = (variable: string, values: readonly string[]): ParamSpec =>
     return raw;
   },
 });
+
+/**
+ * Stripe's `expand` on a list: a comma-separated list of the relations each row may carry (also
+ * `expand[]=guest`). One relation today, `guest`: it sets the operation's `$expandGuest`, which the
+ * row's `guest @include(if: $expandGuest)` reads.
+ */
+export const expand = (relation: "guest"): ParamSpec => ({
+  variable: "expandGuest",
+  schema: () => ({ type: "string", enum: [relation] }),
+  list: true,
+  parse: (raw, name) => {
+    const unknown = raw.split(",").map((v) => v.trim()).find((v) => v !== relation);
+    if (unknown !== undefined) throw invalidRequest(`${name} must be a comma-separated list of ${relation}; got ${echo(unknown)}`);
+    return true;
+  },
+});
+
+/** An enum of schema.graphql taken in lower case (order=desc → DESC), as REST spells its values. */
+export const lowerEnumOf = (variable: string, enumName: string): ParamSpec => {
+  const values = () => schemaEnumValues(enumName).map((v) => v.toLowerCase());
+  return {
+    variable,
+    schema: () => ({ type: "string", enum: values() }),
+    parse: (raw, name) => String(oneOf(variable, values()).parse(raw, name)).toUpperCase(),
+  };
+};
 
 let enums: Map<string, string[]> | undefined;
 
@@ -213,8 +241,11 @@ export function parseBody(body: unknown, specs: Record<string, BodySpec>): Recor
  */
 export function parseQuery(query: Record<string, unknown>, specs: Record<string, ParamSpec>): Record<string, unknown> {
   const variables: Record<string, unknown> = {};
-  for (const [name, raw] of Object.entries(query)) {
-    const spec = own(specs, name);
+  for (const [given, value] of Object.entries(query)) {
+    // `expand[]=guest` (repeatable) is `expand=guest`, for the specs that take lists.
+    const listed = given.endsWith("[]") ? own(specs, given.slice(0, -2)) : undefined;
+    const [name, spec] = listed?.list ? [given.slice(0, -2), listed] : [given, own(specs, given)];
+    const raw = listed?.list && Array.isArray(value) && value.every((v) => typeof v === "string") ? value.join(",") : value;
     if (!spec) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)));
     if (typeof raw !== "string") throw invalidRequest(`${name} must be given once, as a plain value`);
     setPath(variables, spec.variable, spec.parse(raw, name));

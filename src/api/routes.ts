@@ -1,7 +1,7 @@
 // The whole /v1 surface as data: each route names its scope, its GraphQL operation, how request
 // parameters become variables, and how the result becomes the response body.
 import { MAX_DESCRIPTION, MAX_PROPERTY_IDS, MAX_URL } from "../webhooks/input";
-import { bodyParam, bool, date, enumOf, instant, int, jsonValue, str, stringList, text, uuid, uuidOrNotFound, type BodySpec, type ParamSpec } from "./params";
+import { bodyParam, bool, date, enumOf, expand, instant, int, jsonValue, lowerEnumOf, str, stringList, text, uuid, uuidOrNotFound, type BodySpec, type ParamSpec } from "./params";
 
 export interface RouteSpec {
   method: "GET" | "POST" | "DELETE";
@@ -48,6 +48,8 @@ const keyset = { limit: int("limit"), cursor: str("cursor") };
 const offset = { limit: int("limit"), offset: int("offset"), include_total: bool("includeTotal") };
 const byId = (variable = "id") => ({ id: uuid(variable) });
 const updatedSince = { updated_since: instant("filter.updatedSince") };
+/** Lists whose rows point at a guest: `expand=guest` adds each row's `guest` (the operation's @include). */
+const expandGuest = { expand: expand("guest") };
 
 /** A keyset list route: GET path, filters under `filter.*`. */
 function list(path: string, scope: string, operation: string, filters: Record<string, ParamSpec>): RouteSpec {
@@ -85,6 +87,8 @@ export const routes: RouteSpec[] = [
     ...updatedSince,
   }),
   get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile"),
+  { method: "GET", path: "/v1/master-profiles/:id/links", scope: "read:guests", operation: "ListMasterProfileLinks",
+    pathParams: byId("masterProfileId"), envelope: "body" },
 
   list("/v1/reservations", "read:reservations", "ListReservations", {
     guest_profile_id: uuid("filter.guestProfileId"),
@@ -100,6 +104,7 @@ export const routes: RouteSpec[] = [
     departure_from: date("filter.departureFrom"),
     departure_to: date("filter.departureTo"),
     ...updatedSince,
+    ...expandGuest,
   }),
   get("/v1/reservations/:id", "read:reservations", "GetReservation"),
 
@@ -113,6 +118,7 @@ export const routes: RouteSpec[] = [
     category: str("filter.category"),
     occurred_from: instant("filter.occurredFrom"),
     occurred_to: instant("filter.occurredTo"),
+    ...expandGuest,
   }),
   get("/v1/transactions/:id", "read:transactions", "GetTransaction"),
 
@@ -126,12 +132,14 @@ export const routes: RouteSpec[] = [
     property_id: uuid("filter.propertyId"),
     observed_from: instant("filter.observedFrom"),
     observed_to: instant("filter.observedTo"),
+    ...expandGuest,
   }),
   list("/v1/consents/effective", "read:consents", "ListEffectiveConsents", {
     contact_value: str("filter.contactValue"),
     email: str("filter.contactValue"),
     purpose: str("filter.purpose"),
     guest_profile_id: uuid("filter.guestProfileId"),
+    ...expandGuest,
   }),
 
   list("/v1/actions", "read:actions", "ListActions", {
@@ -145,12 +153,13 @@ export const routes: RouteSpec[] = [
     due_from: instant("filter.dueFrom"),
     due_to: instant("filter.dueTo"),
     ...updatedSince,
+    ...expandGuest,
   }),
   get("/v1/actions/:id", "read:actions", "GetAction"),
 
   { method: "GET", path: "/v1/reviews/summary", scope: "read:reviews", operation: "GetReviewSummary", envelope: "unwrap",
     query: reviewFilters() },
-  list("/v1/reviews", "read:reviews", "ListReviews", reviewFilters()),
+  list("/v1/reviews", "read:reviews", "ListReviews", { ...reviewFilters(), ...expandGuest }),
   get("/v1/reviews/:id", "read:reviews", "GetReview"),
 
   list("/v1/loyalty/programs", "read:loyalty", "ListLoyaltyPrograms", { active: bool("filter.active") }),
@@ -162,6 +171,7 @@ export const routes: RouteSpec[] = [
     tier: str("filter.tier"),
     status: enumOf("filter.status", "LoyaltyMemberStatus"),
     ...updatedSince,
+    ...expandGuest,
   }),
   get("/v1/loyalty/members/:id", "read:loyalty", "GetLoyaltyMember"),
 
@@ -185,6 +195,8 @@ export const routes: RouteSpec[] = [
       entity_id: str("filter.entityId"),
       guest_profile_id: uuid("filter.guestProfileId"),
       master_profile_id: uuid("filter.masterProfileId"),
+      order: lowerEnumOf("order", "EventOrder"),
+      ...expandGuest,
     },
     deprecatedValues: [ROLLUP_DEPRECATION] },
   { method: "GET", path: "/v1/tables", scope: "read:tables", operation: "ListTables", envelope: "unwrap", omitNull: ["total_count"],
@@ -203,7 +215,7 @@ export const routes: RouteSpec[] = [
   { method: "POST", path: "/v1/tables/:id/destinations/:provider/resume", scope: "write:tables", operation: "ResumeDestination",
     pathParams: { id: uuid("tableId"), provider: str("provider") }, envelope: "body" },
   { method: "GET", path: "/v1/tables/:id/members", scope: "read:tables", operation: "ListTableMembers", envelope: "unwrap",
-    omitNull: ["total_count"], pathParams: byId("tableId"), query: offset },
+    omitNull: ["total_count"], pathParams: byId("tableId"), query: { ...offset, ...expandGuest } },
   ...webhookRoutes(),
 ];
 

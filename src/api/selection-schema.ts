@@ -1,6 +1,7 @@
 // Response schemas from the REST operations: each selection set is walked against schema.graphql,
 // so the document says exactly what the code sends. Aliases are the wire names; GraphQL nullability
-// decides `null`. Every selected field is sent (GraphQL sends nulls too), so every one is required.
+// decides `null`. Every selected field is sent (GraphQL sends nulls too), so every one is required,
+// except a field under @include or @skip (expand=guest's `guest`), sent only when its variable says so.
 import { isDeepStrictEqual } from "node:util";
 import {
   Kind,
@@ -82,6 +83,12 @@ export const wireName = (field: FieldNode) => field.alias?.value ?? field.name.v
  * with more fields (a table with its bindings), so each distinct shape gets its own name.
  */
 export function componentName(type: GraphQLObjectType, set: SelectionSetNode): string {
+  // A shape of its own, named by its fragment: `...GuestSummaryFields` alone is GuestSummary.
+  const [only] = set.selections;
+  if (set.selections.length === 1 && only.kind === Kind.FRAGMENT_SPREAD) {
+    const fragment = only.name.value.replace(/Fields$/, "");
+    if (fragment !== type.name && fragment.startsWith(type.name)) return fragment;
+  }
   const spreads = set.selections.some((s) => s.kind === Kind.FRAGMENT_SPREAD);
   const extras = set.selections.filter((s): s is FieldNode => s.kind === Kind.FIELD).map(wireName);
   if (!spreads || extras.length === 0) return type.name;
@@ -93,9 +100,11 @@ const pascal = (name: string) => name.replace(/(^|_)([a-z])/g, (_m, _u, c: strin
 /** The object a selection set sends on `type`, members in selection order. */
 export function objectSchema(type: GraphQLObjectType, set: SelectionSetNode, ctx: WalkContext): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
+  const optional = new Set<string>();
   const isPage = "nodes" in type.getFields() && "hasMore" in type.getFields();
   for (const node of fieldsOf(set, ctx.fragments)) {
     const name = wireName(node);
+    if (node.directives?.some((d) => d.name.value === "include" || d.name.value === "skip")) optional.add(name);
     if (node.name.value === "__typename") {
       properties[name] = { type: "string", const: type.name };
       continue;
@@ -105,7 +114,8 @@ export function objectSchema(type: GraphQLObjectType, set: SelectionSetNode, ctx
     const description = (isPage ? ctx.envelopeMember(name) : undefined) ?? field.description ?? undefined;
     properties[name] = description ? withDescription(schema, description) : schema;
   }
-  const schema: JsonSchema = { type: "object", required: Object.keys(properties), properties, additionalProperties: false };
+  const required = Object.keys(properties).filter((name) => !optional.has(name));
+  const schema: JsonSchema = { type: "object", required, properties, additionalProperties: false };
   return type.description ? { description: type.description, ...schema } : schema;
 }
 

@@ -10,7 +10,7 @@ import type { Scope } from "./scope";
 import type { CursorKey } from "../pagination/cursor";
 import { isUuid } from "../validate";
 import type { Readers } from "./readers";
-import { anyOf, columns, equals, join, raw, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
+import { columns, equals, join, raw, selectList, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 import { guestConditions, guestIdsOfMaster } from "./where";
 import { Event, type RowOf } from "./models";
 
@@ -36,14 +36,23 @@ const c = columns("Event");
 const HEAD = columns("Event", "h");
 const BIGINT = /^-?\d{1,19}$/;
 
-/** (txid, seq) > (t, s), written so that the index range starts at the cursor. */
-function afterKey(key: CursorKey | null): Sql | undefined {
+/** The timeline's direction: ascending (oldest first) or descending (the same key walked backwards). */
+export type TimelineOrder = "asc" | "desc";
+
+/**
+ * (txid, seq) > (t, s), or < for a descending walk, written so that the index range starts at the
+ * cursor (a descending walk reads the same index backwards).
+ */
+function afterKey(key: CursorKey | null, order: TimelineOrder = "asc"): Sql | undefined {
   if (!key) return undefined;
   const [txid, seq] = key.map(String);
   // A signed key of the wrong shape cannot come from us; match nothing rather than fail.
   if (key.length !== 2 || !BIGINT.test(txid) || !BIGINT.test(seq)) return sql`FALSE`;
+  if (order === "desc") return sql`${c("txid")} <= ${txid}::bigint AND (${c("txid")} < ${txid}::bigint OR ${c("seq")} < ${seq}::bigint)`;
   return sql`${c("txid")} >= ${txid}::bigint AND (${c("txid")} > ${txid}::bigint OR ${c("seq")} > ${seq}::bigint)`;
 }
+
+const TIMELINE_ORDER = { asc: sql`${c("txid")}, ${c("seq")}`, desc: sql`${c("txid")} DESC, ${c("seq")} DESC` };
 
 // Every finished transaction is older than the statement's snapshot xmin: read in the same statement,
 // the watermark and the rows come from one snapshot.
@@ -79,15 +88,19 @@ export function events(r: Readers) {
   }
 
   return {
-    /** Events the filter selects after `after` in (txid, seq) order, of finished transactions only. */
-    async timeline(filter: EventFilter, after: CursorKey | null, take: number): Promise<EventRow[]> {
+    /**
+     * Events the filter selects after `after` in (txid, seq) order, of finished transactions only.
+     * Descending: the same rows backwards from the newest finished event. A transaction that finishes
+     * later has a larger txid than every row served, so it lands at the head, never inside a walk.
+     */
+    async timeline(filter: EventFilter, after: CursorKey | null, take: number, order: TimelineOrder = "asc"): Promise<EventRow[]> {
       const where = await conditions(filter);
       if (!where) return [];
       return r.sql.rows<EventRow>({
         from: "Event",
         shape: EVENT_ROW,
-        where: [...where, FINISHED, afterKey(after)],
-        orderBy: sql`${c("txid")}, ${c("seq")}`,
+        where: [...where, FINISHED, afterKey(after, order)],
+        orderBy: TIMELINE_ORDER[order],
         limit: take,
         // A person's timeline reads the (group, guest, txid, seq) index whatever the values, so its
         // plan is kept per connection (checked at 1M guests, keyset page included). A group-wide filter
@@ -144,8 +157,20 @@ export function events(r: Readers) {
       return { heads: rows.length, nodes: rows.slice(0, take) };
     },
 
-    /** The latest events of these guests, newest first. */
+    /**
+     * The latest events of these guests by when they happened (occurred_at, ties by seq), newest
+     * first: a backfilled history appended last is old news. One statement: each guest's newest
+     * `take` read backwards on the (group, guest, occurred_at, seq) index, then merged; with
+     * `guest_profile_id = ANY(…)` instead, PostgreSQL sorts the person's whole history (28 ms at 20,000
+     * events, against well under 1 ms).
+     */
     ofGuests: (guestIds: readonly string[], take: number) =>
-      r.sql.rows<EventRow>({ from: "Event", shape: EVENT_ROW, where: [anyOf(c("guestProfileId"), guestIds)], orderBy: sql`${c("seq")} DESC`, limit: take, prepare: true }),
+      r.sql.query<EventRow>(
+        (scoped) => sql`SELECT ${PAGE_FIELDS} FROM unnest(${`{${guestIds.join(",")}}`}::uuid[]) AS g(id)
+          CROSS JOIN LATERAL (SELECT ${selectList("Event", EVENT_ROW)}, t.occurred_at AS sort_at, t.seq AS sort_seq
+            FROM events t WHERE ${scoped("Event", "t")} AND ${c("guestProfileId")} = g.id ORDER BY ${c("occurredAt")} DESC, ${c("seq")} DESC LIMIT ${take}) page
+          ORDER BY page.sort_at DESC, page.sort_seq DESC LIMIT ${take}`,
+        { prepare: true },
+      ),
   };
 }

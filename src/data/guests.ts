@@ -88,6 +88,23 @@ export function guests(r: Readers) {
     byMasterProfiles: <Row = GuestRow>(ids: readonly string[], shape: RowShape) =>
       r.sql.rows<Row>({ from: "GuestProfile", shape, where: [anyOf(c("masterProfileId"), ids)], orderBy: byCreatedAt.orderBy, prepare: shape === GUEST_KEYS || shape === GUEST_ROW }),
 
+    /**
+     * Who holds these contact points (lower-case e-mails, E.164 phones as consent stores them): per
+     * contact, the oldest guest profile in scope and how many people (master profiles, or unclustered
+     * profiles) hold it. One statement on the lower(email) and phone-digits indexes.
+     */
+    holdersOfContacts: (emails: readonly string[], phones: readonly string[]) =>
+      emails.length + phones.length === 0
+        ? Promise.resolve([])
+        : r.sql.query<{ contact: string; id: string; persons: number }>((scoped) => sql`WITH held AS (
+            SELECT lower(t.email) AS contact, t.id, t.master_profile_id, t.created_at FROM guest_profiles t
+              WHERE ${scoped("GuestProfile", "t")} AND lower(t.email) = ANY(${[...emails]}::text[])
+            UNION ALL
+            SELECT '+' || gcs_phone_digits(t.phone), t.id, t.master_profile_id, t.created_at FROM guest_profiles t
+              WHERE ${scoped("GuestProfile", "t")} AND gcs_phone_digits(t.phone) = ANY(${phones.map((p) => p.replace(/^\+/, ""))}::text[]))
+          SELECT contact, (array_agg(id ORDER BY created_at, id))[1] AS id, count(DISTINCT coalesce(master_profile_id, id))::int AS persons
+          FROM held GROUP BY contact`),
+
     /** The guest an e-mail address names: profiles with a master profile first, then the oldest. */
     async firstByEmail(email: string): Promise<GuestRow | undefined> {
       const [row] = await r.sql.rows<GuestRow>({

@@ -11,6 +11,7 @@ import { events } from "./events";
 import { guests } from "./guests";
 import { loyalty } from "./loyalty";
 import { masterProfiles } from "./master-profiles";
+import { masterProfileLinks } from "./master-profile-links";
 import { metrics } from "./metrics";
 import { properties } from "./properties";
 import { createReaders, type Readers } from "./readers";
@@ -19,7 +20,7 @@ import { stays } from "./stays";
 import { tables } from "./tables";
 import { webhooks } from "./webhooks";
 
-const MODULES = { guests, masterProfiles, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics, webhooks };
+const MODULES = { guests, masterProfiles, masterProfileLinks, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics, webhooks };
 type Modules = typeof MODULES;
 
 export type Data = { readonly [K in keyof Modules]: ReturnType<Modules[K]> };
@@ -35,6 +36,7 @@ class RequestData {
   }
   get guests() { return this.module("guests"); }
   get masterProfiles() { return this.module("masterProfiles"); }
+  get masterProfileLinks() { return this.module("masterProfileLinks"); }
   get stays() { return this.module("stays"); }
   get consents() { return this.module("consents"); }
   get engagement() { return this.module("engagement"); }

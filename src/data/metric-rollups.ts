@@ -151,7 +151,7 @@ const fieldsOf = (groupBy: readonly string[]) => groupBy.map((d) => FIELD[d]);
 
 // ---- stays ---------------------------------------------------------------------------------------
 
-const STAY_MEASURES = ["stays", "nights", "distinctGuests", "revenue"];
+const STAY_MEASURES = ["stays", "nights", "distinctGuests", "returningGuests", "revenue"];
 
 /**
  * Stays from the rollups, or undefined when no stored shape answers these arguments exactly (then
@@ -159,7 +159,7 @@ const STAY_MEASURES = ["stays", "nights", "distinctGuests", "revenue"];
  * buckets (weeks also over whole months: the part weeks at the ends are stored split at month ends)
  * or, without one, a range that is exactly one day, week, month or year.
  */
-export async function staysFromRollups(r: Readers, filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean): Promise<Bucket[] | undefined> {
+export async function staysFromRollups(r: Readers, filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean, withReturning = false): Promise<Bucket[] | undefined> {
   const time = groupBy.find((d): d is "day" | "week" | "month" => d === "day" || d === "week" || d === "month");
   const others = groupBy.filter((d): d is "channel" | "guest_country" => d === "channel" || d === "guest_country");
   if (others.length > 1) return undefined;
@@ -206,10 +206,16 @@ export async function staysFromRollups(r: Readers, filter: StayMetricsFilter, gr
   ].filter((c): c is Sql => c !== undefined);
   const stored = await readStored(r, "stays", shape, null, where, fieldsOf(groupBy), parts.length ? stayShapeKey(grain, partDims) : undefined);
   if (!stored.variants) return undefined;
+  // A caller narrowed to a property reads first stays at that property only: the property's own
+  // count (every shape it reads is by property). Rows an older rebuild stored lack the counts:
+  // counted live until rebuilt.
+  const returningField = r.scope.propertyId ? "propertyReturningGuests" : "returningGuests";
+  if (withReturning && stored.rows.some(({ b }) => !(returningField in b))) return undefined;
   const keep = fieldsOf(groupBy);
-  const rows = stored.rows.map(({ b }) => ({ ...pick(b, keep, STAY_MEASURES), revenue: withRevenue ? b.revenue : null }));
+  const returningOf = (b: Bucket) => (withReturning ? b[returningField] : null);
+  const rows = stored.rows.map(({ b }) => ({ ...pick(b, keep, STAY_MEASURES), returningGuests: returningOf(b), revenue: withRevenue ? b.revenue : null }));
   // One statement without GROUP BY answers one row even when nothing matched.
-  if (!groupBy.length && !rows.length) return [{ stays: 0, nights: 0, distinctGuests: 0, revenue: withRevenue ? [] : null }];
+  if (!groupBy.length && !rows.length) return [{ stays: 0, nights: 0, distinctGuests: 0, returningGuests: withReturning ? 0 : null, revenue: withRevenue ? [] : null }];
   return rows;
 }
 

@@ -13,7 +13,7 @@ import type { ConsentValue } from "./filter-document";
 import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
 import type { Readers } from "./readers";
 import { bucketEnd, bucketStart, consentFromRollups, guestsFromRollups, nextDay, previousDay, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
-import { empty, equals, join, raw, sql, type Sql } from "./sql";
+import { empty, equals, join, raw, sql, type Sql, type TenantPredicate } from "./sql";
 import { guestConditions } from "./where";
 
 export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
@@ -90,6 +90,31 @@ const STAY_KEYS: Record<StayGrouping, Key> = {
   in_month: { field: "inMonth", expr: sql`to_char(date_trunc('month', s.arrival_date), 'YYYY-MM-DD')` },
 };
 
+/**
+ * The first day of a stay bucket per time grouping (and of a week split at a month end): a guest is
+ * returning in a bucket when their first stay arrived before its first day (docs/aggregates.md).
+ */
+const BUCKET_START: Partial<Record<StayGrouping, Sql>> = {
+  day: sql`s.arrival_date`,
+  week: sql`date_trunc('week', s.arrival_date)::date`,
+  month: sql`date_trunc('month', s.arrival_date)::date`,
+  year: sql`date_trunc('year', s.arrival_date)::date`,
+  in_month: sql`date_trunc('month', s.arrival_date)::date`,
+};
+
+/**
+ * Which returning-guest counts a stays statement adds: none; the caller's (first stays among the
+ * stays the caller reads); or also each property's own (`propertyReturningGuests`: first stays at
+ * the bucket's property, what a caller narrowed to that property reads; the rollups store both).
+ */
+export type ReturningCounts = "none" | "caller" | "caller-and-property";
+
+/** Returning guests ÷ distinct guests, to 4 decimals; null without guests or without the count. */
+export function repeatRate(returningGuests: number | null | undefined, distinctGuests: number): number | null {
+  if (returningGuests == null || distinctGuests === 0) return null;
+  return Math.round((returningGuests / distinctGuests) * 10_000) / 10_000;
+}
+
 const GUEST_KEYS: Record<GuestDimension, Key> = {
   property: { field: "propertyId", expr: sql`g.property_id::text` },
   country: { field: "country", expr: sql`g.country_code::text` },
@@ -120,6 +145,10 @@ export interface StayBucketRow {
   stays: number;
   nights: number;
   distinctGuests: number;
+  /** Distinct guests whose first stay arrived before the bucket's first day; null when not asked. */
+  returningGuests: number | null;
+  /** The same, by first stays at the bucket's property only (the rollups' copy for narrowed callers). */
+  propertyReturningGuests?: number;
   revenue: { currency: string; revenueMinor: string; roomRevenueMinor: string; roomNights: number; averageDailyRateMinor: string | null }[] | null;
   /** The bucket's keys as one text (the statement's join key; not an API field). */
   bucket?: string;
@@ -133,29 +162,37 @@ const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 1
  */
 export function metrics(r: Readers) {
   const live = liveMetrics(r);
-  return {
-    async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean) {
-      const stored = await staysFromRollups(r, filter, groupBy, withRevenue);
-      if (stored) return stored;
-      // Grouped by time first, over a range that starts or ends inside a bucket: the whole buckets
-      // from the rollups, the (at most two) part buckets counted live over just their days. Each
-      // bucket counts only its own days, so the parts join in period order.
-      const time = groupBy[0];
-      if (time === "day" || time === "week" || time === "month") {
-        const { arrivalFrom: from, arrivalTo: to } = filter;
-        const wholeFrom = bucketStart(time, from) === from ? from : nextDay(bucketEnd(time, from));
-        const wholeTo = bucketEnd(time, to) === to ? to : previousDay(bucketStart(time, to));
-        if (wholeFrom <= wholeTo) {
-          const middle = await staysFromRollups(r, { ...filter, arrivalFrom: wholeFrom, arrivalTo: wholeTo }, groupBy, withRevenue);
-          if (middle) {
-            const part = async (arrivalFrom: string, arrivalTo: string) =>
-              arrivalFrom <= arrivalTo ? (await live.stays({ ...filter, arrivalFrom, arrivalTo }, groupBy, withRevenue)).map(({ bucket: _key, ...row }) => row) : [];
-            return [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))];
-          }
+  /** The stay buckets' counts, from the rollups where they answer, else live (repeatRate not derived yet). */
+  async function staysCounted(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean, withReturning: boolean): Promise<Record<string, unknown>[]> {
+    const returning: ReturningCounts = withReturning ? "caller" : "none";
+    const stored = await staysFromRollups(r, filter, groupBy, withRevenue, withReturning);
+    if (stored) return stored;
+    // Grouped by time first, over a range that starts or ends inside a bucket: the whole buckets
+    // from the rollups, the (at most two) part buckets counted live over just their days. Each
+    // bucket counts only its own days, so the parts join in period order.
+    const time = groupBy[0];
+    if (time === "day" || time === "week" || time === "month") {
+      const { arrivalFrom: from, arrivalTo: to } = filter;
+      const wholeFrom = bucketStart(time, from) === from ? from : nextDay(bucketEnd(time, from));
+      const wholeTo = bucketEnd(time, to) === to ? to : previousDay(bucketStart(time, to));
+      if (wholeFrom <= wholeTo) {
+        const middle = await staysFromRollups(r, { ...filter, arrivalFrom: wholeFrom, arrivalTo: wholeTo }, groupBy, withRevenue, withReturning);
+        if (middle) {
+          const part = async (arrivalFrom: string, arrivalTo: string) =>
+            arrivalFrom <= arrivalTo ? (await live.stays({ ...filter, arrivalFrom, arrivalTo }, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row) : [];
+          return [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))];
         }
       }
-      return live.stays(filter, groupBy, withRevenue);
+    }
+    return (await live.stays(filter, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row);
+  }
+  return {
+    /** Stay buckets; `withReturning` adds returningGuests and repeatRate (one more pass over the stays' history). */
+    async stays(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean, withReturning = false) {
+      const rows = await staysCounted(filter, groupBy, withRevenue, withReturning);
+      return rows.map((b) => ({ ...b, repeatRate: repeatRate(b.returningGuests as number | null, b.distinctGuests as number) }));
     },
+    staysCounted,
     async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
       return (await guestsFromRollups(r, groupBy, purposes)) ?? (await live.guests(groupBy, purposes));
     },
@@ -173,10 +210,34 @@ export function liveMetrics(r: Readers) {
   return {
     /**
      * Stays arriving in [arrivalFrom, arrivalTo] (kind stay, not cancelled or no-show) per bucket,
-     * with revenue per currency from their folio lines when `withRevenue`.
+     * with revenue per currency from their folio lines when `withRevenue`, and the returning guests
+     * `returning` asks for.
      */
-    async stays(filter: StayMetricsFilter, groupBy: StayGrouping[], withRevenue: boolean): Promise<StayBucketRow[]> {
+    async stays(filter: StayMetricsFilter, groupBy: StayGrouping[], withRevenue: boolean, returning: ReturningCounts = "none"): Promise<StayBucketRow[]> {
       const keys = groupBy.map((d) => STAY_KEYS[d]);
+      // A bucket's first day: its period's, or arrivalFrom when later (a part bucket, or no time grouping).
+      const bucketStart = sql`greatest(${join([...groupBy.flatMap((d) => BUCKET_START[d] ?? []), sql`${filter.arrivalFrom}::date`], ", ")})`;
+      // Each person's first stay (same stays as s), across every property and channel the caller
+      // reads and any earlier date; per property too when asked. Only stays before arrivalTo can
+      // be before a bucket.
+      const firstStays = (scoped: TenantPredicate, perProperty: boolean) => sql`
+            SELECT coalesce(gp.master_profile_id, gp.id) AS person, ${perProperty ? sql`r.property_id, ` : empty}min(r.arrival_date) AS arrival
+            FROM reservations r JOIN guest_profiles gp ON gp.id = r.guest_profile_id AND ${scoped("GuestProfile", "gp")}
+            WHERE ${scoped("Reservation", "r")} AND r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date < ${filter.arrivalTo}::date
+            GROUP BY 1${perProperty ? sql`, 2` : empty}`;
+      const history = (scoped: TenantPredicate) => returning === "none"
+        ? empty
+        : sql`,
+          first_stay AS (${firstStays(scoped, false)})${returning === "caller-and-property" ? sql`,
+          first_stay_here AS (${firstStays(scoped, true)})` : empty}`;
+      const returningMeasures = returning === "none"
+        ? sql`, NULL::int AS "returningGuests"`
+        : sql`, count(DISTINCT s.person) FILTER (WHERE fs.arrival < ${bucketStart})::int AS "returningGuests"${returning === "caller-and-property"
+          ? sql`, count(DISTINCT s.person) FILTER (WHERE fh.arrival < ${bucketStart})::int AS "propertyReturningGuests"`
+          : empty}`;
+      const returningJoins = returning === "none"
+        ? empty
+        : sql` LEFT JOIN first_stay fs ON fs.person = s.person${returning === "caller-and-property" ? sql` LEFT JOIN first_stay_here fh ON fh.person = s.person AND fh.property_id = s.property_id` : empty}`;
       const k = keyed(keys);
       // Every bucket's key as one text, so the revenue rows join their bucket with an equality
       // even where a dimension's value is null.
@@ -208,11 +269,11 @@ export function liveMetrics(r: Readers) {
             WHERE ${scoped("Reservation", "r")} AND r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show')
               AND r.arrival_date >= ${filter.arrivalFrom}::date AND r.arrival_date <= ${filter.arrivalTo}::date
               ${filter.propertyId == null ? empty : sql`AND r.property_id = ${filter.propertyId}::uuid`}
-              ${filter.channel == null ? empty : sql`AND r.booking_channel = ${filter.channel}`})${moneyOf(scoped)}
+              ${filter.channel == null ? empty : sql`AND r.booking_channel = ${filter.channel}`})${moneyOf(scoped)}${history(scoped)}
           , stay AS (
             SELECT ${bucketKey} AS bucket, ${k.select}count(*)::int AS stays, coalesce(sum(s.nights), 0)::int AS nights,
-              count(DISTINCT s.person)::int AS "distinctGuests"
-            FROM s${keys.length ? sql` GROUP BY ${join(keys.map((_, i) => raw(String(i + 1))), ", ")}, ${raw(String(keys.length + 1))}` : empty})
+              count(DISTINCT s.person)::int AS "distinctGuests"${returningMeasures}
+            FROM s${returningJoins}${keys.length ? sql` GROUP BY ${join(keys.map((_, i) => raw(String(i + 1))), ", ")}, ${raw(String(keys.length + 1))}` : empty})
           SELECT stay.*, ${withRevenue ? sql`coalesce(rv.revenue, '[]'::json)` : sql`NULL`} AS revenue
           FROM stay${withRevenue ? sql` LEFT JOIN revenue rv ON rv.bucket = stay.bucket` : empty}
           ${keys.length ? sql`ORDER BY ${join(keys.map((x) => raw(`stay."${x.field}"`)), ", ")}` : empty}`);

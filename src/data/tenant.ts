@@ -37,6 +37,8 @@ const TENANT_RULES = {
   Property: { kind: "property", on: { field: "id", column: "id" } },
   Integration: byProperty,
   GuestProfile: byProperty,
+  // A link is its guest profile's: property_id is that profile's property.
+  MasterProfileLink: byProperty,
   Reservation: byProperty,
   Transaction: byProperty,
   Action: byProperty,

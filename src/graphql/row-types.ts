@@ -12,6 +12,8 @@ export const GUEST: RowType = {
   shape: GUEST_ROW,
   always: ["id", "createdAt", "masterProfileId"],
   reads: {
+    name: ["givenName", "familyName"],
+    vip: ["masterProfileId", "vipCode"],
     property: ["propertyId"],
     integration: ["integrationId"],
     masterProfile: ["masterProfileId"],
@@ -36,4 +38,4 @@ export const RESERVATION: RowType = {
   reads: { nights: ["arrivalDate", "departureDate"], guest: ["guestProfileId"], property: ["propertyId"], transactions: byId },
 };
 
-export const TRANSACTION: RowType = { shape: TRANSACTION_ROW, always: ["id", "guestProfileId"], reads: {} };
+export const TRANSACTION: RowType = { shape: TRANSACTION_ROW, always: ["id", "guestProfileId"], reads: { guest: ["guestProfileId"] } };

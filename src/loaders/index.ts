@@ -58,6 +58,19 @@ export function createLoaders(data: Data) {
     integrationProvider: valueById(async (ids) => (await data.properties.providersByIds(ids)).map((i) => [i.id, i.provider])),
     masterProfile: byId((ids) => data.masterProfiles.byIds(ids)),
     guest: byId((ids) => data.guests.byIds(ids)),
+    /**
+     * The guest profile id holding a contact point (key: "email" or "phone", NUL, the value as consent
+     * stores it) when one person holds it; null when none or several people do.
+     */
+    guestIdByContact: new DataLoader<string, string | null>(async (keys) => {
+      const points = keys.map((k) => k.split("\u0000") as [string, string]);
+      const holders = await data.guests.holdersOfContacts(
+        points.filter(([type]) => type === "email").map(([, v]) => v),
+        points.filter(([type]) => type === "phone").map(([, v]) => v),
+      );
+      const byContact = new Map(holders.map((h) => [h.contact, h.persons === 1 ? h.id : null]));
+      return points.map(([, value]) => byContact.get(value) ?? null);
+    }),
     guestsByMasterProfile: byForeignKeyPerShape<GuestRow>((ids, shape) => data.guests.byMasterProfiles(ids, shape), "masterProfileId"),
     reservationsByGuest: byForeignKeyPerShape<ByGuestRow>((ids, shape) => data.stays.reservationsOfGuests(ids, shape), "guestProfileId"),
     transactionsByGuest: byForeignKeyPerShape<ByGuestRow>((ids, shape) => data.stays.transactionsOfGuests(ids, shape), "guestProfileId"),
@@ -66,6 +79,8 @@ export function createLoaders(data: Data) {
     reviewsByGuest: byForeignKey((ids) => data.engagement.reviewsOfGuests(ids), (row) => row.guestProfileId),
     actionsByGuest: byForeignKey((ids) => data.engagement.actionsOfGuests(ids), (row) => row.guestProfileId),
     loyaltyByGuest: byForeignKey((ids) => data.loyalty.membersOfGuests(ids), (row) => row.guestProfileId),
+    linksByMaster: byForeignKey((ids) => data.masterProfileLinks.ofMasters(ids), (row) => row.masterProfileId),
+    linkByGuest: valueById(async (ids) => (await data.masterProfileLinks.ofGuests(ids)).map((link) => [link.guestProfileId, link])),
     loyaltyByMaster: byForeignKey((ids) => data.loyalty.membersOfMasterProfiles(ids), (row) => row.masterProfileId),
     bindingsByTable: byForeignKey((ids) => data.destinations.ofTables(ids), (binding) => binding.tableId),
     memberCountByTable: new DataLoader<string, number>(async (ids) => {

@@ -74,7 +74,9 @@ async function compute(client: PoolClient, groupId: string, metric: Metric, vari
   switch (metric) {
     case "stays":
       for (const { grain, dims } of STAY_SHAPES) {
-        store(stayShapeKey(grain, dims), "", (await live.stays(ALL_DATES, [grain, ...dims], true)) as unknown as Record<string, unknown>[], true);
+        // Shapes by property also keep each property's own returning guests, for callers narrowed to it.
+        const returning = dims.includes("property") ? "caller-and-property" : "caller";
+        store(stayShapeKey(grain, dims), "", (await live.stays(ALL_DATES, [grain, ...dims], true, returning)) as unknown as Record<string, unknown>[], true);
       }
       break;
     case "guests":

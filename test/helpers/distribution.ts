@@ -76,6 +76,7 @@ export const BLOCKERS: BlockerGroup[] = [
       "unique key: loyalty_members.loyalty_members_pkey (id)",
       "unique key: loyalty_programs.loyalty_programs_pkey (id)",
       "unique key: master_profiles.master_profiles_pkey (id)",
+      "unique key: master_profile_links.master_profile_links_pkey (id)",
       "unique key: properties.properties_pkey (id)",
       "unique key: reservations.reservations_pkey (id)",
       "unique key: reviews.reviews_pkey (id)",
@@ -97,6 +98,7 @@ export const BLOCKERS: BlockerGroup[] = [
       "unique key: guest_profiles.guest_profiles_integration_id_source_id_key (integration_id, source_id)",
       "unique key: integration_connections.integration_connections_integration_id_key (integration_id)",
       "unique key: loyalty_members.loyalty_members_program_id_member_number_key (program_id, member_number)",
+      "unique key: master_profile_links.master_profile_links_guest_profile_id_key (guest_profile_id)",
       "unique key: reservations.reservations_integration_id_source_id_key (integration_id, source_id)",
       "unique key: transactions.transactions_integration_id_source_id_key (integration_id, source_id)",
       "unique key: webhook_deliveries.webhook_deliveries_pkey (id)",
@@ -118,6 +120,9 @@ export const BLOCKERS: BlockerGroup[] = [
       "foreign key: integration_connections.integration_connections_integration_id_fkey (integration_id) → integrations (id)",
       "foreign key: integrations.integrations_property_id_fkey (property_id) → properties (id)",
       "foreign key: loyalty_members.loyalty_members_program_id_fkey (program_id) → loyalty_programs (id)",
+      "foreign key: master_profile_links.master_profile_links_guest_profile_id_fkey (guest_profile_id) → guest_profiles (id)",
+      "foreign key: master_profile_links.master_profile_links_linked_guest_profile_id_fkey (linked_guest_profile_id) → guest_profiles (id)",
+      "foreign key: master_profile_links.master_profile_links_master_profile_id_fkey (master_profile_id) → master_profiles (id)",
       "foreign key: reservations.reservations_guest_profile_id_fkey (guest_profile_id) → guest_profiles (id)",
       "foreign key: table_members.table_members_table_id_fkey (table_id) → tables (id)",
       "foreign key: transactions.transactions_guest_profile_id_fkey (guest_profile_id) → guest_profiles (id)",
@@ -206,6 +211,15 @@ export const BLOCKERS: BlockerGroup[] = [
       "node-local default: events.txid DEFAULT ((pg_current_xact_id())::text)::bigint",
       "sequence key: events.seq DEFAULT nextval('events_seq_seq'::regclass)",
     ],
+  },
+  {
+    title: "The trigger that keeps master profile links true when a guest profile moves",
+    plan:
+      "Moves into the writer: whoever changes a guest profile's master_profile_id deletes the links of that profile and the " +
+      "links matched to it in the old master profile in the same transaction (one router statement: both are the group's " +
+      "rows), as the trigger does today (docs/identity-resolution.md); the trigger and its function are dropped. Today no " +
+      "code of the service moves a guest profile.",
+    blockers: ["trigger: guest_profiles.master_profile_links_follow_guest → master_profile_links_follow_guest()"],
   },
 ];
 

@@ -99,7 +99,7 @@ function range() {
 
 const STAYS = `query($filter: StayMetricsFilter!, $groupBy: [StayDimension!]) {
   stayMetrics(filter: $filter, groupBy: $groupBy) {
-    propertyId period channel guestCountry stays nights distinctGuests
+    propertyId period channel guestCountry stays nights distinctGuests returningGuests repeatRate
     revenue { currency revenueMinor roomRevenueMinor roomNights averageDailyRateMinor }
   }
 }`;
@@ -121,29 +121,43 @@ describe("stayMetrics agrees with /v1 reservations, guests and transactions", ()
       const g = guests.get(r.guest_profile_id);
       return g ? (g.master_profile_id ?? g.id) : null;
     };
+    // Each person's first stay among every stay the caller reads, at any date (returningGuests).
+    const firstStay = new Map<string, string>();
+    for (const r of await all(caller, "/v1/reservations?kind=stay")) {
+      const p = person(r);
+      if (p && !["cancelled", "no_show"].includes(r.status) && !(firstStay.get(p)! <= r.arrival_date)) firstStay.set(p, r.arrival_date);
+    }
+    const later = (a: string, b: string) => (a > b ? a : b);
     const spend = (x: Row) => (x.kind === "refund" ? -Math.abs(x.amount_minor) : x.amount_minor);
-    const cases: { groupBy: string[]; keyOf: (r: Row) => string[] }[] = [
-      { groupBy: ["property", "month"], keyOf: (r) => [r.property_id, `${r.arrival_date.slice(0, 7)}-01`] },
-      { groupBy: ["week", "channel", "guest_country"], keyOf: (r) => [isoWeek(r.arrival_date), r.booking_channel, guests.get(r.guest_profile_id)?.country_code ?? null] },
-      { groupBy: ["day"], keyOf: (r) => [r.arrival_date] },
-      { groupBy: [], keyOf: () => [] },
+    // startOf: the bucket's first day (its period's start, or arrivalFrom when later).
+    const cases: { groupBy: string[]; keyOf: (r: Row) => string[]; startOf: (r: Row) => string }[] = [
+      { groupBy: ["property", "month"], keyOf: (r) => [r.property_id, `${r.arrival_date.slice(0, 7)}-01`], startOf: (r) => later(`${r.arrival_date.slice(0, 7)}-01`, arrivalFrom) },
+      { groupBy: ["week", "channel", "guest_country"], keyOf: (r) => [isoWeek(r.arrival_date), r.booking_channel, guests.get(r.guest_profile_id)?.country_code ?? null], startOf: (r) => later(isoWeek(r.arrival_date), arrivalFrom) },
+      { groupBy: ["day"], keyOf: (r) => [r.arrival_date], startOf: (r) => r.arrival_date },
+      { groupBy: [], keyOf: () => [], startOf: () => arrivalFrom },
     ];
-    for (const { groupBy, keyOf } of cases) {
+    let returning = 0;
+    for (const { groupBy, keyOf, startOf } of cases) {
       const fields = { day: "period", property: "propertyId", month: "period", week: "period", channel: "channel", guest_country: "guestCountry" } as Record<string, string>;
       const got = { buckets: (await data(caller, STAYS, { filter: { arrivalFrom, arrivalTo }, groupBy })).stayMetrics };
       const key = (values: unknown[]) => JSON.stringify(values);
-      const expected = tally(reservations, (r) => key(keyOf(r)), () => ({ stays: 0, nights: 0, people: new Set<string>(), ids: [] as string[] }), (acc, r) => {
+      const expected = tally(reservations, (r) => key(keyOf(r)), () => ({ stays: 0, nights: 0, people: new Set<string>(), returning: new Set<string>(), ids: [] as string[] }), (acc, r) => {
         acc.stays++;
         acc.nights += r.nights;
         const p = person(r);
         if (p) acc.people.add(p);
+        if (p && firstStay.get(p)! < startOf(r)) acc.returning.add(p);
         acc.ids.push(r.id);
       });
       const buckets = byKey(got.buckets as Row[], (b) => key(groupBy.map((d) => b[fields[d]])));
       expect([...buckets.keys()].sort()).toEqual([...expected.keys()].sort());
       for (const [k, e] of expected) {
         const b = buckets.get(k)!;
-        expect({ k, stays: b.stays, nights: b.nights, distinctGuests: b.distinctGuests }).toEqual({ k, stays: e.stays, nights: e.nights, distinctGuests: e.people.size });
+        expect({ k, stays: b.stays, nights: b.nights, distinctGuests: b.distinctGuests, returningGuests: b.returningGuests, repeatRate: b.repeatRate }).toEqual({
+          k, stays: e.stays, nights: e.nights, distinctGuests: e.people.size, returningGuests: e.returning.size,
+          repeatRate: e.people.size ? Math.round((e.returning.size / e.people.size) * 10_000) / 10_000 : null,
+        });
+        returning += e.returning.size;
         // Revenue per currency, from the folio lines of the bucket's stays.
         const mine = new Set(e.ids);
         const lines = folio.filter((x) => mine.has(x.reservation_id));
@@ -164,6 +178,7 @@ describe("stayMetrics agrees with /v1 reservations, guests and transactions", ()
       // Narrowed callers see their property's stays only.
       if (caller.narrowedTo && groupBy.includes("property")) expect(new Set(got.buckets.map((b: Row) => b.propertyId))).toEqual(new Set([caller.narrowedTo]));
     }
+    expect(returning).toBeGreaterThan(0);
   });
 
   it("filter.propertyId and filter.channel count what the same /v1 filters list", async () => {

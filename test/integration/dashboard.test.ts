@@ -135,6 +135,10 @@ describe("the group overview in Chromium", () => {
     expect(await text(page, "#kpi-stays")).toBe(number(d.totals[0].stays));
     expect(await text(page, "#kpi-nights")).toBe(number(d.totals[0].nights));
     expect(await text(page, "#kpi-distinct-guests")).toBe(number(d.totals[0].distinctGuests));
+    // Returning guests and the repeat rate of the period (issue 42), as a percentage to one decimal.
+    expect(await text(page, "#kpi-returning-guests")).toBe(number(d.totals[0].returningGuests));
+    expect(await text(page, "#kpi-repeat-rate")).toBe(`${(d.totals[0].repeatRate * 100).toFixed(1)}%`);
+    expect(d.totals[0].repeatRate).toBe(Math.round((d.totals[0].returningGuests / d.totals[0].distinctGuests) * 10_000) / 10_000);
     expect(await text(page, "#kpi-guests")).toBe(number(d.guests[0].guests));
     expect(await text(page, "#kpi-reach-email")).toBe(number(d.guests[0].reachableByEmail));
     expect(await text(page, "#kpi-reach-sms")).toBe(number(d.guests[0].reachableBySms));
@@ -190,6 +194,8 @@ describe("the group overview in Chromium", () => {
     expect(d.viewer.propertyId).toBe(property_id);
     expect(await text(page, "#kpi-stays")).toBe(number(d.totals[0].stays));
     expect(d.totals[0].stays).toBeLessThan(group.totals[0].stays);
+    expect(await text(page, "#kpi-returning-guests")).toBe(number(d.totals[0].returningGuests));
+    expect(d.totals[0].returningGuests).toBeLessThanOrEqual(d.totals[0].distinctGuests);
     const name = group.properties.find((p: Json) => p.id === property_id).name;
     const labels = (JSON.parse((await page.locator("#chart-stays").getAttribute("data-series"))!) as { label: string }[]).map((s) => s.label);
     expect(labels).toEqual([name]);

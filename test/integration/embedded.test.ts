@@ -122,6 +122,17 @@ describe("embedded PGlite", () => {
     expect(found.guestSearch.candidates.map((c: { masterProfileId: string }) => c.masterProfileId)).toContain(master);
     expect(context.guestContext.consent.effective).toContainEqual({ contactValue: A.consent_conflict.contact_value, purpose: "email_marketing", status: "withdrawn" });
   });
+
+  it("answers why a master profile's profiles merged, with evidence true of both profiles (docs/identity-resolution.md)", async () => {
+    const A = manifest.groups.A;
+    const links = await get(`/v1/master-profiles/${A.master_with_two_guests}/links`, A.credentials.api_key);
+    expect(links.status).toBe(200);
+    const [first, second] = links.body.data;
+    expect([first.rule, second.linked_guest_profile_id]).toEqual(["first_profile", first.guest_profile_id]);
+    const [a, b] = await Promise.all([first, second].map(async (l) => (await get(`/v1/guests/${l.guest_profile_id}`, A.credentials.api_key)).body.data));
+    expect(second.matched_fields).toEqual([{ field: "email", value: a.email.toLowerCase() }]);
+    expect(b.email.toLowerCase()).toBe(a.email.toLowerCase());
+  });
 });
 
 // Issue 29 on PGlite: `gcs events append` through the running server, the SSE stream and a signed

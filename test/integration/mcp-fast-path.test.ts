@@ -76,6 +76,7 @@ async function cases(group: "A" | "B", token: string): Promise<Case[]> {
     find_guests: { query: [guest.given_name, guest.family_name].filter(Boolean).join(" ") || "a" },
     guest_context: { master_profile_id: g.master_with_two_guests },
     check_contact_permission: { email: consent.contact_value, purpose: consent.purpose },
+    explain_merge: { guest_profile_id: g.guest_lookup.guest_id, other_guest_profile_id: g.unclustered_guest },
     stay_performance: { from: "2024-01-01", to: "2025-12-31" },
     review_trend: {},
     guest_reach: {},

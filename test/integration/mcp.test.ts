@@ -586,7 +586,7 @@ describe("the guest context's statements", () => {
     loyalty: ["FROM loyalty_members t"],
     reviews: ["FROM reviews t"],
     consent: ["FROM consent_observations t"],
-    events: ["FROM events t WHERE", "ORDER BY t.seq DESC"],
+    events: ["FROM events t WHERE", "ORDER BY t.occurred_at DESC, t.seq DESC"],
     "property names": ["SELECT t.id, t.name FROM properties t"],
     providers: ["SELECT t.id, t.provider FROM integrations t"],
   };

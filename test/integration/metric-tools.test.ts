@@ -83,11 +83,11 @@ describe("dashboard-aggregate MCP tools", () => {
     const client = await connect(A().credentials.mcp_token);
     const answer = await ok(client, "stay_performance", { property_id: hotel, from, to, group_by: ["week"] });
     const expected = await graphql(
-      `query($f: StayMetricsFilter!) { stayMetrics(filter: $f, groupBy: [week]) { period stays nights distinctGuests revenue { currency revenueMinor averageDailyRateMinor } } }`,
+      `query($f: StayMetricsFilter!) { stayMetrics(filter: $f, groupBy: [week]) { period stays nights distinctGuests returningGuests repeatRate revenue { currency revenueMinor averageDailyRateMinor } } }`,
       { f: { arrivalFrom: from, arrivalTo: to, propertyId: hotel } },
     );
     expect(answer.buckets.length).toBeGreaterThan(0);
-    expect(answer.buckets.map((b: Json) => ({ period: b.period, stays: b.stays, nights: b.nights, distinctGuests: b.distinct_guests, revenue: b.revenue.map((m: Json) => ({ currency: m.currency, revenueMinor: m.revenue_minor, averageDailyRateMinor: m.average_daily_rate_minor })) }))).toEqual(
+    expect(answer.buckets.map((b: Json) => ({ period: b.period, stays: b.stays, nights: b.nights, distinctGuests: b.distinct_guests, returningGuests: b.returning_guests, repeatRate: b.repeat_rate, revenue: b.revenue.map((m: Json) => ({ currency: m.currency, revenueMinor: m.revenue_minor, averageDailyRateMinor: m.average_daily_rate_minor })) }))).toEqual(
       expected.stayMetrics,
     );
     const total = await ok(client, "stay_performance", { property_id: hotel, from, to });

@@ -196,6 +196,7 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
       find_guests: { query: `${person.givenName} ${person.familyName}` },
       guest_context: { master_profile_id: person.masterProfileId },
       check_contact_permission: { email: person.email, purpose: "email_marketing" },
+      explain_merge: { guest_profile_id: A().guest_lookup.guest_id, other_guest_profile_id: A().unclustered_guest },
       stay_performance: { from: "2024-01-01", to: "2025-12-31" },
     };
     const endpoint = await t.api

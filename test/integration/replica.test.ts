@@ -183,14 +183,17 @@ describe("reads on the standby, writes on the primary", () => {
       const id = (Array.isArray(value) ? value : value?.nodes)?.[0]?.id;
       if (id) ids.set(listed.name, id);
     }
-    const people = await graphql("Query.guests (a person)", "{ guests(limit: 100) { nodes { givenName familyName email masterProfileId } } }");
-    const person = (people.body.data.guests.nodes as { givenName: string; familyName: string; email: string; masterProfileId: string }[]).find(
-      (g) => g.givenName && g.familyName && g.email && g.masterProfileId,
-    )!;
+    const people = await graphql("Query.guests (a person)", "{ guests(limit: 100) { nodes { id givenName familyName email masterProfileId } } }");
+    type Person = { id: string; givenName: string; familyName: string; email: string; masterProfileId: string };
+    const nodes = people.body.data.guests.nodes as Person[];
+    const person = nodes.find((g) => g.givenName && g.familyName && g.email && g.masterProfileId)!;
+    // Another profile of the same person, for the chain of links that joined them.
+    const sameMaster = nodes.find((g) => g.masterProfileId === person.masterProfileId && g.id !== person.id) ?? person;
     const given: Record<string, Record<string, unknown>> = {
       guestSearch: { query: `${person.givenName} ${person.familyName}` },
       guestContext: { masterProfileId: person.masterProfileId },
       contactPermission: { email: person.email, purpose: "email_marketing" },
+      mergeExplanation: { guestProfileId: person.id, otherGuestProfileId: sameMaster.id },
       tablePreview: { memberType: "guest_profile", filterDoc: UNBOUND_FILTER },
       stayMetrics: { filter: { arrivalFrom: "2024-01-01", arrivalTo: "2025-12-31" } },
       consentMetrics: { purpose: "email_marketing" },
@@ -217,6 +220,7 @@ describe("reads on the standby, writes on the primary", () => {
       find_guests: { query: `${person.givenName} ${person.familyName}` },
       guest_context: { master_profile_id: person.masterProfileId },
       check_contact_permission: { email: person.email, purpose: "email_marketing" },
+      explain_merge: { guest_profile_id: person.id, other_guest_profile_id: sameMaster.id },
       stay_performance: { from: "2024-01-01", to: "2025-12-31" },
       list_webhook_deliveries: { endpoint_id: webhookEndpointId },
     };

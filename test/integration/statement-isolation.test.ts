@@ -175,7 +175,8 @@ interface Samples {
   rows: Map<string, string>;
   /** GraphQL type → the id of one it can see. */
   ids: Map<string, string>;
-  person: { guestId: string; name: string; email: string; masterProfileId: string };
+  /** otherGuestId: another guest profile of the same master profile in scope (else guestId itself). */
+  person: { guestId: string; otherGuestId: string; name: string; email: string; masterProfileId: string };
   /** The caller's property, or one of the group's. */
   property: string;
   provider: string;
@@ -241,7 +242,14 @@ async function sample(pass: Pass): Promise<Samples> {
     (g) => g.givenName && g.familyName && g.email && g.masterProfileId,
   );
   if (!guest) throw new Error(`${pass.name} sees no guest with a name, an e-mail and a master profile`);
-  const person = { guestId: guest.id, name: `${guest.givenName} ${guest.familyName}`, email: guest.email, masterProfileId: guest.masterProfileId };
+  const other = (people.body.data.guests.nodes as { id: string; masterProfileId: string }[]).find((g) => g.masterProfileId === guest.masterProfileId && g.id !== guest.id);
+  const person = {
+    guestId: guest.id,
+    otherGuestId: other?.id ?? guest.id,
+    name: `${guest.givenName} ${guest.familyName}`,
+    email: guest.email,
+    masterProfileId: guest.masterProfileId,
+  };
   const spareEndpoints = [await webhookEndpointFor(pass), await webhookEndpointFor(pass)];
   return { scopes, rows, ids, person, property: pass.caller().propertyId ?? A().properties[0], provider: manifest.destinations[0], spareEndpoints };
 }
@@ -395,6 +403,7 @@ const FIELD_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> =
   guestSearch: (s) => ({ query: s.person.name }),
   guestContext: (s) => ({ masterProfileId: s.person.masterProfileId }),
   contactPermission: (s) => ({ email: s.person.email, purpose: "email_marketing" }),
+  mergeExplanation: (s) => ({ guestProfileId: s.person.guestId, otherGuestProfileId: s.person.otherGuestId }),
   tablePreview: () => ({ memberType: "guest_profile", filterDoc: UNBOUND_FILTER }),
   pauseDestination: (s) => ({ provider: s.provider }),
   resumeDestination: (s) => ({ provider: s.provider }),
@@ -471,6 +480,7 @@ const TOOL_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> = 
   find_guests: (s) => ({ query: s.person.name }),
   guest_context: (s) => ({ master_profile_id: s.person.masterProfileId }),
   check_contact_permission: (s) => ({ email: s.person.email, purpose: "email_marketing" }),
+  explain_merge: (s) => ({ guest_profile_id: s.person.guestId, other_guest_profile_id: s.person.otherGuestId }),
   stay_performance: () => ({ from: "2025-06-01", to: "2027-05-31", group_by: ["property", "channel"] }),
   review_trend: () => ({ group_by: ["source"] }),
   guest_reach: () => ({ group_by: ["loyalty_tier"] }),

@@ -1,5 +1,5 @@
 import { GraphQLError } from "graphql";
-import { bodyParam, bool, closest, date, instant, int, jsonValue, parseBody, parsePath, parseQuery, str, uuid } from "../../src/api/params";
+import { bodyParam, bool, closest, date, expand, instant, int, jsonValue, lowerEnumOf, parseBody, parsePath, parseQuery, str, uuid } from "../../src/api/params";
 import { parseDate, parseInstant } from "../../src/validate";
 import { unstorablePath } from "../../src/graphql/text";
 
@@ -46,6 +46,32 @@ describe("query parameters", () => {
     expect(closest("cursr", ["cursor", "limit"])).toBe("cursor");
     expect(closest("page_size", ["cursor", "limit"])).toBe("limit");
     expect(closest("unrelated", ["cursor", "limit"])).toBeUndefined();
+  });
+});
+
+describe("expand and order (issue 42)", () => {
+  const listSpecs = { expand: expand("guest"), order: lowerEnumOf("order", "EventOrder") };
+
+  it("expand takes guest, comma-separated or as expand[]=…, and sets $expandGuest", () => {
+    for (const query of [{ expand: "guest" }, { expand: "guest, guest" }, { "expand[]": "guest" }, { "expand[]": ["guest", "guest"] }]) {
+      expect(parseQuery(query, listSpecs)).toEqual({ expandGuest: true });
+    }
+  });
+
+  it("expand refuses any other value, naming the one allowed; expand given twice is refused", () => {
+    for (const raw of ["guests", "guest,property", "", "GUEST"]) {
+      expect(detailOf(() => parseQuery({ expand: raw }, listSpecs))).toMatch(/^expand must be a comma-separated list of guest; got/);
+    }
+    expect(detailOf(() => parseQuery({ "expand[]": ["guest", "x"] }, listSpecs))).toMatch(/list of guest; got "x"/);
+    expect(detailOf(() => parseQuery({ expand: ["guest", "guest"] }, listSpecs))).toMatch(/expand must be given once/);
+    // [] is only for the specs that take lists.
+    expect(detailOf(() => parseQuery({ "order[]": "desc" }, listSpecs))).toMatch(/unknown query parameter order\[\]/);
+  });
+
+  it("order takes the enum's values in lower case", () => {
+    expect(parseQuery({ order: "desc" }, listSpecs)).toEqual({ order: "DESC" });
+    expect(parseQuery({ order: "asc" }, listSpecs)).toEqual({ order: "ASC" });
+    expect(detailOf(() => parseQuery({ order: "DESC" }, listSpecs))).toMatch(/order must be one of asc, desc/);
   });
 });
 

@@ -41,6 +41,7 @@ const stayPerformance: TaskTool = {
     "(revenue, room revenue, average daily rate; never added across currencies). Stays exclude cancellations and no-shows,",
     "counted on their local arrival day. \"How did the Lisbon hotel do last month?\": property_id from list_records type",
     "properties, from and to the month's first and last day.",
+    "returning_guests: first stay before the bucket.",
   ].join(" "),
   operation: "StayPerformance",
   inputSchema: {
@@ -64,6 +65,8 @@ const stayPerformance: TaskTool = {
         stays: z.number().int(),
         nights: z.number().int(),
         distinct_guests: z.number().int(),
+        returning_guests: z.number().int(),
+        repeat_rate: z.number().nullable(),
         revenue: z.array(money),
       }),
     ),

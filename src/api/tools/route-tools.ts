@@ -16,14 +16,15 @@ export const CONVENTIONS =
   "include_total: true adds total_count. get_ tools take an id and answer {data}. Filters: an argument named after a " +
   "record's id (property_id, master_profile_id …) keeps that record's rows; _from arguments and updated_since are " +
   "inclusive, _to ones exclusive for instants (ISO 8601) and inclusive for dates (YYYY-MM-DD); min_ and max_ are " +
-  "inclusive; kind, status, priority, category, tier, vip and active match exactly.";
+  "inclusive; kind, status, priority, category, tier, vip and active match exactly. expand: \"guest\" adds each row's guest " +
+  "{id, master_profile_id, name, vip}; order: \"desc\" reads events newest first.";
 
 const MATCHED_EXACTLY = new Set(["kind", "status", "priority", "category", "tier", "vip", "active"]);
 const PAGE_ARGUMENTS = new Set(["limit", "cursor", "offset", "include_total", "id"]);
 
 /** Whether CONVENTIONS says what a route tool's argument does (it is then listed without a description). */
 export function describedByConvention(name: string): boolean {
-  if (PAGE_ARGUMENTS.has(name) || MATCHED_EXACTLY.has(name) || name === "updated_since") return true;
+  if (PAGE_ARGUMENTS.has(name) || MATCHED_EXACTLY.has(name) || name === "updated_since" || name === "expand" || name === "order") return true;
   if (name.endsWith("_id")) return name !== "source_id" && name !== "entity_id"; // those two are not a record's id here
   return /_(from|to)$/.test(name) || /^(min|max)_/.test(name);
 }

@@ -158,7 +158,13 @@ const guestContext: TaskTool = {
         country_code: z.string().nullable(),
         vip: z.boolean(),
         profiles: z.array(
-          z.object({ guest_profile_id: z.string(), property: z.string().nullable(), source: z.string().nullable(), source_id: z.string() }),
+          z.object({
+            guest_profile_id: z.string(),
+            property: z.string().nullable(),
+            source: z.string().nullable(),
+            source_id: z.string(),
+            link: z.object({ linked_to: z.string().nullable(), rule: z.string(), matched_on: z.array(z.string()), confidence: z.number() }).nullable(),
+          }),
         ),
         truncated: z.boolean(),
         more,
@@ -294,4 +300,18 @@ const checkContactPermission: TaskTool = {
   toResult: (data) => snakeKeys(data.contactPermission) as Record<string, unknown>,
 };
 
-export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, ...metricTools, ...webhookTools];
+const explainMerge: TaskTool = {
+  name: "explain_merge",
+  scope: "read:guests",
+  title: "Explain merge",
+  description: "Are two guest profiles one person? The links that joined them (rule, evidence), or why not.",
+  operation: "ExplainMerge",
+  inputSchema: { guest_profile_id: z.uuid(), other_guest_profile_id: z.uuid() },
+  // Within the tool's 600-character listing (issue 42): master_profile_id is in every result but not listed.
+  outputSchema: { joined: z.boolean(), chain: z.array(z.unknown()), reason: z.string() },
+  annotations: READ_ONLY,
+  toVariables: (args) => variables(args, { guest_profile_id: "guestProfileId", other_guest_profile_id: "otherGuestProfileId" }),
+  toResult: (data) => snakeKeys(data.mergeExplanation) as Record<string, unknown>,
+};
+
+export const taskTools: TaskTool[] = [findGuests, guestContext, checkContactPermission, explainMerge, ...metricTools, ...webhookTools];

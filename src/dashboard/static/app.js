@@ -103,6 +103,9 @@
     $("kpi-stays").textContent = fmt(t.stays);
     $("kpi-nights").textContent = fmt(t.nights);
     $("kpi-distinct-guests").textContent = fmt(t.distinctGuests);
+    // Returning: first stay in the group before the period (docs/aggregates.md).
+    $("kpi-returning-guests").textContent = fmt(t.returningGuests);
+    $("kpi-repeat-rate").textContent = t.repeatRate == null ? "–" : `${(t.repeatRate * 100).toFixed(1)}%`;
     const g = d.guests[0];
     $("kpi-guests").textContent = fmt(g.guests);
     $("kpi-reach-email").textContent = fmt(g.reachableByEmail);

@@ -3,7 +3,7 @@
 import type { RequestContext } from "../../context";
 import { consentKeyKeyOf, consentKeyOf, contactValueOf, type ConsentFilter } from "../../data/consents";
 import { normaliseContact } from "../../consent/precedence";
-import { boundPage, keysetList, type PageArgs } from "./lists";
+import { boundPage, guestOfRow, keysetList, type PageArgs } from "./lists";
 
 interface EffectiveConsentFilter {
   contactValue?: string | null;
@@ -51,5 +51,13 @@ export const consentResolvers = {
   Query: {
     consents: keysetList<ConsentFilter, { createdAt: string; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page),
     effectiveConsents,
+  },
+  ConsentObservation: { guest: guestOfRow },
+  EffectiveConsent: {
+    /** The one person holding the contact point (loaders: guestIdByContact), as that person's guest profile. */
+    guest: async (e: { contactType: string; contactValue: string }, _: unknown, ctx: RequestContext) => {
+      const id = await ctx.loaders.guestIdByContact.load(`${e.contactType}\u0000${e.contactValue}`);
+      return id ? ctx.loaders.guest.load(id) : null;
+    },
   },
 };

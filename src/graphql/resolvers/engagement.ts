@@ -2,7 +2,7 @@
 import type { RequestContext } from "../../context";
 import { engagementKeyOf, type ActionFilter, type ReviewFilter } from "../../data/engagement";
 import { invalidRequest } from "../../errors";
-import { getById, keysetList } from "./lists";
+import { getById, guestOfRow, keysetList } from "./lists";
 
 function checkRatings(f: ReviewFilter) {
   for (const [name, value] of [["min_rating", f.minRating], ["max_rating", f.maxRating]] as const) {
@@ -24,5 +24,7 @@ export const engagementResolvers = {
   },
   Review: {
     sourceRating: (r: { sourceRating: { toNumber(): number } }) => r.sourceRating.toNumber(),
+    guest: guestOfRow,
   },
+  Action: { guest: guestOfRow },
 };

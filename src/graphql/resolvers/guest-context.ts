@@ -243,7 +243,7 @@ async function recentEvents(p: Person, _: unknown, ctx: RequestContext) {
       changed: changedFields(e.delta),
     })),
     truncated: rows.length > EVENTS_SHOWN,
-    more: more(p, "guest_events", { mode: "timeline" }),
+    more: more(p, "guest_events", { order: "desc" }),
   };
 }
 

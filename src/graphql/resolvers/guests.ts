@@ -33,6 +33,12 @@ export const guestResolvers = {
   },
 
   Guest: {
+    name: (g: { givenName: string | null; familyName: string | null }) => [g.givenName, g.familyName].filter(Boolean).join(" ") || null,
+    // As the guest context says it (resolvers/guest-context.ts): the person's flag, else the source's code.
+    vip: async (g: { masterProfileId: string | null; vipCode: string | null }, _: unknown, ctx: RequestContext) => {
+      const master = g.masterProfileId ? await ctx.loaders.masterProfile.load(g.masterProfileId) : null;
+      return master?.vip ?? g.vipCode != null;
+    },
     property: (row: { propertyId: string }, _: unknown, ctx: RequestContext) => ctx.loaders.property.load(row.propertyId),
     integration: (row: { integrationId: string }, _: unknown, ctx: RequestContext) =>
       ctx.loaders.integration.load(row.integrationId),

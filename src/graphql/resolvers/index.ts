@@ -10,6 +10,7 @@ import { guestSearchResolvers } from "./guest-search";
 import { contactPermissionResolvers } from "./contact-permission";
 import { loyaltyResourceResolvers } from "./loyalty-resources";
 import { masterProfileResolvers } from "./master-profiles";
+import { masterProfileLinkResolvers } from "./master-profile-links";
 import { metricResolvers } from "./metrics";
 import { propertyResolvers } from "./properties";
 import { stayResolvers } from "./stays";
@@ -45,4 +46,5 @@ export const resolvers = [
   contactPermissionResolvers,
   metricResolvers,
   webhookResolvers,
+  masterProfileLinkResolvers,
 ];

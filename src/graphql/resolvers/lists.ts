@@ -96,3 +96,10 @@ export function requireIntegrationForSourceId(filter: { sourceId?: string | null
     throw apiError("source_id requires integration_id", "a source_id is only unique within one integration: send integration_id too");
   }
 }
+
+/**
+ * A row's `guest`: its guest profile through the request's guest loader, so a page's guests are one
+ * statement whatever its size (null when the row has none or it is outside the caller's scope).
+ */
+export const guestOfRow = (row: { guestProfileId: string | null }, _: unknown, ctx: RequestContext) =>
+  row.guestProfileId ? ctx.loaders.guest.load(row.guestProfileId) : null;

@@ -2,7 +2,7 @@
 // data/properties.ts.
 import { loyaltyKeyOf, type LoyaltyMemberFilter, type LoyaltyProgramFilter } from "../../data/loyalty";
 import { resourceKeyOf, type ChannelFilter, type SpaceFilter } from "../../data/properties";
-import { getById, keysetList } from "./lists";
+import { getById, guestOfRow, keysetList } from "./lists";
 
 interface Tier {
   code: string;
@@ -20,6 +20,7 @@ export const loyaltyResourceResolvers = {
     channels: keysetList<ChannelFilter, Keyed>("channels", resourceKeyOf, (ctx) => ctx.data.properties.channelPage),
     spaces: keysetList<SpaceFilter, Keyed>("spaces", resourceKeyOf, (ctx) => ctx.data.properties.spacePage),
   },
+  LoyaltyMember: { guest: guestOfRow },
   LoyaltyProgram: {
     tiers: (p: { tiers: unknown }) =>
       (Array.isArray(p.tiers) ? (p.tiers as Tier[]) : []).map((t) => ({ code: t.code, name: t.name, thresholdPoints: t.threshold_points })),

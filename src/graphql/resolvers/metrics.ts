@@ -56,6 +56,7 @@ export const metricResolvers = {
         { ...args.filter, arrivalFrom: dateText(arrivalFrom), arrivalTo: dateText(arrivalTo) },
         groupBy,
         selected.has("revenue") && ctx.credential.scopes.has("read:transactions"),
+        (selected.has("returningGuests") || selected.has("repeatRate")) && ctx.credential.scopes.has("read:guests"),
       );
     },
 

@@ -1,7 +1,7 @@
 // Stays and spend: reservations and folio transactions (data/stays.ts).
 import type { RequestContext } from "../../context";
 import { stayKeyOf, type ReservationFilter, type TransactionFilter } from "../../data/stays";
-import { getById, keysetList, requireIntegrationForSourceId } from "./lists";
+import { getById, guestOfRow, keysetList, requireIntegrationForSourceId } from "./lists";
 
 const DAY_MS = 86_400_000;
 
@@ -22,9 +22,9 @@ export const stayResolvers = {
     // Dates arrive as YYYY-MM-DD (data/stays.ts), which Date.parse reads as UTC midnight.
     nights: (r: { arrivalDate: string; departureDate: string }) =>
       Math.max(0, Math.round((Date.parse(r.departureDate) - Date.parse(r.arrivalDate)) / DAY_MS)),
-    guest: (r: { guestProfileId: string | null }, _: unknown, ctx: RequestContext) =>
-      r.guestProfileId ? ctx.loaders.guest.load(r.guestProfileId) : null,
+    guest: guestOfRow,
     property: (r: { propertyId: string }, _: unknown, ctx: RequestContext) => ctx.loaders.property.load(r.propertyId),
     transactions: (r: { id: string }, _: unknown, ctx: RequestContext) => ctx.loaders.transactionsByReservation.load(r.id),
   },
+  Transaction: { guest: guestOfRow },
 };
