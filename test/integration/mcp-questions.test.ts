@@ -4,8 +4,11 @@
 // then checked against an answer computed the long way from the plain /v1 routes (list walks,
 // per-guest reads, effective consent per contact point). The closing table (question, calls,
 // characters) is printed for the issue's note. "Today" is the fixtures' anchor day, so the answers
-// do not move with the date of the run; rows the fixtures lack (VIP arrivals next week, reviews
-// last month, complaints of today's arrivals) are written in this file's own database first.
+// do not move with the date of the run; only "a stay coming up" is the database's own today (what
+// lookup_guests and guest_context compare with). Rows the fixtures lack (VIP arrivals next week,
+// reviews last month, complaints of today's arrivals, returning guests) are written in this file's
+// own database first. Last, the same tools asked by another group's connector and by a key pinned
+// to one property answer only their own rows.
 import { randomUUID } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -56,7 +59,8 @@ interface Asked {
   /** The test's number (its name begins "7. …"). */
   number: number;
   question: string;
-  calls: { tool: string; characters: number }[];
+  /** characters: the result's JSON text (what a model reads); result: the whole tools/call result, structured content included. */
+  calls: { tool: string; characters: number; result: number }[];
 }
 const asked: Asked[] = [];
 
@@ -68,7 +72,7 @@ function question(text: string) {
   const call = async (tool: string, args: Record<string, unknown>): Promise<Json> => {
     const result = (await agent.callTool({ name: tool, arguments: args })) as CallToolResult;
     const body = (result.content[0] as { text: string }).text;
-    entry.calls.push({ tool, characters: body.length });
+    entry.calls.push({ tool, characters: body.length, result: JSON.stringify(result).length });
     if (result.isError) throw new Error(`${tool} ${JSON.stringify(args)} failed: ${body}`);
     return JSON.parse(body) as Json;
   };
@@ -81,11 +85,11 @@ function question(text: string) {
 }
 
 function printTable() {
-  const rows = asked.map((a) => {
-    const characters = a.calls.reduce((sum, c) => sum + c.characters, 0);
-    return `| ${a.number} | ${a.question} | ${a.calls.length} (${a.calls.map((c) => c.tool).join(", ")}) | ${characters.toLocaleString("en")} |`;
-  });
-  console.log(["| # | Question | Calls | Characters |", "|---|---|---|---|", ...rows].join("\n"));
+  const total = (a: Asked, key: "characters" | "result") => a.calls.reduce((sum, c) => sum + c[key], 0).toLocaleString("en");
+  const rows = asked
+    .sort((a, b) => a.number - b.number)
+    .map((a) => `| ${a.number} | ${a.question} | ${a.calls.length}: ${a.calls.map((c) => c.tool).join(", ")} | ${total(a, "characters")} | ${total(a, "result")} |`);
+  console.log(["| # | Question | Calls | Characters (JSON text) | Whole results (with structured content) |", "|---|---|---|---|---|", ...rows].join("\n"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -168,6 +172,11 @@ function addDays(date: string, n: number): string {
 let guestByNumber: Map<number, Json>;
 const g = (n: number) => guestByNumber.get(n)!;
 const today = () => t.manifest.anchor_date;
+/**
+ * The database's own date: a person's next stay (lookup_guests) is one arriving after it, so the
+ * upcoming stays of question 10 are dated from it (the fixtures' are behind it whenever the run).
+ */
+let clockToday: string;
 
 async function addRows() {
   const group = A().id;
@@ -176,6 +185,7 @@ async function addRows() {
     [group],
   );
   guestByNumber = new Map(rows.map((r) => [Number(/(\d+)$/.exec(r.source_id)![1]) - 100000, r]));
+  clockToday = (await t.adminPool.query("SELECT current_date::text AS d")).rows[0].d;
   // Fixture persons: guests 6b and 6b + 1 are master b; guest n's source is (n + n / 6) % 3
   // (Brighton, Edinburgh, the restaurant). Master 0 (guests 0, 1) is already a VIP; make masters
   // 2 (guests 12, 13) and 3 (guests 18, 19) VIPs too.
@@ -225,6 +235,15 @@ async function addRows() {
   await complaint(15, "open");
   await complaint(21, "open");
 
+  // Question 10, Welcome-back members (guests 0, 3, 6 … 39) with a stay coming up: one on their
+  // other profile (guest 1, guest 0's person), one with two (the nearer counts), one whose loyalty
+  // membership is on their other profile (guest 7, guest 6's person); against a cancelled one.
+  await reservation(1, edinburgh, addDays(clockToday, 30), 2, "tentative");
+  await reservation(6, brighton, addDays(clockToday, 14), 3, "confirmed");
+  await reservation(9, edinburgh, addDays(clockToday, 40), 2, "confirmed");
+  await reservation(9, edinburgh, addDays(clockToday, 5), 2, "confirmed");
+  await reservation(15, brighton, addDays(clockToday, 7), 2, "cancelled");
+
   // Question 5, returning guests last year: persons whose first stay in the group was the year
   // before, one of them back through their other profile at another property.
   const lastYear = Number(today().slice(0, 4)) - 1;
@@ -271,7 +290,11 @@ describe("ten questions, each answered through MCP in at most two calls and chec
     const profiles = await walk(`/v1/guests?master_profile_id=${master.id}`);
     const emails = [...new Set(profiles.map((p) => p.email.toLowerCase()))];
     const decisions = await Promise.all(emails.map(async (e) => [e, await consentOf(e, "email_marketing")]));
-    const stays = (await walk(`/v1/reservations?master_profile_id=${master.id}&kind=stay`)).filter((r) => !["cancelled", "no_show"].includes(r.status));
+    // Stays begun by today (the database's date): not cancelled, not a no-show.
+    const stays = (await walk(`/v1/reservations?master_profile_id=${master.id}&kind=stay`))
+      .filter((r) => !["cancelled", "no_show"].includes(r.status) && r.arrival_date <= clockToday);
+    const upcoming = (await walk(`/v1/reservations?master_profile_id=${master.id}&kind=stay&arrival_from=${addDays(clockToday, 1)}`))
+      .filter((r) => ["tentative", "confirmed"].includes(r.status));
     // Not trivial: several profiles, and an e-mail whose grant was later withdrawn (may not be e-mailed).
     expect(profiles.length).toBeGreaterThan(1);
     expect(decisions).toContainEqual([A().consent_conflict.contact_value, "withdrawn"]);
@@ -291,7 +314,159 @@ describe("ten questions, each answered through MCP in at most two calls and chec
       .map((c: Json) => [c.contact_value, c.status]);
     // The tool lists decided contact points; one with no observation is unknown, never allowed.
     expect(emailMarketing).toEqual(decisions.filter(([, status]) => status !== "unknown"));
-    expect(context.stays.count).toBe(stays.length);
+    expect(context.stays).toMatchObject({ count: stays.length, upcoming: upcoming.length, next_stay: upcoming[0]?.arrival_date ?? null });
+    expect(upcoming).toHaveLength(1);
+  });
+
+  it("2. Which VIPs arrive at Brighton in the next seven days?", async () => {
+    const from = addDays(today(), 1);
+    const to = addDays(today(), 7);
+    // The long way: every reservation of the window, each guest and master profile read by id.
+    const rows = await walk(`/v1/reservations?property_id=${A().properties[0]}&arrival_from=${from}&arrival_to=${to}`);
+    const expected: [string, string][] = [];
+    for (const r of rows) {
+      const person = await personOf(r.guest_profile_id);
+      if (person.vip && ARRIVING.includes(r.status)) expected.push([person.name, r.arrival_date]);
+    }
+    // Not trivial: two VIP arrivals, among other arrivals of the week.
+    expect(expected).toHaveLength(2);
+    expect(rows.length).toBeGreaterThan(expected.length);
+
+    const q = question("Which VIPs arrive at Brighton in the next seven days?");
+    const properties = await q.call("list_records", { type: "properties" });
+    const brighton = properties.data.find((p: Json) => /brighton/i.test(p.name));
+    const arrivals = await q.call("list_records", {
+      type: "reservations", property_id: brighton.id, arrival_from: from, arrival_to: to, expand: "guest", limit: 100,
+    });
+    q.withinBudget();
+    expect(arrivals.has_more).toBe(false);
+    const answer = arrivals.data
+      .filter((r: Json) => r.guest?.vip && ARRIVING.includes(r.status))
+      .map((r: Json) => [r.guest.name, r.arrival_date]);
+    expect(brighton.id).toBe(A().properties[0]);
+    expect(sorted(answer)).toEqual(sorted(expected));
+  });
+
+  it("3. Why were these two profiles merged?", async () => {
+    // The long way: both profiles name the same master profile, whose links say how each joined.
+    const master = await masterRow(A().master_with_two_guests);
+    const [first, second] = master.guest_profile_ids as string[];
+    expect((await guestRow(first)).master_profile_id).toBe(master.id);
+    expect((await guestRow(second)).master_profile_id).toBe(master.id);
+    const links = (await rest(`/v1/master-profiles/${master.id}/links`)).data as Json[];
+
+    const q = question("Why were these two guest profiles merged into one person?");
+    const merge = await q.call("explain_merge", { guest_profile_id: first, other_guest_profile_id: second });
+    q.withinBudget();
+
+    expect(merge).toMatchObject({ joined: true, master_profile_id: master.id });
+    // The chain is the master's links that join the two profiles.
+    for (const link of merge.chain) expect(links).toContainEqual(link);
+    const joined = new Set(merge.chain.flatMap((l: Json) => [l.guest_profile_id, l.linked_guest_profile_id]));
+    expect(joined.has(first) && joined.has(second)).toBe(true);
+    // Not trivial: the rule and the fields that matched.
+    const match = merge.chain.find((l: Json) => l.linked_guest_profile_id !== null);
+    expect(match.rule).toMatch(/^(exact_email|exact_phone|name_birth_date|loyalty_number|manual)$/);
+    expect(match.matched_fields.length).toBeGreaterThan(0);
+  });
+
+  it("5. What was each property's repeat-guest rate last year?", async () => {
+    const year = Number(today().slice(0, 4)) - 1;
+    const from = `${year}-01-01`;
+    const to = `${year}-12-31`;
+    // The long way: every stay of the group (not cancelled, not a no-show), each guest's person;
+    // a guest of a property's year returns when their first stay in the group began before the year.
+    const stays = (await walk("/v1/reservations?kind=stay")).filter((r) => !["cancelled", "no_show"].includes(r.status));
+    const firstStay = new Map<string, string>();
+    const personOfStay = new Map<string, string>();
+    for (const r of stays) {
+      const person = (await personOf(r.guest_profile_id)).id;
+      personOfStay.set(r.id, person);
+      if (!firstStay.has(person) || r.arrival_date < firstStay.get(person)!) firstStay.set(person, r.arrival_date);
+    }
+    const byProperty = new Map<string, Set<string>>();
+    for (const r of stays.filter((s) => s.arrival_date >= from && s.arrival_date <= to)) {
+      byProperty.set(r.property_id, (byProperty.get(r.property_id) ?? new Set()).add(personOfStay.get(r.id)!));
+    }
+    const expected = [...byProperty].map(([property, persons]) => {
+      const returning = [...persons].filter((p) => firstStay.get(p)! < from).length;
+      return roundRate([property, persons.size, returning, persons.size ? returning / persons.size : null]);
+    });
+    // Not trivial: some guests of the year had stayed before it, some had not.
+    expect(expected.some((e) => (e[2] as number) > 0)).toBe(true);
+    expect(expected.some((e) => (e[2] as number) < (e[1] as number))).toBe(true);
+
+    const q = question(`What was each property's repeat-guest rate in ${year}?`);
+    const performance = await q.call("stay_performance", { from, to, group_by: ["property"] });
+    q.withinBudget();
+    const answer = performance.buckets.map((b: Json) => roundRate([b.property_id, b.distinct_guests, b.returning_guests, b.repeat_rate]));
+    expect(sorted(answer.map((a: unknown[]) => JSON.stringify(a)))).toEqual(sorted(expected.map((e) => JSON.stringify(e))));
+  });
+
+  it("7. What are the newest things that happened to this guest?", async () => {
+    // The long way: the guest's whole timeline, oldest first, page by page; its last ten, newest first.
+    const masterId = A().master_with_two_guests;
+    const timeline = await walk(`/v1/events?master_profile_id=${masterId}`);
+    const expected = timeline.slice(-10).reverse();
+    // Not trivial: the timeline is longer than the answer.
+    expect(timeline.length).toBeGreaterThan(10);
+
+    const q = question("What are the ten newest things that happened to this guest?");
+    const newest = await q.call("list_records", { type: "events", master_profile_id: masterId, order: "desc", limit: 10 });
+    q.withinBudget();
+    expect(newest.data.map((e: Json) => e.seq)).toEqual(expected.map((e) => e.seq));
+    expect(newest.data).toEqual(expected);
+  });
+
+  it("8. Which reviews last month came from VIPs, with the guest's name?", async () => {
+    const month = lastMonth();
+    const from = `${month.from}T00:00:00.000Z`;
+    const to = `${addDays(month.to, 1)}T00:00:00.000Z`;
+    // The long way: every review of the month, each guest and master profile read by id.
+    const reviews = await walk(`/v1/reviews?published_from=${from}&published_to=${to}`);
+    const expected: [string, string, number][] = [];
+    for (const r of reviews) {
+      const person = r.guest_profile_id ? await personOf(r.guest_profile_id) : null;
+      if (person?.vip) expected.push([r.id, person.name, r.rating]);
+    }
+    // Not trivial: two of the month's five reviews.
+    expect(expected).toHaveLength(2);
+    expect(reviews.length).toBeGreaterThan(2);
+
+    const q = question("Which reviews last month came from VIPs, with the guest's name?");
+    const page = await q.call("list_records", { type: "reviews", published_from: from, published_to: to, expand: "guest", limit: 100 });
+    q.withinBudget();
+    expect(page.has_more).toBe(false);
+    const answer = page.data.filter((r: Json) => r.guest?.vip).map((r: Json) => [r.id, r.guest.name, r.rating]);
+    expect(sorted(answer)).toEqual(sorted(expected));
+  });
+
+  it("9. Which of today's hotel arrivals have an open complaint?", async () => {
+    // The long way: every arrival of the day and every open complaint, each guest read by id.
+    const complainers = new Set<string>();
+    for (const a of await walk("/v1/actions?kind=complaint&status=open")) complainers.add((await personOf(a.guest_profile_id)).id);
+    const arrivalsToday = await walk(`/v1/reservations?kind=stay&arrival_from=${today()}&arrival_to=${today()}`);
+    const expected = new Set<string>();
+    for (const r of arrivalsToday) {
+      const person = await personOf(r.guest_profile_id);
+      if (ARRIVING.includes(r.status) && complainers.has(person.id)) expected.add(person.name);
+    }
+    // Not trivial: two of the day's arrivals, one of them through their other profile.
+    expect(expected.size).toBe(2);
+    expect(arrivalsToday.length).toBeGreaterThan(2);
+
+    const q = question("Which of today's hotel arrivals have an open complaint?");
+    const arrivals = await q.call("list_records", {
+      type: "reservations", kind: "stay", arrival_from: today(), arrival_to: today(), expand: "guest", limit: 100,
+    });
+    const complaints = await q.call("list_records", { type: "actions", kind: "complaint", status: "open", expand: "guest", limit: 100 });
+    q.withinBudget();
+    expect(arrivals.has_more || complaints.has_more).toBe(false);
+    // One person is one master profile, or a guest profile without one.
+    const personKey = (guest: Json) => guest.master_profile_id ?? guest.id;
+    const complaining = new Set(complaints.data.map((a: Json) => personKey(a.guest)));
+    const answer = arrivals.data.filter((r: Json) => ARRIVING.includes(r.status) && complaining.has(personKey(r.guest))).map((r: Json) => r.guest.name);
+    expect(sorted([...new Set(answer)])).toEqual(sorted([...expected]));
   });
 });
 
