@@ -153,6 +153,28 @@ export const ROUTES: Record<string, RouteProse> = {
     description: "One guest profile by id; `404 not_found` when missing or outside scope.",
     response: "The guest profile.",
   },
+  "POST /v1/guests/lookup": {
+    tag: "Guests",
+    summary: "Look up many guests at once",
+    description:
+      "One compact row per person (a master profile; a guest profile without one is its own person) for up to 100 " +
+      "`guest_profile_ids`, `master_profile_ids`, `emails` and `phones` in all (e-mails case-insensitive, phones in any " +
+      "formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset`. Inputs that find " +
+      "nobody in scope are listed in `not_found`; `matched` says which inputs found each person. With `purpose`, each " +
+      "contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller " +
+      "narrowed to one property sees the person's guest profiles, stays and spend at that property only.",
+    response: "The people found, the inputs that found nobody, and with `table_id` the next offset.",
+    parameters: {
+      guest_profile_ids: "Guest profile ids.",
+      master_profile_ids: "Master profile ids.",
+      emails: "E-mail addresses, case-insensitive.",
+      phones: "Phone numbers in any formatting with their country code.",
+      table_id: "A table whose members to look up, 100 per call; not with the lists.",
+      offset: "With table_id: members to skip; send the previous answer's next_offset.",
+      purpose: "A purpose, e.g. email_marketing: each contact point then shows its effective consent for it.",
+    },
+    requestExample: { emails: ["olivia.smith@example.com"], phones: ["+44 7700 900123"], purpose: "email_marketing" },
+  },
   "GET /v1/master-profiles": {
     tag: "Guests",
     summary: "Search master profiles",
@@ -335,6 +357,18 @@ export const ROUTES: Record<string, RouteProse> = {
       "when the table or its binding for that provider is not in scope. No body.",
     response: "The binding, active.",
     parameters: { id: "The table's id." },
+  },
+  "GET /v1/tables/{id}/reachability": {
+    tag: "Tables",
+    summary: "Count who on a table may be contacted",
+    description:
+      "The table's members in the caller's scope counted by the effective consent for `purpose` of their own e-mail and " +
+      "phone (`granted`, `withdrawn`, `denied`, `unknown`, or `no_contact`), exactly as `check_contact_permission` " +
+      "decides each one (spec 1.5, group-wide), with how many are reachable and each destination binding's state and " +
+      "lag. A filter-defined table counts whoever its document selects now. `purpose` is required; one the group does " +
+      "not record consent for is a 400 listing the ones it does.",
+    response: "The counts and the destinations.",
+    parameters: { id: "The table's id.", purpose: "The purpose, e.g. email_marketing." },
   },
   "GET /v1/tables/{id}/members": {
     tag: "Tables",

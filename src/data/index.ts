@@ -11,6 +11,7 @@ import { events } from "./events";
 import { guests } from "./guests";
 import { loyalty } from "./loyalty";
 import { masterProfiles } from "./master-profiles";
+import { people } from "./people";
 import { metrics } from "./metrics";
 import { properties } from "./properties";
 import { createReaders, type Readers } from "./readers";
@@ -19,7 +20,7 @@ import { stays } from "./stays";
 import { tables } from "./tables";
 import { webhooks } from "./webhooks";
 
-const MODULES = { guests, masterProfiles, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics, webhooks };
+const MODULES = { guests, masterProfiles, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics, webhooks, people };
 type Modules = typeof MODULES;
 
 export type Data = { readonly [K in keyof Modules]: ReturnType<Modules[K]> };
@@ -46,6 +47,7 @@ class RequestData {
   get search() { return this.module("search"); }
   get metrics() { return this.module("metrics"); }
   get webhooks() { return this.module("webhooks"); }
+  get people() { return this.module("people"); }
 }
 
 export function createData(db: Database, scope: Scope): Data {

@@ -15,6 +15,8 @@ import { propertyResolvers } from "./properties";
 import { stayResolvers } from "./stays";
 import { tableResolvers } from "./tables";
 import { webhookResolvers } from "./webhooks";
+import { guestLookupResolvers } from "./guest-lookup";
+import { tableReachabilityResolvers } from "./table-reachability";
 
 const viewerResolvers = {
   Query: {
@@ -45,4 +47,6 @@ export const resolvers = [
   contactPermissionResolvers,
   metricResolvers,
   webhookResolvers,
+  guestLookupResolvers,
+  tableReachabilityResolvers,
 ];
