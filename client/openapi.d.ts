@@ -3565,6 +3565,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

@@ -21,6 +21,8 @@ export interface RouteSpec {
   envelope: "body" | "unwrap";
   /** The success status when not 200: 201 (created) or 204 (no body). */
   status?: 201 | 204;
+  /** A 404 without a path id: a body member names a record that may be missing (the lookup's table_id). */
+  bodyNotFound?: true;
   /** Members dropped from the body when null (total_count appears only when asked for). */
   omitNull?: string[];
   /** Query values on their way out: answered with `Deprecation` and `Sunset` headers (respond.ts). */
@@ -75,7 +77,7 @@ export const routes: RouteSpec[] = [
     ...updatedSince,
   }),
   get("/v1/guests/:id", "read:guests", "GetGuest"),
-  { method: "POST", path: "/v1/guests/lookup", scope: "read:guests", operation: "LookupGuests", envelope: "unwrap", body: lookupBody() },
+  { method: "POST", path: "/v1/guests/lookup", scope: "read:guests", operation: "LookupGuests", envelope: "unwrap", body: lookupBody(), bodyNotFound: true },
 
   list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
     q: str("filter.q"),

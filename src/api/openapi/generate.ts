@@ -219,7 +219,7 @@ function routeOperation(
     "400": errorRef(400),
     "401": errorRef(401),
     "403": forbiddenResponse(route.scope, prose.sessionOnly === true),
-    ...(route.pathParams ? { "404": errorRef(404) } : {}),
+    ...(route.pathParams || route.bodyNotFound ? { "404": errorRef(404) } : {}),
     ...(route.method === "POST" ? { "413": errorRef(413), "415": errorRef(415) } : {}),
     "429": errorRef(429),
     "500": errorRef(500),
