@@ -1647,7 +1647,7 @@ export interface components {
             /** @description The inputs that found this person. */
             matched: components["schemas"]["GuestLookupInputRef"][];
         };
-        /** @description An offset page (spec section 8): while `has_more`, send `next_offset` as `offset`. */
+        /** @description One row per person found, the inputs that found nobody, and with `table_id` the offset of the next 100 members. */
         GuestLookupResult: {
             /** @description One row per person, in the order of the inputs that found them. */
             data: components["schemas"]["GuestLookupPerson"][];
@@ -1655,7 +1655,7 @@ export interface components {
             not_found: components["schemas"]["GuestLookupInputRef"][];
             /**
              * Format: int32
-             * @description With tableId: the offset of the next 100 members; null on the last page and without tableId.
+             * @description With a table: the offset of its next 100 members; null on the last page and without a table.
              */
             next_offset: number | null;
         };
@@ -3446,11 +3446,11 @@ export interface operations {
                     phones?: string[];
                     /**
                      * Format: uuid
-                     * @description A table whose members to look up, 100 per call; not with the lists.
+                     * @description A table whose members to look up, 100 per call; not with the lists of ids, e-mails and phones.
                      */
                     table_id?: string;
                     /**
-                     * @description With table_id: members to skip; send the previous answer's next_offset.
+                     * @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's next offset.
                      * @default 0
                      */
                     offset?: number;

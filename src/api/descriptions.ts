@@ -164,15 +164,6 @@ export const ROUTES: Record<string, RouteProse> = {
       "contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller " +
       "narrowed to one property sees the person's guest profiles, stays and spend at that property only.",
     response: "The people found, the inputs that found nobody, and with `table_id` the next offset.",
-    parameters: {
-      guest_profile_ids: "Guest profile ids.",
-      master_profile_ids: "Master profile ids.",
-      emails: "E-mail addresses, case-insensitive.",
-      phones: "Phone numbers in any formatting with their country code.",
-      table_id: "A table whose members to look up, 100 per call; not with the lists.",
-      offset: "With table_id: members to skip; send the previous answer's next_offset.",
-      purpose: "A purpose, e.g. email_marketing: each contact point then shows its effective consent for it.",
-    },
     requestExample: { emails: ["olivia.smith@example.com"], phones: ["+44 7700 900123"], purpose: "email_marketing" },
   },
   "GET /v1/master-profiles": {
@@ -472,5 +463,6 @@ export const ENVELOPE_MEMBERS: Record<string, string> = {
  */
 export const RECORDS: Record<string, string> = {
   TableWithBindings: "A table with the destination lists it is delivered to.",
+  GuestLookupResult: "One row per person found, the inputs that found nobody, and with `table_id` the offset of the next 100 members.",
   Error: "Every error body (spec 2.3).",
 };

@@ -174,7 +174,7 @@ async function lookupGuests(_: unknown, args: { input: GuestLookupInput }, ctx: 
   }
 
   return {
-    people: [...people.values()].map(({ person, matched }) => {
+    nodes: [...people.values()].map(({ person, matched }) => {
       const master = masterById.get(person) ?? null;
       const own = guestsOf.get(person) ?? [];
       const first = master ?? own[0];

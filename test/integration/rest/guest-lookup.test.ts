@@ -338,12 +338,12 @@ describe("GraphQL lookupGuests and MCP lookup_guests", () => {
     const rest = await found(body);
     const { data, errors } = await graphql(
       `query($input: GuestLookupInput!) { lookupGuests(input: $input) {
-        people { masterProfileId guestProfileIds stayCount spend { currency amountMinor } contacts { type value consent } matched { kind value } }
+        nodes { masterProfileId guestProfileIds stayCount spend { currency amountMinor } contacts { type value consent } matched { kind value } }
         notFound { kind value } nextOffset } }`,
       { input: { masterProfileIds: body.master_profile_ids, phones: body.phones, purpose: body.purpose } },
     );
     expect(errors).toBeUndefined();
-    expect(data!.lookupGuests.people.map((p: Json) => [p.masterProfileId, p.guestProfileIds, p.stayCount, p.spend, p.contacts, p.matched])).toEqual(
+    expect(data!.lookupGuests.nodes.map((p: Json) => [p.masterProfileId, p.guestProfileIds, p.stayCount, p.spend, p.contacts, p.matched])).toEqual(
       rest.data.map((p: Json) => [p.master_profile_id, p.guest_profile_ids, p.stay_count, p.spend.map((s: Json) => ({ currency: s.currency, amountMinor: s.amount_minor })), p.contacts, p.matched]),
     );
     expect(data!.lookupGuests.notFound).toEqual(rest.not_found);
