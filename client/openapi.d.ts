@@ -3427,7 +3427,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "emails": [
-                 *         "olivia.smith@example.com"
+                 *         "olivia.smith.0@example.com"
                  *       ],
                  *       "phones": [
                  *         "+44 7700 900123"

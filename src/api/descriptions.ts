@@ -164,7 +164,7 @@ export const ROUTES: Record<string, RouteProse> = {
       "contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller " +
       "narrowed to one property sees the person's guest profiles, stays and spend at that property only.",
     response: "The people found, the inputs that found nobody, and with `table_id` the next offset.",
-    requestExample: { emails: ["olivia.smith@example.com"], phones: ["+44 7700 900123"], purpose: "email_marketing" },
+    requestExample: { emails: ["olivia.smith.0@example.com"], phones: ["+44 7700 900123"], purpose: "email_marketing" },
   },
   "GET /v1/master-profiles": {
     tag: "Guests",
