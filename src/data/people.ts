@@ -95,10 +95,9 @@ export function people(r: Readers) {
           branches.push(guest("email", sql`lower(gp.email)`, sql`lower(gp.email) = ANY(${emails}::text[])`));
           branches.push(master("email", sql`lower(m.email)`, sql`lower(m.email) = ANY(${emails}::text[])`));
         }
-        if (digits.length) {
-          branches.push(guest("phone", sql`gcs_phone_digits(gp.phone)`, sql`gcs_phone_digits(gp.phone) = ANY(${digits}::text[])`));
-          branches.push(master("phone", sql`gcs_phone_digits(m.phone)`, sql`gcs_phone_digits(m.phone) = ANY(${digits}::text[])`));
-        }
+        // Phones on guest profiles, as find_guests matches them: their digits are indexed per group
+        // (guest_profiles_group_phone_digits_idx); a master profile's phone is one of its guests'.
+        if (digits.length) branches.push(guest("phone", sql`gcs_phone_digits(gp.phone)`, sql`gcs_phone_digits(gp.phone) = ANY(${digits}::text[])`));
         // Nothing to look up: still one scoped statement, so the count never depends on the input.
         if (branches.length === 0) branches.push(guest("guest_profile_id", sql`gp.id::text`, sql`false`));
         return join(branches, " UNION ALL ");

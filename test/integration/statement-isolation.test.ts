@@ -287,7 +287,7 @@ async function callRoute(pass: Pass, route: RouteSpec, s: Samples): Promise<stri
   const target = `${route.method} ${route.path}`;
   // Required query parameters (a table's reachability needs its purpose) with the values the variants give them.
   const required = Object.entries(route.query ?? {}).filter(([, spec]) => spec.required);
-  const url = pathFor(route, s) + (required.length ? `?${new URLSearchParams(required.map(([name]) => [name, queryValues(route, name, s)[0]]))}` : "");
+  const url = pathFor(route, s) + (required.length ? `?${new URLSearchParams(required.map(([name]): [string, string] => [name, queryValues(route, name, s)[0]]))}` : "");
   const body = bodyFor(route, s);
   const res = await observe(pass, target, () => {
     const req = route.method === "GET" ? t.api.get(url) : route.method === "DELETE" ? t.api.delete(url) : t.api.post(url);

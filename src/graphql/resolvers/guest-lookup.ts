@@ -9,9 +9,8 @@ import { normaliseContact, toE164, type ContactType, type EffectiveStatus } from
 import type { MasterProfileRow } from "../../data/master-profiles";
 import { personOf, type PeopleInputs, type PersonGuestRow, type PersonHit, type StayRef } from "../../data/people";
 import type { MemberType } from "../../data/filter-document";
-import { invalidRequest, notFound } from "../../errors";
+import { echo, invalidRequest, notFound } from "../../errors";
 import { MAX_OFFSET } from "../../pagination/offset";
-import { echo } from "../../errors";
 import { isStorableText, unstorableDetail } from "../text";
 import { checkedPurpose } from "./contact-permission";
 
@@ -37,11 +36,12 @@ interface Input {
   key: string;
 }
 
+/** The input lists: their field, their name on REST and MCP (error messages), the kind of their entries. */
 const LISTS = [
-  ["guestProfileIds", "guest_profile_ids"],
-  ["masterProfileIds", "master_profile_ids"],
-  ["emails", "emails"],
-  ["phones", "phones"],
+  ["guestProfileIds", "guest_profile_ids", "guest_profile_id"],
+  ["masterProfileIds", "master_profile_ids", "master_profile_id"],
+  ["emails", "emails", "email"],
+  ["phones", "phones", "phone"],
 ] as const;
 
 /** The compared form of an e-mail or phone, or a 400 naming the entry (as contactPermission refuses it). */
@@ -67,12 +67,10 @@ function listInputs(input: GuestLookupInput): Input[] {
   if (total > MAX_LOOKUP_INPUTS) {
     throw invalidRequest(`a lookup takes at most ${MAX_LOOKUP_INPUTS} inputs in all across guest_profile_ids, master_profile_ids, emails and phones; got ${total} (use table_id for a table's members, ${MAX_LOOKUP_INPUTS} per call)`);
   }
-  const kinds: Record<(typeof LISTS)[number][0], Kind> = { guestProfileIds: "guest_profile_id", masterProfileIds: "master_profile_id", emails: "email", phones: "phone" };
   const seen = new Set<string>();
   const inputs: Input[] = [];
-  for (const [field, name] of LISTS) {
+  for (const [field, name, kind] of LISTS) {
     (input[field] ?? []).forEach((value, i) => {
-      const kind = kinds[field];
       if (seen.has(`${kind}\u0000${value}`)) return;
       seen.add(`${kind}\u0000${value}`);
       inputs.push({ kind, value, key: keyOf(kind, value, `${name}[${i}]`) });
