@@ -170,8 +170,10 @@ describe("POST /v1/guests/lookup", () => {
   it("with a purpose, each contact point's consent is the verdict check_contact_permission gives it", async () => {
     const { rows: people } = await pg.query("SELECT DISTINCT master_profile_id FROM guest_profiles WHERE property_group_id = $1 AND master_profile_id IS NOT NULL", [A().id]);
     const conflict = A().consent_conflict;
+    const grantedOnly = A().consent_granted_only;
     const purpose = conflict.purpose;
-    const body = await found({ master_profile_ids: people.map((p) => p.master_profile_id), emails: [conflict.contact_value], purpose });
+    const body = await found({ master_profile_ids: people.map((p) => p.master_profile_id), emails: [conflict.contact_value, grantedOnly.contact_value], purpose });
+    expect(body.not_found).toEqual([]);
     const contacts = body.data.flatMap((p: Json) => p.contacts);
     expect(contacts.length).toBeGreaterThan(10);
     const seen = new Set<string>();
@@ -184,7 +186,9 @@ describe("POST /v1/guests/lookup", () => {
       seen.add(c.consent);
     }
     // The fixtures' conflict (granted at one property, withdrawn at another) is withdrawn here too.
-    if (body.not_found.length === 0) expect(seen.has("withdrawn")).toBe(true);
+    const consentOf = (value: string) => contacts.find((c: Json) => c.type === "email" && c.value === value)?.consent;
+    expect([consentOf(conflict.contact_value), consentOf(grantedOnly.contact_value)]).toEqual(["withdrawn", "granted"]);
+    expect(seen.has("unknown")).toBe(true);
   });
 
   it("refuses a purpose the group does not record consent for, listing the ones it does, as check_contact_permission does", async () => {
@@ -232,6 +236,8 @@ describe("POST /v1/guests/lookup", () => {
     );
     expect(await refused({ emails: ["a@example.com"], offset: 100 })).toBe("offset pages a table's members: give it with table_id");
     expect(await refused({ table_id: A().tables.bound, offset: -1 })).toMatch(/^offset must be an integer ≥ 0/);
+    expect(await refused({ table_id: A().tables.bound, offset: "ten" })).toMatch(/^offset must be an integer/);
+    expect(await refused({ emails: ["a@example.com"], purpose: 42 })).toBe("purpose must be a string, e.g. email_marketing");
     expect(await refused({ table_id: UNKNOWN_ID }, 404, "not_found")).toMatch(/table/);
     const res = await t.api.post("/v1/guests/lookup").set("Authorization", `Bearer ${A().credentials.api_key}`).set("Content-Type", "application/json").send("[1,2]");
     expect(res.status).toBe(400);
@@ -257,6 +263,29 @@ describe("POST /v1/guests/lookup", () => {
     expect([...matched, ...[...first.not_found, ...second.not_found].map((m: Json) => m.value)].sort()).toEqual(members.map((m) => m.id).sort());
     expect(first.data.every((p: Json) => p.matched.every((m: Json) => m.kind === "guest_profile_id"))).toBe(true);
     expect(first.not_found).toEqual([]);
+
+    // A table of master profiles: each member is its own person, found by its id.
+    const masterTable = "5e1f0c4d-0000-4000-8000-000000000003";
+    await pg.query(`INSERT INTO tables (id, property_group_id, name, kind, member_type) VALUES ($1, $2, 'lookup masters', 'curated', 'master_profile')`, [masterTable, A().id]);
+    await pg.query(
+      `INSERT INTO table_members (table_id, property_group_id, member_id, position) SELECT $1, $2, m, n FROM unnest($3::uuid[]) WITH ORDINALITY AS x(m, n)`,
+      [masterTable, A().id, members.slice(0, 3).map((m) => m.master_profile_id)],
+    );
+    const masters = await found({ table_id: masterTable });
+    expect(masters.data.map((p: Json) => [p.master_profile_id, p.matched])).toEqual(
+      members.slice(0, 3).map((m) => [m.master_profile_id, [{ kind: "master_profile_id", value: m.master_profile_id }]]),
+    );
+
+    // Pinned: the members at its property (all 150 are at the group's first property), 100 per call.
+    const pinned = A().credentials.api_key_pinned;
+    const pinnedPage = await found({ table_id: tableId }, pinned.token);
+    expect([pinnedPage.data.length, pinnedPage.next_offset]).toEqual(pinned.property_id === A().properties[0] ? [100, 100] : [0, null]);
+    // Pinned to theirs, or group-wide: the bound table's members at the pinned property only.
+    const atPinned = await found({ table_id: A().tables.bound }, pinned.token);
+    expect(atPinned.data.length).toBeGreaterThan(0);
+    const { rows: pinnedGuests } = await pg.query("SELECT id FROM guest_profiles WHERE property_id = $1", [pinned.property_id]);
+    const here = new Set(pinnedGuests.map((g) => g.id));
+    for (const p of atPinned.data) expect(p.guest_profile_ids.every((id: string) => here.has(id))).toBe(true);
 
     // The fixtures' bound table and filter table.
     const bound = await found({ table_id: A().tables.bound, purpose: "email_marketing" });
