@@ -153,6 +153,19 @@ export const ROUTES: Record<string, RouteProse> = {
     description: "One guest profile by id; `404 not_found` when missing or outside scope.",
     response: "The guest profile.",
   },
+  "POST /v1/guests/lookup": {
+    tag: "Guests",
+    summary: "Look up many guests at once",
+    description:
+      "One compact row per person (a master profile; a guest profile without one is its own person) for up to 100 " +
+      "`guest_profile_ids`, `master_profile_ids`, `emails` and `phones` in all (e-mails case-insensitive, phones in any " +
+      "formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset`. Inputs that find " +
+      "nobody in scope are listed in `not_found`; `matched` says which inputs found each person. With `purpose`, each " +
+      "contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller " +
+      "narrowed to one property sees the person's guest profiles, stays and spend at that property only.",
+    response: "The people found, the inputs that found nobody, and with `table_id` the next offset.",
+    requestExample: { emails: ["olivia.smith.0@example.com"], phones: ["+44 7700 900123"], purpose: "email_marketing" },
+  },
   "GET /v1/master-profiles": {
     tag: "Guests",
     summary: "Search master profiles",
@@ -365,6 +378,18 @@ export const ROUTES: Record<string, RouteProse> = {
     response: "The binding, active.",
     parameters: { id: "The table's id." },
   },
+  "GET /v1/tables/{id}/reachability": {
+    tag: "Tables",
+    summary: "Count who on a table may be contacted",
+    description:
+      "The table's members in the caller's scope counted by the effective consent for `purpose` of their own e-mail and " +
+      "phone (`granted`, `withdrawn`, `denied`, `unknown`, or `no_contact`), exactly as `check_contact_permission` " +
+      "decides each one (spec 1.5, group-wide), with how many are reachable and each destination binding's state and " +
+      "lag. A filter-defined table counts whoever its document selects now. `purpose` is required; one the group does " +
+      "not record consent for is a 400 listing the ones it does.",
+    response: "The counts and the destinations.",
+    parameters: { id: "The table's id.", purpose: "The purpose, e.g. email_marketing." },
+  },
   "GET /v1/tables/{id}/members": {
     tag: "Tables",
     summary: "List table members",
@@ -486,5 +511,6 @@ export const ENVELOPE_MEMBERS: Record<string, string> = {
  */
 export const RECORDS: Record<string, string> = {
   TableWithBindings: "A table with the destination lists it is delivered to.",
+  GuestLookupResult: "One row per person found, the inputs that found nobody, and with `table_id` the offset of the next 100 members.",
   Error: "Every error body (spec 2.3).",
 };

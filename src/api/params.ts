@@ -15,7 +15,14 @@ export interface ParamSpec {
   schema: () => Record<string, unknown>;
   /** Also taken as `name[]=a&name[]=b` (a list), read as `name=a,b`. */
   list?: boolean;
+  /** A query parameter the route cannot answer without (path parameters always are). */
+  required?: boolean;
+  /** With `required`: the value the 400 shows. */
+  example?: string;
 }
+
+/** The same parameter, required: a request without it is a 400 showing `example`. */
+export const requiredParam = (spec: ParamSpec, example: string): ParamSpec => ({ ...spec, required: true, example });
 
 const ISO_INSTANT_HINT = "2026-03-14T09:30:00Z";
 
@@ -249,6 +256,9 @@ export function parseQuery(query: Record<string, unknown>, specs: Record<string,
     if (!spec) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)));
     if (typeof raw !== "string") throw invalidRequest(`${name} must be given once, as a plain value`);
     setPath(variables, spec.variable, spec.parse(raw, name));
+  }
+  for (const [name, spec] of Object.entries(specs)) {
+    if (spec.required && own(query, name) === undefined) throw invalidRequest(`${name} is required, e.g. ${name}=${spec.example}`);
   }
   return variables;
 }

@@ -75,6 +75,14 @@ function between(column: Sql, from: Date | null | undefined, to: Date | null | u
     to == null ? undefined : toExclusive ? sql`${column} < ${format(to)}` : sql`${column} <= ${format(to)}`,
   ];
 }
+/**
+ * A folio line's spend on a transaction aliased `x`: charges and adjustments as stored, a refund
+ * always reducing spend, whatever sign its source stored it with (the contract says negative; some
+ * sources and the fixtures store it positive). Payments settle the bill and are not spend: readers
+ * keep `x.kind IN ('charge', 'adjustment', 'refund')`.
+ */
+export const SPEND_AMOUNT = sql`CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END`;
+
 const dateText = (d: Date) => d.toISOString().slice(0, 10);
 const instantText = (d: Date) => d.toISOString();
 
@@ -147,7 +155,7 @@ export function stays(r: Readers) {
     spendOfGuests: (guestIds: readonly string[]) =>
       r.sql.query<{ currency: string; category: string; amountMinor: string; transactions: number }>(
         (scoped) => sql`SELECT x.currency, x.category,
-            sum(CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END)::text AS "amountMinor",
+            sum(${SPEND_AMOUNT})::text AS "amountMinor",
             count(*)::int AS transactions
           FROM transactions x
           WHERE ${scoped("Transaction", "x")} AND x.guest_profile_id = ANY(${[...guestIds]}::uuid[])

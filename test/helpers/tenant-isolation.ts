@@ -154,6 +154,17 @@ export const EXEMPTIONS: Exemption[] = [
     excuses: "property",
     applies: (s, tables) => tables.length === 1 && tables[0] === "consent_observations" && comparisons(s).some((c) => c.column === "contact_value"),
   },
+  {
+    name: "the group's consent purposes",
+    why:
+      "A purpose is checked against those the group records consent for (data/consents.ts purposes: a purpose no property " +
+      "records is refused, listing the known ones), and consent is group-wide by spec 1.5, so the list is the group's even " +
+      "for a narrowed caller. It carries the group predicate and selects the purpose names alone, grouped: no row, contact or property.",
+    excuses: "property",
+    applies: (s, tables) =>
+      tables.length === 1 && tables[0] === "consent_observations" &&
+      /^SELECT "public"\."consent_observations"\."purpose" FROM "public"\."consent_observations" WHERE .* GROUP BY "public"\."consent_observations"\."purpose" /s.test(s.text),
+  },
 ];
 
 export interface Verdict {

@@ -73,6 +73,13 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
       detail: "is a master profile id, not a guest profile id: use guest_context or get_master_profile (get_record with type master_profile)",
     },
   },
+  "POST /v1/guests/lookup": {
+    name: "lookup_guests",
+    description:
+      "Many people in one call: up to 100 guest_profile_ids, master_profile_ids, emails and phones in all, or table_id's " +
+      "members (100 per call, paged by offset). One row per person: ids, name, VIP, loyalty, properties, stay count, last " +
+      "and next stay, spend per currency, contacts with their consent for purpose; not_found lists inputs that found nobody.",
+  },
   "GET /v1/master-profiles": {
     name: "search_master_profiles",
     description:
@@ -192,6 +199,12 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
   "GET /v1/tables/{id}/members": {
     name: "list_table_members",
     description: `Lists the members of a table (guest or master profiles, with the record itself).`,
+  },
+  "GET /v1/tables/{id}/reachability": {
+    name: "table_reachability",
+    description:
+      "How many members of a table may be contacted for a purpose, in one call: counts per consent status for e-mail and " +
+      "phone, the reachable totals, and each destination's state and lag.",
   },
   "POST /v1/tables/{id}/destinations/{provider}/pause": {
     name: "pause_table_destination",

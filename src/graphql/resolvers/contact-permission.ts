@@ -36,6 +36,23 @@ function contactOf(args: ContactPermissionArgs): { type: "email" | "phone"; valu
   return { type: "phone", value };
 }
 
+/** A purpose the group never records consent for (a typo, another name): refused, listing the ones it does. */
+const unknownPurpose = (purpose: string, known: string[]) =>
+  invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
+
+/**
+ * A purpose as every consent question takes it (contactPermission, lookupGuests, Table.reachability):
+ * trimmed, not empty, and one the group records consent for when it records any. One statement.
+ */
+export async function checkedPurpose(ctx: RequestContext, raw: string): Promise<string> {
+  if (!isStorableText(raw)) throw invalidRequest(unstorableDetail("purpose"));
+  const purpose = raw.trim();
+  if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");
+  const known = await ctx.data.consents.purposes();
+  if (known.length > 0 && !known.includes(purpose)) throw unknownPurpose(purpose, known);
+  return purpose;
+}
+
 function ruleText(status: EffectiveStatus, count: number, restrictive: number): string {
   switch (status) {
     case "unknown":
@@ -66,7 +83,7 @@ async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: R
     // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
     const known = await ctx.data.consents.purposes();
     if (known.length > 0 && !known.includes(purpose)) {
-      throw invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
+      throw unknownPurpose(purpose, known);
     }
   }
   const effective = decision?.effective ?? effectiveConsent([]);
