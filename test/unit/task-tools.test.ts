@@ -15,7 +15,7 @@ describe("task tools", () => {
     expect(taskTools.map((t) => t.name)).toEqual(["find_guests", "guest_context", "check_contact_permission", "stay_performance", "review_trend", "guest_reach", "list_webhook_endpoints", "list_webhook_deliveries"]);
     for (const t of taskTools) {
       expect(t.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
-      expect(t.description.length).toBeGreaterThan(200);
+      expect(t.description.length).toBeGreaterThan(150); // and short: tools/list has a budget (mcp.test.ts)
     }
   });
 

@@ -94,9 +94,9 @@ const findGuests: TaskTool = {
   scope: "read:guests",
   title: "Find guests",
   description: [
-    "Use first when you know only how someone is called or reached: a full name in either order (accents, case and name starts",
-    "do not matter), e-mail, phone with country code, source guest id, member or confirmation number. Ranked candidates, one per",
-    "person. Next: guest_context with its master_profile_id (or guest_profile_ids[0] when null). truncated: be more specific.",
+    "Finds a person by a name in either order (accents, case, name starts do not matter), e-mail, phone, source guest id, member",
+    "or confirmation number: ranked candidates, one per person. Next: guest_context with master_profile_id (or",
+    "guest_profile_ids[0] when null). truncated: be more specific.",
   ].join(" "),
   operation: "FindGuests",
   inputSchema: {
@@ -134,16 +134,15 @@ const guestContext: TaskTool = {
   scope: "read:guests",
   title: "Everything about one guest",
   description: [
-    "Everything known about one person in one call: identity and linked source profiles, stays, spend per currency and category,",
-    "effective consent per contact point and purpose with the deciding observation, loyalty, reviews and recent events.",
-    `${ONE_OF_PERSON} Each section's more is the call for its full rows; truncated says it shows only some; found is false`,
-    "when nobody in scope matches. For one contact point and purpose, check_contact_permission is smaller.",
+    "Everything about one person in one call: identity and source profiles, stays, spend per currency and category, effective",
+    `consent per contact point and purpose, loyalty, reviews, recent events. ${ONE_OF_PERSON} A section's more is the call for`,
+    "its full rows; truncated: it shows only some; found: false when nobody in scope matches.",
   ].join(" "),
   operation: "GuestContext",
   inputSchema: {
     master_profile_id: z.uuid().optional().describe("From find_guests."),
     guest_profile_id: z.uuid().optional().describe("Its master profile's context when it has one."),
-    email: z.string().min(3).max(320).optional().describe("On the person's profiles, case-insensitive."),
+    email: z.string().min(3).max(320).optional().describe("On the person's profiles."),
   },
   outputSchema: {
     found: z.boolean().describe("False when nobody in scope matches; the other fields are then absent."),
@@ -266,16 +265,15 @@ const checkContactPermission: TaskTool = {
   scope: "read:consents",
   title: "May we contact them?",
   description: [
-    "Whether an e-mail or phone may be contacted for a purpose: answer allowed, not_allowed or unknown, with the rule and the",
-    "observations that decided it. Across the group, withdrawn or denied beat any grant; no observation is unknown, never",
-    `permission: treat only allowed as permission. ${ONE_OF_CONTACT}`,
+    "Whether an e-mail or phone may be contacted for a purpose: allowed, not_allowed or unknown, with the rule and deciding",
+    `observations. Group-wide, withdrawn or denied beat any grant; only allowed is permission. ${ONE_OF_CONTACT}`,
   ].join(" "),
   operation: "CheckContactPermission",
   inputSchema: {
     email: z.string().min(3).max(320).optional().describe("Case-insensitive."),
     phone: z.string().min(7).max(40).optional().describe("With its country code, any formatting."),
     purpose: z.string().min(1).max(100).describe("e.g. email_marketing, sms_marketing, profiling."),
-    property_id: z.uuid().optional().describe("The sending property; consent still counts every property's observations."),
+    property_id: z.uuid().optional().describe("The sending property; consent counts every property's."),
   },
   outputSchema: {
     answer: z.enum(["allowed", "not_allowed", "unknown"]),
