@@ -5,7 +5,7 @@ import type { CursorKey } from "../pagination/cursor";
 import { escapeLike } from "../db/like";
 import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
-import { anyOf, columns, equals, equalsInsensitive, sql, type RowShape } from "./sql";
+import { anyOf, columns, equals, equalsEmail, sql, type RowShape } from "./sql";
 import { masterAtProperty } from "./tenant";
 import { MasterProfile, MasterProfileCount, pick, type RowOf } from "./models";
 
@@ -33,7 +33,7 @@ export function masterProfiles(r: Readers) {
     const search = f.q?.trim();
     const pattern = search ? `%${escapeLike(search)}%` : undefined;
     return [
-      equalsInsensitive(c("email"), f.email),
+      equalsEmail(c("email"), f.email),
       equals(c("vip"), f.vip),
       f.updatedSince == null ? undefined : sql`${c("updatedAt")} >= ${f.updatedSince}`,
       f.propertyId == null ? undefined : masterAtProperty("t", sql`${r.scope.propertyGroupId}::uuid`, sql`= ${f.propertyId}::uuid`),

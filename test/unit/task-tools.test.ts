@@ -75,7 +75,7 @@ describe("task tools", () => {
     expect(tool("guest_context").toResult({ guestContext: null })).toEqual({ found: false });
     expect(
       tool("guest_context").toResult({
-        guestContext: { masterProfileId: "m", stays: { lastStay: "2026-01-02", more: { tool: "list_reservations", arguments: { master_profile_id: "m" } } } },
+        guestContext: { masterProfileId: "m", stays: { lastStay: "2026-01-02", more: { tool: "list_records", arguments: { type: "reservations", master_profile_id: "m" } } } },
       }),
     ).toEqual({ found: true, master_profile_id: "m", stays: { last_stay: "2026-01-02", more: { tool: "list_records", arguments: { type: "reservations", master_profile_id: "m" } } } });
     expect(snakeKeys([{ decidedBy: { observedAt: "t" } }])).toEqual([{ decided_by: { observed_at: "t" } }]);

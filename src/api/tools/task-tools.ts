@@ -7,7 +7,6 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { invalidRequest } from "../../errors";
 import { metricTools } from "./metric-tools";
 import { webhookTools } from "./webhook-tools";
-import { listedCall } from "./route-tools";
 
 export interface TaskTool {
   name: string;
@@ -253,10 +252,8 @@ const guestContext: TaskTool = {
   toResult: (data) => {
     const found = data.guestContext as Record<string, unknown> | null;
     if (!found) return { found: false };
-    const result = snakeKeys(found) as Record<string, { more?: { tool: string; arguments: Record<string, unknown> } } | null>;
-    // Each section's `more` names a tool the list offers (list_records {type: "reservations", …}).
-    for (const section of Object.values(result)) if (section?.more) section.more = listedCall(section.more.tool, section.more.arguments);
-    return { found: true, ...result };
+    // Each section's `more` names a tool the list offers (list_records {type: "reservations", …}): the resolver's.
+    return { found: true, ...(snakeKeys(found) as Record<string, unknown>) };
   },
 };
 

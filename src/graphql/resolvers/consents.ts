@@ -3,7 +3,30 @@
 import type { RequestContext } from "../../context";
 import { consentKeyKeyOf, consentKeyOf, contactValueOf, type ConsentFilter } from "../../data/consents";
 import { normaliseContact } from "../../consent/precedence";
+import { invalidRequest } from "../../errors";
 import { boundPage, keysetList, type PageArgs } from "./lists";
+
+/**
+ * A purpose as asked (trimmed; compared exactly, as stored), refused with the group's purposes when
+ * the group records consent for others only: a typo is an error, never a silent "no rows" or
+ * "unknown" (issue 42). Every door's purpose goes through here: the consent lists, effective consent
+ * and check_contact_permission. A group with no observation yet refuses nothing.
+ */
+export async function knownPurpose(ctx: RequestContext, asked: string): Promise<string> {
+  const purpose = asked.trim();
+  if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");
+  const known = await ctx.data.consents.purposes();
+  if (known.length > 0 && !known.includes(purpose)) {
+    throw invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
+  }
+  return purpose;
+}
+
+/** The filter with its purpose checked by knownPurpose. */
+async function withKnownPurpose<F extends { purpose?: string | null }>(ctx: RequestContext, args: PageArgs<F>): Promise<PageArgs<F>> {
+  const purpose = args.filter?.purpose;
+  return purpose == null ? args : { ...args, filter: { ...args.filter!, purpose: await knownPurpose(ctx, purpose) } };
+}
 
 interface EffectiveConsentFilter {
   contactValue?: string | null;
@@ -26,7 +49,8 @@ async function contactsOfGuest(ctx: RequestContext, guestProfileId: string): Pro
  * status of each is decided by every observation of that contact and purpose in the whole group
  * (spec 1.5), so a withdrawal recorded at another property still wins.
  */
-async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilter>, ctx: RequestContext) {
+async function effectiveConsents(_: unknown, given: PageArgs<EffectiveConsentFilter>, ctx: RequestContext) {
+  const args = await withKnownPurpose(ctx, given);
   const f = args.filter ?? {};
   const asked = f.contactValue == null ? undefined : contactValueOf(f.contactValue);
   const ofGuest = f.guestProfileId == null ? undefined : await contactsOfGuest(ctx, f.guestProfileId);
@@ -47,9 +71,11 @@ async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilt
   );
 }
 
+const observations = keysetList<ConsentFilter, { createdAt: string; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page);
+
 export const consentResolvers = {
   Query: {
-    consents: keysetList<ConsentFilter, { createdAt: string; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page),
+    consents: async (parent: unknown, args: PageArgs<ConsentFilter>, ctx: RequestContext) => observations(parent, await withKnownPurpose(ctx, args), ctx),
     effectiveConsents,
   },
 };

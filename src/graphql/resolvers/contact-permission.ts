@@ -6,6 +6,7 @@ import { effectiveConsent, normaliseContact, type EffectiveStatus } from "../../
 import { invalidRequest, notFound } from "../../errors";
 import { isStorableText, unstorableDetail } from "../text";
 import { evidence } from "./guest-context";
+import { knownPurpose } from "./consents";
 
 const OBSERVATIONS_SHOWN = 10;
 
@@ -61,14 +62,9 @@ async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: R
   // narrowed to one property.
   const [decision] = await ctx.data.consents.decide([contact.value], { purpose, contactType: contact.type });
   const observations = decision?.observations ?? [];
-  if (observations.length === 0) {
-    // No observation: unknown for a purpose the group records consent for; a purpose it never records
-    // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
-    const known = await ctx.data.consents.purposes();
-    if (known.length > 0 && !known.includes(purpose)) {
-      throw invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
-    }
-  }
+  // No observation: unknown for a purpose the group records consent for; a purpose it never records
+  // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
+  if (observations.length === 0) await knownPurpose(ctx, purpose);
   const effective = decision?.effective ?? effectiveConsent([]);
   const shown = observations.slice(0, OBSERVATIONS_SHOWN);
   const ids = [...new Set(shown.map((o) => o.propertyId).filter((id): id is string => id !== null))];
