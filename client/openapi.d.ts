@@ -1725,6 +1725,13 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description A master profile whose name is close to the query, not a match (issue 42). */
+        MasterProfileCandidate: {
+            /** @description How close its name is to q, 0 to 1 (1 - edit distance / length, the name in either order, accents and case folded). */
+            score: number;
+            /** @description The master profile. */
+            master_profile: components["schemas"]["MasterProfile"];
+        };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         MasterProfilePage: {
             /** @description The rows of this page. */
@@ -1738,6 +1745,11 @@ export interface components {
              * @description All matching rows across pages: only when asked with `include_total`.
              */
             total_count?: number;
+            /**
+             * @description When q matched nothing (a first page): the master profiles whose name is closest to q, best first,
+             *     at most 5, each with its score; candidates, not matches. Null when q is not given or matched.
+             */
+            candidates?: components["schemas"]["MasterProfileCandidate"][];
         };
         /** @description A property of the group: a hotel, resort, restaurant, bar or spa. */
         Property: {
@@ -3142,7 +3154,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description Case-insensitive search in given name, family name and e-mail.
+                 * @description Case-insensitive search in given name, family name, the full name in either order ("Olivia Smith") and e-mail; nothing found: see the page's candidates.
                  * @example smith
                  */
                 q?: string;
@@ -3222,7 +3234,29 @@ export interface operations {
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
                      *       "has_more": true,
-                     *       "total_count": 1284
+                     *       "total_count": 1284,
+                     *       "candidates": [
+                     *         {
+                     *           "score": 0.92,
+                     *           "master_profile": {
+                     *             "id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "given_name": "Olivia",
+                     *             "family_name": "Smith",
+                     *             "email": "olivia.smith@example.com",
+                     *             "phone": "+447700900123",
+                     *             "language": "en",
+                     *             "country_code": "GB",
+                     *             "birth_date": "1986-04-12",
+                     *             "vip": true,
+                     *             "guest_profile_ids": [
+                     *               "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *               "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
+                     *             ],
+                     *             "created_at": "2026-01-14T09:31:00.000Z",
+                     *             "updated_at": "2026-03-02T17:05:13.000Z"
+                     *           }
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["MasterProfilePage"];

@@ -181,6 +181,7 @@ export const RECORD_EXAMPLES: Record<string, unknown> = {
   },
   Guest: GUEST,
   MasterProfile: MASTER_PROFILE,
+  MasterProfileCandidate: { score: 0.92, master_profile: MASTER_PROFILE },
   Reservation: {
     id: IDS.reservation,
     property_id: IDS.property,

@@ -76,14 +76,17 @@ export const routes: RouteSpec[] = [
   }),
   get("/v1/guests/:id", "read:guests", "GetGuest"),
 
-  list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
-    q: str("filter.q"),
-    email: str("filter.email"),
-    property_id: uuid("filter.propertyId"),
-    vip: bool("filter.vip"),
-    include_total: bool("includeTotal"),
-    ...updatedSince,
-  }),
+  {
+    ...list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
+      q: str("filter.q"),
+      email: str("filter.email"),
+      property_id: uuid("filter.propertyId"),
+      vip: bool("filter.vip"),
+      include_total: bool("includeTotal"),
+      ...updatedSince,
+    }),
+    omitNull: ["total_count", "candidates"], // candidates: only when q matched nothing (issue 42)
+  },
   get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile"),
 
   list("/v1/reservations", "read:reservations", "ListReservations", {

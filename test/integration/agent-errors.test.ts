@@ -313,3 +313,112 @@ describe("guest_context's more names the tools tools/list offers", () => {
     expect(viaTool.stays.more).toEqual(data.clustered.stays.more);
   });
 });
+
+describe("nothing found: the closest candidates, with their scores, on every door", () => {
+  /** A clustered guest of group A with a name long enough to misspell and a +44 phone, and its master profile's name. */
+  let person: { masterId: string; given: string; family: string; phone: string; masterGiven: string; masterFamily: string };
+  beforeAll(async () => {
+    const guest = await t.admin.guestProfile.findFirstOrThrow({
+      where: { propertyGroupId: A().id, masterProfileId: { not: null }, phone: { startsWith: "+44" }, givenName: { not: null }, familyName: { not: null } },
+      orderBy: { id: "asc" },
+    });
+    const master = await t.admin.masterProfile.findUniqueOrThrow({ where: { id: guest.masterProfileId! } });
+    person = { masterId: master.id, given: guest.givenName!, family: guest.familyName!, phone: guest.phone!, masterGiven: master.givenName!, masterFamily: master.familyName! };
+  });
+  const findGuests = `query($q: String!, $l: Int) { guestSearch(query: $q, limit: $l) { closest truncated candidates { masterProfileId matchedOn score similarity } } }`;
+
+  it("find_guests: a near-miss name is a closest candidate with its similarity, on /graphql and /mcp", async () => {
+    const query = `${person.given} ${person.family}e`; // "Lucia Browne" for Lucia Brown
+    const { guestSearch } = await gqlData(findGuests, { q: query });
+    expect(guestSearch.closest).toBe(true);
+    const mine = guestSearch.candidates.find((c: Json) => c.masterProfileId === person.masterId);
+    expect(mine.matchedOn).toEqual(["similar_name"]);
+    expect(mine.similarity).toBeGreaterThanOrEqual(0.8);
+    expect(mine.similarity).toBeLessThan(1);
+    expect(mine.score).toBe(Math.round(mine.similarity * 50));
+    const viaTool = await mcpOk("find_guests", { query });
+    expect(viaTool.closest).toBe(true);
+    expect(viaTool.candidates.find((c: Json) => c.master_profile_id === person.masterId).similarity).toBe(mine.similarity);
+    // An exact name is a match, not a closest candidate.
+    const exact = await gqlData(findGuests, { q: `${person.given} ${person.family}` });
+    expect(exact.guestSearch.closest).toBe(false);
+    expect(exact.guestSearch.candidates[0].similarity).toBeNull();
+  });
+
+  it("find_guests: a phone without its country code (national format, or bare digits) is a closest candidate", async () => {
+    const national = person.phone.slice(3); // +44 2079460958 → 2079460958
+    for (const query of [`0${national.slice(0, 3)} ${national.slice(3, 6)} ${national.slice(6)}`, national]) {
+      const { guestSearch } = await gqlData(findGuests, { q: query });
+      expect([query, guestSearch.closest]).toEqual([query, true]);
+      const mine = guestSearch.candidates.find((c: Json) => c.masterProfileId === person.masterId);
+      expect([query, mine?.matchedOn, mine?.similarity]).toEqual([query, ["phone_national"], 0.9]);
+      const viaTool = await mcpOk("find_guests", { query });
+      expect(viaTool.candidates.some((c: Json) => c.master_profile_id === person.masterId)).toBe(true);
+    }
+  });
+
+  it("master profiles: q with a full name matches across given and family name; a near miss answers candidates beside empty data (REST, GraphQL, MCP)", async () => {
+    for (const q of [`${person.masterGiven} ${person.masterFamily}`, `${person.masterFamily} ${person.masterGiven}`]) {
+      const res = await rest(`/v1/master-profiles?q=${encodeURIComponent(q)}&limit=100`);
+      expect(res.body.data.map((r: Json) => r.id)).toContain(person.masterId);
+      expect(res.body).not.toHaveProperty("candidates"); // matched: no candidates
+    }
+    const near = `${person.masterGiven} ${person.masterFamily}e`;
+    const res = await rest(`/v1/master-profiles?q=${encodeURIComponent(near)}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([]);
+    const mine = res.body.candidates.find((c: Json) => c.master_profile.id === person.masterId);
+    expect(mine.score).toBeGreaterThanOrEqual(0.8);
+    expect(mine.score).toBeLessThan(1);
+    expect(mine.master_profile.guest_profile_ids.length).toBeGreaterThan(0);
+    expect(res.body.candidates.length).toBeLessThanOrEqual(5);
+
+    const { masterProfiles } = await gqlData(`query($q: String) { masterProfiles(filter: { q: $q }) { nodes { id } candidates { score masterProfile { id } } } }`, { q: near });
+    expect(masterProfiles.nodes).toEqual([]);
+    expect(masterProfiles.candidates.map((c: Json) => [c.masterProfile.id, c.score])).toEqual(res.body.candidates.map((c: Json) => [c.master_profile.id, c.score]));
+    const viaTool = await mcpOk("list_records", { type: "master_profiles", q: near });
+    expect(viaTool.candidates).toEqual(res.body.candidates);
+    // Nothing close at all: an empty list of candidates, still beside empty data.
+    const none = await rest(`/v1/master-profiles?q=${encodeURIComponent("Qwxyz Zzqvv")}`);
+    expect([none.body.data, none.body.candidates]).toEqual([[], []]);
+  });
+
+  it("group B never gets group A's people as candidates; a pinned key only people at its property", async () => {
+    const near = `${person.given} ${person.family}e`;
+    const ofB = await gqlData(findGuests, { q: near }, B().credentials.api_key);
+    expect(ofB.guestSearch.candidates.some((c: Json) => c.masterProfileId === person.masterId)).toBe(false);
+    const masters = await rest(`/v1/master-profiles?q=${encodeURIComponent(`${person.masterGiven} ${person.masterFamily}e`)}`, B().credentials.api_key);
+    expect(masters.body.candidates.some((c: Json) => c.master_profile.id === person.masterId)).toBe(false);
+    for (const c of masters.body.candidates) expect((await rest(`/v1/master-profiles/${c.master_profile.id}`, B().credentials.api_key)).status).toBe(200);
+
+    const pinned = A().credentials.api_key_pinned;
+    const atPinned = await t.admin.guestProfile.findMany({ where: { propertyId: pinned.property_id }, select: { id: true, masterProfileId: true } });
+    const pinnedMasters = new Set(atPinned.map((g) => g.masterProfileId));
+    const pinnedGuests = new Set(atPinned.map((g) => g.id));
+    const seen = await gqlData(`query($q: String!) { guestSearch(query: $q, limit: 25) { closest candidates { masterProfileId guestProfileIds } } }`, { q: near }, pinned.token);
+    for (const c of seen.guestSearch.candidates) {
+      expect(c.guestProfileIds.every((id: string) => pinnedGuests.has(id))).toBe(true);
+      if (c.masterProfileId) expect(pinnedMasters.has(c.masterProfileId)).toBe(true);
+    }
+    const pinnedMastersRes = await rest(`/v1/master-profiles?q=${encodeURIComponent(`${person.masterGiven} ${person.masterFamily}e`)}`, pinned.token);
+    for (const c of pinnedMastersRes.body.candidates) expect(pinnedMasters.has(c.master_profile.id)).toBe(true);
+  });
+
+  it("closest candidates are batched: the statement count does not grow with the number asked for", async () => {
+    const counts: number[] = [];
+    for (const limit of [1, 5, 25]) {
+      const res = await t.api.post("/graphql").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: findGuests, variables: { q: `${person.given.slice(0, 3)}x`, l: limit } });
+      expect(res.body.data.guestSearch.closest).toBe(true);
+      counts.push(Number(res.headers["x-sql-statements"]));
+    }
+    expect(counts[0]).toBeGreaterThan(0);
+    expect(new Set(counts).size).toBe(1);
+    const masters = [];
+    for (const limit of [1, 100]) {
+      const res = await rest(`/v1/master-profiles?q=${encodeURIComponent(`${person.masterGiven}x ${person.masterFamily}`)}&limit=${limit}`);
+      expect(res.body.candidates.length).toBeGreaterThan(0);
+      masters.push(Number(res.headers["x-sql-statements"]));
+    }
+    expect(masters[0]).toBe(masters[1]);
+  });
+});

@@ -121,7 +121,7 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
     name: "effective_consent",
     description:
       "Effective consent, one row per contact point and purpose, with the status and deciding observation (withdrawn or " +
-      "denied beat granted); no row is unknown, never allowed. For one contact: check_contact_permission.",
+      "denied beat granted). For one contact: check_contact_permission.",
   },
   "GET /v1/actions": {
     name: "list_actions",
@@ -133,7 +133,7 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
     name: "review_summary",
     description:
       "Summarises reviews in one object: count, average rating (1 to 5), count per rating, by source, property and " +
-      "responded, over list_records' review filters: rather than paging reviews.",
+      "responded, over list_records' review filters.",
   },
   "GET /v1/reviews": {
     name: "list_reviews",
@@ -217,7 +217,7 @@ export const MERGED_TOOLS: { name: string; title: string; description: string; t
     title: "List records of one type",
     description:
       "Lists records of one type by the filters that type takes (an error names them): guests (one source's " +
-      "profile; source_id needs integration_id), master_profiles (a person across sources; q: name or e-mail), " +
+      "profile; source_id needs integration_id), master_profiles (a person across sources; q: name or e-mail; no match: candidates), " +
       "consent_observations (effective_consent's evidence), actions (guest tasks), events (change log; mode latest: " +
       "newest per entity), tables (guest lists), table_members (id: the table's), and the rest by name. To find a person: find_guests.",
     types: {

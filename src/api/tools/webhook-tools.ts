@@ -65,8 +65,7 @@ const listWebhookDeliveries: TaskTool = {
   title: "Webhook deliveries",
   description: [
     "One webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees, the same on every retry",
-    "and replay; ping_… for a test), event_type, attempt, status (succeeded, failed, refused), response_code, duration_ms, error,",
-    "next_retry_at.",
+    "and replay; ping_… for a test), event_type, attempt, status (succeeded, failed, refused), response_code, error, next_retry_at.",
   ].join(" "),
   operation: "WebhookDeliveryLog",
   inputSchema: {
