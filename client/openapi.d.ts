@@ -3942,7 +3942,7 @@ export interface operations {
                  */
                 email?: string;
                 /**
-                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @description Only this purpose, e.g. `email_marketing`; an unknown one is an error listing the group's.
                  * @example email_marketing
                  */
                 purpose?: string;
@@ -4074,7 +4074,7 @@ export interface operations {
                  */
                 email?: string;
                 /**
-                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @description Only this purpose, e.g. `email_marketing`; an unknown one is an error listing the group's.
                  * @example email_marketing
                  */
                 purpose?: string;

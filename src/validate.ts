@@ -95,7 +95,7 @@ export function rangeEnd(to: Date): Date | null {
 export const rangeStart = (from: Date): Date => new Date(from.getTime());
 
 export const INSTANT_OR_DAY_HINT = `an ISO 8601 instant (e.g. 2026-03-14T09:30:00Z) or a date YYYY-MM-DD (its start, UTC; as a _to bound, the whole day) ${YEARS_HINT}`;
-export const DAY_OR_INSTANT_HINT = `a date YYYY-MM-DD (or an ISO 8601 instant: its UTC date) ${YEARS_HINT}`;
+export const DAY_OR_INSTANT_HINT = `a real calendar date YYYY-MM-DD (or an ISO 8601 instant: its UTC date) ${YEARS_HINT}`;
 
 export function parseInstantOrDay(value: unknown): Date {
   const date = instantOrDayOf(value);

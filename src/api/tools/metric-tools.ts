@@ -42,7 +42,6 @@ const stayPerformance: TaskTool = {
   description: [
     "How a property (or the group) did over arrival dates: buckets of stays, nights, distinct_guests and revenue per currency",
     "(revenue, room revenue, average daily rate). Stays exclude cancellations and no-shows, on their local arrival day.",
-    "Last month: from and to its first and last day.",
   ].join(" "),
   operation: "StayPerformance",
   inputSchema: {
