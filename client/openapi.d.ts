@@ -145,7 +145,7 @@ export interface paths {
         };
         /**
          * Search master profiles
-         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names and e-mail. With `include_total` and no cursor, the first page also carries `total_count`.
+         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), not matches. With `include_total` and no cursor, the first page also carries `total_count`.
          *
          *     Requires the scope `read:guests`.
          */
@@ -3201,7 +3201,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A keyset page of master profiles; `total_count` only on a first page asked with `include_total`. */
+            /** @description A keyset page of master profiles; `total_count` only on a first page asked with `include_total`, `candidates` only when `q` matched nothing. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
