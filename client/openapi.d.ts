@@ -167,7 +167,7 @@ export interface paths {
         };
         /**
          * Search master profiles
-         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names and e-mail. With `include_total` and no cursor, the first page also carries `total_count`.
+         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), not matches. With `include_total` and no cursor, the first page also carries `total_count`.
          *
          *     Requires the scope `read:guests`.
          */
@@ -2226,6 +2226,13 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description A master profile whose name is close to the query, not a match (issue 42). */
+        MasterProfileCandidate: {
+            /** @description How close its name is to q, 0 to 1 (1 - edit distance / length, the name in either order, accents and case folded). */
+            score: number;
+            /** @description The master profile. */
+            master_profile: components["schemas"]["MasterProfile"];
+        };
         /** @description One link of a master profile: how one of its guest profiles joined it, and the evidence. */
         MasterProfileLink: {
             /**
@@ -2282,6 +2289,11 @@ export interface components {
              * @description All matching rows across pages: only when asked with `include_total`.
              */
             total_count?: number;
+            /**
+             * @description When q matched nothing (a first page): the master profiles whose name is closest to q, best first,
+             *     at most 5, each with its score; candidates, not matches. Null when q is not given or matched.
+             */
+            candidates?: components["schemas"]["MasterProfileCandidate"][];
         };
         /** @description A field equal in both linked profiles. */
         MatchedField: {
@@ -4181,7 +4193,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description Case-insensitive search in given name, family name and e-mail.
+                 * @description Case-insensitive search in given name, family name, the full name in either order ("Olivia Smith") and e-mail; nothing found: see the page's candidates.
                  * @example smith
                  */
                 q?: string;
@@ -4228,7 +4240,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A keyset page of master profiles; `total_count` only on a first page asked with `include_total`. */
+            /** @description A keyset page of master profiles; `total_count` only on a first page asked with `include_total`, `candidates` only when `q` matched nothing. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -4261,7 +4273,29 @@ export interface operations {
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
                      *       "has_more": true,
-                     *       "total_count": 1284
+                     *       "total_count": 1284,
+                     *       "candidates": [
+                     *         {
+                     *           "score": 0.92,
+                     *           "master_profile": {
+                     *             "id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "given_name": "Olivia",
+                     *             "family_name": "Smith",
+                     *             "email": "olivia.smith@example.com",
+                     *             "phone": "+447700900123",
+                     *             "language": "en",
+                     *             "country_code": "GB",
+                     *             "birth_date": "1986-04-12",
+                     *             "vip": true,
+                     *             "guest_profile_ids": [
+                     *               "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *               "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
+                     *             ],
+                     *             "created_at": "2026-01-14T09:31:00.000Z",
+                     *             "updated_at": "2026-03-02T17:05:13.000Z"
+                     *           }
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["MasterProfilePage"];
@@ -5075,7 +5109,7 @@ export interface operations {
                  */
                 email?: string;
                 /**
-                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @description Only this purpose, e.g. `email_marketing`; an unknown one is an error listing the group's.
                  * @example email_marketing
                  */
                 purpose?: string;
@@ -5218,7 +5252,7 @@ export interface operations {
                  */
                 email?: string;
                 /**
-                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @description Only this purpose, e.g. `email_marketing`; an unknown one is an error listing the group's.
                  * @example email_marketing
                  */
                 purpose?: string;

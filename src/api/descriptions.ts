@@ -50,8 +50,12 @@ Every \`/v1\` response carries \`Cache-Control: no-store\` and \`X-Content-Type-
 - **Not paged**: \`GET /v1/properties\`, \`GET /v1/integrations\`, and \`GET /v1/events?mode=latest\`.
 
 Filters are ANDed. An unknown query parameter is a 400 that names the parameter you probably meant.
-\`*_from\` is inclusive; \`*_to\` is inclusive for dates and exclusive for instants. Amounts are
-integers in the currency's minor unit.
+\`*_from\` is inclusive; \`*_to\` is inclusive for dates and exclusive for instants. Every range
+parameter (\`*_from\`, \`*_to\`, \`updated_since\`) takes a date \`2026-11-01\` or an instant
+\`2026-11-01T00:00:00Z\` alike: a date where an instant is kept means that day's start in UTC, and as
+\`*_to\` the whole day (up to the next day's start); an instant where a date is kept
+(\`arrival_*\`, \`departure_*\`) means its UTC date. E-mail filters ignore case and surrounding
+spaces. Amounts are integers in the currency's minor unit.
 
 ## Errors
 Every error is JSON \`{ "error": "<code>", "scope"?: "...", "detail"?: "..." }\`. Besides the
@@ -170,9 +174,12 @@ export const ROUTES: Record<string, RouteProse> = {
     tag: "Guests",
     summary: "Search master profiles",
     description:
-      "Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names and e-mail. With `include_total` " +
-      "and no cursor, the first page also carries `total_count`.",
-    response: "A keyset page of master profiles; `total_count` only on a first page asked with `include_total`.",
+      "Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) " +
+      "and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), " +
+      "not matches. With `include_total` and no cursor, the first page also carries `total_count`.",
+    response:
+      "A keyset page of master profiles; `total_count` only on a first page asked with `include_total`, `candidates` only " +
+      "when `q` matched nothing.",
   },
   "GET /v1/master-profiles/{id}": {
     tag: "Guests",

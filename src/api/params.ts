@@ -2,7 +2,7 @@
 // names the parameter and shows a valid example. Range rules (limit bounds, clamping) are business
 // rules and live in the resolvers; here only the type is checked.
 import { buildASTSchema, isEnumType, parse } from "graphql";
-import { isUuid, parseDate, parseInstant } from "../validate";
+import { dateOf, instantOf, isUuid, parseDay } from "../validate";
 import { loadTypeDefs } from "../graphql/schema-source";
 import { echo, invalidRequest, notFound } from "../errors";
 import { isStorableText, unstorableDetail, unstorablePath } from "../graphql/text";
@@ -65,26 +65,30 @@ export const uuidOrNotFound = (variable: string, noun: string): ParamSpec => ({
   },
 });
 
+/**
+ * A point in time: an ISO 8601 instant, or a date YYYY-MM-DD (issue 42), passed on as the date for the
+ * DateTime scalar to read as that day's UTC midnight, and as a whole day when it ends a range (`_to`).
+ */
 export const instant = (variable: string): ParamSpec => ({
   variable,
   schema: () => ({ type: "string", format: "date-time" }),
   parse: (raw, name) => {
-    try {
-      return parseInstant(raw).toISOString();
-    } catch {
-      throw invalidRequest(`${name} must be an ISO 8601 instant with time zone in the years 0001 to 9999, e.g. ${name}=${ISO_INSTANT_HINT}; got ${echo(raw)}`);
-    }
+    const at = instantOf(raw);
+    if (at) return at.toISOString();
+    if (dateOf(raw)) return raw;
+    throw invalidRequest(`${name} must be an ISO 8601 instant with time zone or a date YYYY-MM-DD in the years 0001 to 9999, e.g. ${name}=${ISO_INSTANT_HINT} or ${name}=2026-03-14; got ${echo(raw)}`);
   },
 });
 
+/** A calendar date YYYY-MM-DD; an ISO 8601 instant is accepted too and means its UTC date (issue 42). */
 export const date = (variable: string): ParamSpec => ({
   variable,
   schema: () => ({ type: "string", format: "date" }),
   parse: (raw, name) => {
     try {
-      return parseDate(raw).toISOString().slice(0, 10);
+      return parseDay(raw).toISOString().slice(0, 10);
     } catch {
-      throw invalidRequest(`${name} must be a date YYYY-MM-DD in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
+      throw invalidRequest(`${name} must be a date YYYY-MM-DD (or an ISO 8601 instant, read as its UTC date) in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
     }
   },
 });

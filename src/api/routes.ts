@@ -81,14 +81,17 @@ export const routes: RouteSpec[] = [
   get("/v1/guests/:id", "read:guests", "GetGuest"),
   { method: "POST", path: "/v1/guests/lookup", scope: "read:guests", operation: "LookupGuests", envelope: "unwrap", body: lookupBody(), bodyNotFound: true },
 
-  list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
-    q: str("filter.q"),
-    email: str("filter.email"),
-    property_id: uuid("filter.propertyId"),
-    vip: bool("filter.vip"),
-    include_total: bool("includeTotal"),
-    ...updatedSince,
-  }),
+  {
+    ...list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
+      q: str("filter.q"),
+      email: str("filter.email"),
+      property_id: uuid("filter.propertyId"),
+      vip: bool("filter.vip"),
+      include_total: bool("includeTotal"),
+      ...updatedSince,
+    }),
+    omitNull: ["total_count", "candidates"], // candidates: only when q matched nothing (issue 42)
+  },
   get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile"),
   { method: "GET", path: "/v1/master-profiles/:id/links", scope: "read:guests", operation: "ListMasterProfileLinks",
     pathParams: byId("masterProfileId"), envelope: "body" },

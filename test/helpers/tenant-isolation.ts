@@ -157,13 +157,14 @@ export const EXEMPTIONS: Exemption[] = [
   {
     name: "the group's consent purposes",
     why:
-      "A purpose is checked against those the group records consent for (data/consents.ts purposes: a purpose no property " +
-      "records is refused, listing the known ones), and consent is group-wide by spec 1.5, so the list is the group's even " +
-      "for a narrowed caller. It carries the group predicate and selects the purpose names alone, grouped: no row, contact or property.",
+      "An unknown purpose is refused with the purposes the group records consent for (issue 42), the same list for every " +
+      "credential of the group, as check_contact_permission answers it: the statement reads only the distinct purpose names " +
+      "(no row, no contact point) and still carries the group predicate.",
     excuses: "property",
     applies: (s, tables) =>
-      tables.length === 1 && tables[0] === "consent_observations" &&
-      /^SELECT "public"\."consent_observations"\."purpose" FROM "public"\."consent_observations" WHERE .* GROUP BY "public"\."consent_observations"\."purpose" /s.test(s.text),
+      tables.length === 1 &&
+      tables[0] === "consent_observations" &&
+      /^SELECT "public"\."consent_observations"\."purpose" FROM "public"\."consent_observations" WHERE .* GROUP BY "public"\."consent_observations"\."purpose"/s.test(s.text),
   },
 ];
 

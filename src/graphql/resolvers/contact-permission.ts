@@ -41,7 +41,8 @@ const unknownPurpose = (purpose: string, known: string[]) =>
   invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
 
 /**
- * A purpose as every consent question takes it (contactPermission, lookupGuests, Table.reachability):
+ * A purpose as every consent question takes it (contactPermission, lookupGuests, Table.reachability, the
+ * consent lists and effective consent on every door: a typo is an error, never a silent "no rows"):
  * trimmed, not empty, and one the group records consent for when it records any. One statement.
  */
 export async function checkedPurpose(ctx: RequestContext, raw: string): Promise<string> {
@@ -78,14 +79,9 @@ async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: R
   // narrowed to one property.
   const [decision] = await ctx.data.consents.decide([contact.value], { purpose, contactType: contact.type });
   const observations = decision?.observations ?? [];
-  if (observations.length === 0) {
-    // No observation: unknown for a purpose the group records consent for; a purpose it never records
-    // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
-    const known = await ctx.data.consents.purposes();
-    if (known.length > 0 && !known.includes(purpose)) {
-      throw unknownPurpose(purpose, known);
-    }
-  }
+  // No observation: unknown for a purpose the group records consent for; a purpose it never records
+  // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
+  if (observations.length === 0) await checkedPurpose(ctx, purpose);
   const effective = decision?.effective ?? effectiveConsent([]);
   const shown = observations.slice(0, OBSERVATIONS_SHOWN);
   const ids = [...new Set(shown.map((o) => o.propertyId).filter((id): id is string => id !== null))];
