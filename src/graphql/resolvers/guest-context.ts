@@ -246,7 +246,7 @@ async function recentEvents(p: Person, _: unknown, ctx: RequestContext) {
       changed: changedFields(e.delta),
     })),
     truncated: rows.length > EVENTS_SHOWN,
-    more: more(p, "events", { mode: "timeline", order: "desc" }),
+    more: more(p, "events", { order: "desc" }),
   };
 }
 
