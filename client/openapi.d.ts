@@ -136,6 +136,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/guests/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look up many guests at once
+         * @description One compact row per person (a master profile; a guest profile without one is its own person) for up to 100 `guest_profile_ids`, `master_profile_ids`, `emails` and `phones` in all (e-mails case-insensitive, phones in any formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset`. Inputs that find nobody in scope are listed in `not_found`; `matched` says which inputs found each person. With `purpose`, each contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller narrowed to one property sees the person's guest profiles, stays and spend at that property only.
+         *
+         *     Requires the scope `read:guests`.
+         */
+        post: operations["lookupGuests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/master-profiles": {
         parameters: {
             query?: never;
@@ -145,7 +167,7 @@ export interface paths {
         };
         /**
          * Search master profiles
-         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names and e-mail. With `include_total` and no cursor, the first page also carries `total_count`.
+         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), not matches. With `include_total` and no cursor, the first page also carries `total_count`.
          *
          *     Requires the scope `read:guests`.
          */
@@ -700,6 +722,28 @@ export interface paths {
          *     Requires the scope `read:tables`.
          */
         get: operations["listTableMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tables/{id}/reachability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count who on a table may be contacted
+         * @description The table's members in the caller's scope counted by the effective consent for `purpose` of their own e-mail and phone (`granted`, `withdrawn`, `denied`, `unknown`, or `no_contact`), exactly as `check_contact_permission` decides each one (spec 1.5, group-wide), with how many are reachable and each destination binding's state and lag. A filter-defined table counts whoever its document selects now. `purpose` is required; one the group does not record consent for is a 400 listing the ones it does.
+         *
+         *     Requires the scope `read:tables`.
+         */
+        get: operations["getTableReachability"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1268,6 +1312,34 @@ export interface components {
             /** @description Whether another page follows. */
             has_more: boolean;
         };
+        /** @description Members by effective consent of one contact type; they add up to the member count. */
+        ConsentCounts: {
+            /**
+             * Format: int32
+             * @description Granted: may be contacted.
+             */
+            granted: number;
+            /**
+             * Format: int32
+             * @description Withdrawn somewhere in the group.
+             */
+            withdrawn: number;
+            /**
+             * Format: int32
+             * @description Denied somewhere in the group.
+             */
+            denied: number;
+            /**
+             * Format: int32
+             * @description A contact point with no observation for the purpose: never permission.
+             */
+            unknown: number;
+            /**
+             * Format: int32
+             * @description No contact point of this type (or none usable: a phone without its country code).
+             */
+            no_contact: number;
+        };
         /** @description A stored consent observation: a decisive signal (granted, withdrawn, denied) for one contact point and purpose. */
         ConsentObservation: {
             /**
@@ -1635,6 +1707,132 @@ export interface components {
              * @description When this row last changed.
              */
             updated_at: string;
+        };
+        /** @description A contact point of a person. */
+        GuestLookupContact: {
+            /**
+             * @description email or phone.
+             * @enum {string}
+             */
+            type: "email" | "phone";
+            /** @description Lower-case e-mail or E.164 phone. */
+            value: string;
+            /**
+             * @description Effective consent for the lookup's purpose; null when no purpose was given.
+             * @enum {string|null}
+             */
+            consent: "granted" | "withdrawn" | "denied" | "unknown" | null;
+        };
+        /** @description One input of a lookup, as it was given. */
+        GuestLookupInputRef: {
+            /**
+             * @description Which list it came from.
+             * @enum {string}
+             */
+            kind: "guest_profile_id" | "master_profile_id" | "email" | "phone";
+            /** @description The value as given. */
+            value: string;
+        };
+        /** @description A loyalty membership, compact. */
+        GuestLookupMembership: {
+            /**
+             * Format: uuid
+             * @description The program's id.
+             */
+            program_id: string;
+            /** @description The program's name. */
+            program_name: string | null;
+            /** @description The tier's name (its code when the program does not name it). */
+            tier: string;
+            /** @description The member number. */
+            member_number: string;
+            /**
+             * Format: int32
+             * @description Points balance.
+             */
+            points: number;
+        };
+        /** @description One person, compact: a master profile, or a guest profile without one. */
+        GuestLookupPerson: {
+            /**
+             * Format: uuid
+             * @description The master profile; null for a guest profile without one.
+             */
+            master_profile_id: string | null;
+            /** @description The person's guest profiles in the caller's scope. */
+            guest_profile_ids: string[];
+            /** @description Given and family name. */
+            name: string | null;
+            /** @description Given name. */
+            given_name: string | null;
+            /** @description Family name. */
+            family_name: string | null;
+            /** @description VIP: the master profile's flag, else whether a guest profile has a VIP code. */
+            vip: boolean;
+            /** @description Loyalty memberships. */
+            loyalty: components["schemas"]["GuestLookupMembership"][];
+            /** @description Properties of the person's guest profiles. */
+            property_ids: string[];
+            /**
+             * Format: int32
+             * @description Stays begun: reservations of kind stay, not cancelled or no-show, arrived by today.
+             */
+            stay_count: number;
+            /** @description The latest stay begun. */
+            last_stay: components["schemas"]["GuestLookupStay"] | null;
+            /** @description The next stay: tentative or confirmed, arriving after today. */
+            next_stay: components["schemas"]["GuestLookupStay"] | null;
+            /** @description Spend per currency (the rule of GuestSpend). */
+            spend: components["schemas"]["GuestLookupSpend"][];
+            /** @description E-mails (lower-case) and phones (E.164), with their effective consent for the purpose. */
+            contacts: components["schemas"]["GuestLookupContact"][];
+            /** @description The inputs that found this person. */
+            matched: components["schemas"]["GuestLookupInputRef"][];
+        };
+        /** @description One row per person found, the inputs that found nobody, and with `table_id` the offset of the next 100 members. */
+        GuestLookupResult: {
+            /** @description One row per person, in the order of the inputs that found them. */
+            data: components["schemas"]["GuestLookupPerson"][];
+            /** @description Inputs that found nobody in scope. */
+            not_found: components["schemas"]["GuestLookupInputRef"][];
+            /**
+             * Format: int32
+             * @description With a table: the offset of its next 100 members; null on the last page and without a table.
+             */
+            next_offset: number | null;
+        };
+        /** @description Spend in one currency. */
+        GuestLookupSpend: {
+            /** @description ISO 4217 currency code. */
+            currency: string;
+            /**
+             * Format: int64
+             * @description Charges and adjustments less refunds, in minor units.
+             */
+            amount_minor: number;
+        };
+        /** @description A stay, compact. */
+        GuestLookupStay: {
+            /**
+             * Format: uuid
+             * @description The reservation's id.
+             */
+            reservation_id: string;
+            /**
+             * Format: uuid
+             * @description The property.
+             */
+            property_id: string;
+            /**
+             * Format: date
+             * @description Arrival date.
+             */
+            arrival_date: string;
+            /**
+             * Format: date
+             * @description Departure date.
+             */
+            departure_date: string;
         };
         /** @description A keyset page (spec section 8): follow `next_cursor` until it is null. */
         GuestPage: {
@@ -2028,6 +2226,13 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description A master profile whose name is close to the query, not a match (issue 42). */
+        MasterProfileCandidate: {
+            /** @description How close its name is to q, 0 to 1 (1 - edit distance / length, the name in either order, accents and case folded). */
+            score: number;
+            /** @description The master profile. */
+            master_profile: components["schemas"]["MasterProfile"];
+        };
         /** @description One link of a master profile: how one of its guest profiles joined it, and the evidence. */
         MasterProfileLink: {
             /**
@@ -2084,6 +2289,11 @@ export interface components {
              * @description All matching rows across pages: only when asked with `include_total`.
              */
             total_count?: number;
+            /**
+             * @description When q matched nothing (a first page): the master profiles whose name is closest to q, best first,
+             *     at most 5, each with its score; candidates, not matches. Null when q is not given or matched.
+             */
+            candidates?: components["schemas"]["MasterProfileCandidate"][];
         };
         /** @description A field equal in both linked profiles. */
         MatchedField: {
@@ -2151,6 +2361,53 @@ export interface components {
              * @description Reviews with it.
              */
             count: number;
+        };
+        /** @description Member counts per contact type. */
+        ReachabilityByContactType: {
+            /** @description By the member's e-mail address. */
+            email: components["schemas"]["ConsentCounts"];
+            /** @description By the member's phone number. */
+            phone: components["schemas"]["ConsentCounts"];
+        };
+        /** @description A destination binding's delivery state, as in Table.bindings. */
+        ReachabilityDestination: {
+            /** @description mailchimp or klaviyo. */
+            provider: string;
+            /**
+             * @description Delivery state.
+             * @enum {string}
+             */
+            state: "active" | "paused" | "error";
+            /**
+             * Format: int32
+             * @description Membership changes not yet confirmed by the destination.
+             */
+            lag: number;
+            /**
+             * Format: date-time
+             * @description When the last flush finished.
+             */
+            last_flush_at: string | null;
+            /** @description Why delivery stopped, in the error state. */
+            last_error: string | null;
+        };
+        /** @description Members that may be contacted. */
+        ReachableCounts: {
+            /**
+             * Format: int32
+             * @description Members whose e-mail is granted.
+             */
+            email: number;
+            /**
+             * Format: int32
+             * @description Members whose phone is granted.
+             */
+            phone: number;
+            /**
+             * Format: int32
+             * @description Members with at least one granted contact point.
+             */
+            any: number;
         };
         /** @description A reservation: a stay, a dining, spa or event booking. */
         Reservation: {
@@ -2736,6 +2993,37 @@ export interface components {
              * @description All matching rows across pages: only when asked with `include_total`.
              */
             total_count?: number;
+        };
+        /** @description A table's members counted by who may be contacted for one purpose. */
+        TableReachability: {
+            /**
+             * Format: uuid
+             * @description The table's id.
+             */
+            table_id: string;
+            /** @description The purpose counted. */
+            purpose: string;
+            /**
+             * @description What members are.
+             * @enum {string}
+             */
+            member_type: "guest_profile" | "master_profile";
+            /**
+             * Format: int32
+             * @description Members in the caller's scope (a filter-defined table: whoever its document selects now).
+             */
+            member_count: number;
+            /**
+             * Format: int32
+             * @description Distinct people among them: master profiles, and guest profiles without one.
+             */
+            person_count: number;
+            /** @description Members by the effective consent of their e-mail and of their phone. */
+            by_contact_type: components["schemas"]["ReachabilityByContactType"];
+            /** @description Members whose e-mail, phone or either is granted. */
+            reachable: components["schemas"]["ReachableCounts"];
+            /** @description The table's destination bindings, with their delivery state. */
+            destinations: components["schemas"]["ReachabilityDestination"][];
         };
         /** @description A table with the destination lists it is delivered to. */
         TableWithBindings: {
@@ -3721,6 +4009,176 @@ export interface operations {
             504: components["responses"]["QueryTimeout"];
         };
     };
+    lookupGuests: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "emails": [
+                 *         "olivia.smith.0@example.com"
+                 *       ],
+                 *       "phones": [
+                 *         "+44 7700 900123"
+                 *       ],
+                 *       "purpose": "email_marketing"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Guest profile ids. */
+                    guest_profile_ids?: string[];
+                    /** @description Master profile ids. */
+                    master_profile_ids?: string[];
+                    /** @description E-mail addresses, case-insensitive. */
+                    emails?: string[];
+                    /** @description Phone numbers in any formatting with their country code. */
+                    phones?: string[];
+                    /**
+                     * Format: uuid
+                     * @description A table whose members to look up, 100 per call; not with the lists of ids, e-mails and phones.
+                     */
+                    table_id?: string;
+                    /**
+                     * @description Rows to skip, default 0; clamped to 50000, where a walk ends. Send the previous page's next offset.
+                     * @default 0
+                     */
+                    offset?: number;
+                    /** @description A purpose, e.g. email_marketing: each contact point then shows its effective consent for it. */
+                    purpose?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The people found, the inputs that found nobody, and with `table_id` the next offset. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "master_profile_id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *           "guest_profile_ids": [
+                     *             "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f"
+                     *           ],
+                     *           "name": "Olivia Smith",
+                     *           "given_name": "Olivia",
+                     *           "family_name": "Smith",
+                     *           "vip": true,
+                     *           "loyalty": [
+                     *             {
+                     *               "program_id": "6d5c4b3a-2910-4f8e-8d7c-6b5a49382716",
+                     *               "program_name": "Harbour & Vine Circle",
+                     *               "tier": "Gold",
+                     *               "member_number": "HVC-000000234",
+                     *               "points": 12480
+                     *             }
+                     *           ],
+                     *           "property_ids": [
+                     *             "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11"
+                     *           ],
+                     *           "stay_count": 4,
+                     *           "last_stay": {
+                     *             "reservation_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *             "property_id": "0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11",
+                     *             "arrival_date": "2026-03-14",
+                     *             "departure_date": "2026-03-17"
+                     *           },
+                     *           "next_stay": null,
+                     *           "spend": [
+                     *             {
+                     *               "currency": "GBP",
+                     *               "amount_minor": 184250
+                     *             }
+                     *           ],
+                     *           "contacts": [
+                     *             {
+                     *               "type": "email",
+                     *               "value": "olivia.smith@example.com",
+                     *               "consent": "granted"
+                     *             },
+                     *             {
+                     *               "type": "phone",
+                     *               "value": "+447700900123",
+                     *               "consent": "unknown"
+                     *             }
+                     *           ],
+                     *           "matched": [
+                     *             {
+                     *               "kind": "email",
+                     *               "value": "olivia.smith@example.com"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "not_found": [
+                     *         {
+                     *           "kind": "phone",
+                     *           "value": "+44 7700 900123"
+                     *         }
+                     *       ],
+                     *       "next_offset": 50
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GuestLookupResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:guests`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:guests",
+                     *       "detail": "this credential lacks the scope read:guests"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
     listMasterProfiles: {
         parameters: {
             query?: {
@@ -3735,7 +4193,7 @@ export interface operations {
                  */
                 cursor?: string;
                 /**
-                 * @description Case-insensitive search in given name, family name and e-mail.
+                 * @description Case-insensitive search in given name, family name, the full name in either order ("Olivia Smith") and e-mail; nothing found: see the page's candidates.
                  * @example smith
                  */
                 q?: string;
@@ -3782,7 +4240,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A keyset page of master profiles; `total_count` only on a first page asked with `include_total`. */
+            /** @description A keyset page of master profiles; `total_count` only on a first page asked with `include_total`, `candidates` only when `q` matched nothing. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3815,7 +4273,29 @@ export interface operations {
                      *       ],
                      *       "next_cursor": "eyJrIjpbIjIwMjYtMDEtMTRUMDk6MzA6MDAuMDAwWiJdfQ.c2ln",
                      *       "has_more": true,
-                     *       "total_count": 1284
+                     *       "total_count": 1284,
+                     *       "candidates": [
+                     *         {
+                     *           "score": 0.92,
+                     *           "master_profile": {
+                     *             "id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
+                     *             "given_name": "Olivia",
+                     *             "family_name": "Smith",
+                     *             "email": "olivia.smith@example.com",
+                     *             "phone": "+447700900123",
+                     *             "language": "en",
+                     *             "country_code": "GB",
+                     *             "birth_date": "1986-04-12",
+                     *             "vip": true,
+                     *             "guest_profile_ids": [
+                     *               "3f1c2a9e-7d4b-4c1a-9e2f-5b6a7c8d9e0f",
+                     *               "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
+                     *             ],
+                     *             "created_at": "2026-01-14T09:31:00.000Z",
+                     *             "updated_at": "2026-03-02T17:05:13.000Z"
+                     *           }
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["MasterProfilePage"];
@@ -4629,7 +5109,7 @@ export interface operations {
                  */
                 email?: string;
                 /**
-                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @description Only this purpose, e.g. `email_marketing`; an unknown one is an error listing the group's.
                  * @example email_marketing
                  */
                 purpose?: string;
@@ -4772,7 +5252,7 @@ export interface operations {
                  */
                 email?: string;
                 /**
-                 * @description Only this purpose, e.g. `email_marketing`.
+                 * @description Only this purpose, e.g. `email_marketing`; an unknown one is an error listing the group's.
                  * @example email_marketing
                  */
                 purpose?: string;
@@ -6985,6 +7465,127 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["TableMemberPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `forbidden` with `scope: read:tables`: the credential lacks the scope; also an MCP connector token on `/v1`. `forbidden`: `X-Property-Id` names a property outside the group, or comes with a session token. `tenant_not_provisioned`: the session's organisation has no property group yet. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "forbidden",
+                     *       "scope": "read:tables",
+                     *       "detail": "this credential lacks the scope read:tables"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        error?: "forbidden" | "tenant_not_provisioned";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["QueryTimeout"];
+        };
+    };
+    getTableReachability: {
+        parameters: {
+            query: {
+                /**
+                 * @description The purpose, e.g. email_marketing.
+                 * @example email_marketing
+                 */
+                purpose: string;
+            };
+            header?: {
+                /**
+                 * @description Narrows this request to one property of the caller's group. Not a uuid (an empty value too): `400 invalid_request`; outside the group or sent with a session token: `403 forbidden`. A property-pinned API key ignores it.
+                 * @example 0b6f6c1e-2a41-4c36-9b43-2f0d1f0e8a11
+                 */
+                "X-Property-Id"?: components["parameters"]["PropertyId"];
+                /**
+                 * @description Your id for this request (1–128 of `A-Z a-z 0-9 _ . : -`), echoed in the response; otherwise one is generated.
+                 * @example crm-sync:2026-03-14:0042
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The table's id.
+                 * @example b7a69584-7362-4514-9f8e-7d6c5b4a3928
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts and the destinations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "X-Sql-Statements": components["headers"]["XSqlStatements"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "table_id": "b7a69584-7362-4514-9f8e-7d6c5b4a3928",
+                     *         "purpose": "email_marketing",
+                     *         "member_type": "master_profile",
+                     *         "member_count": 23,
+                     *         "person_count": 23,
+                     *         "by_contact_type": {
+                     *           "email": {
+                     *             "granted": 5,
+                     *             "withdrawn": 2,
+                     *             "denied": 1,
+                     *             "unknown": 14,
+                     *             "no_contact": 1
+                     *           },
+                     *           "phone": {
+                     *             "granted": 0,
+                     *             "withdrawn": 0,
+                     *             "denied": 0,
+                     *             "unknown": 9,
+                     *             "no_contact": 14
+                     *           }
+                     *         },
+                     *         "reachable": {
+                     *           "email": 5,
+                     *           "phone": 0,
+                     *           "any": 5
+                     *         },
+                     *         "destinations": [
+                     *           {
+                     *             "provider": "mailchimp",
+                     *             "state": "active",
+                     *             "lag": 0,
+                     *             "last_flush_at": "2026-03-14T09:30:00.000Z",
+                     *             "last_error": null
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Table.reachability of one table by id: its members counted by who may be contacted for `purpose`; `not_found` when missing or outside scope. */
+                        data: components["schemas"]["TableReachability"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -55,3 +55,56 @@ export function parseDate(value: unknown): Date {
   if (!date) throw invalidRequest(`expected ${DATE_HINT}; got ${JSON.stringify(value)}`);
   return date;
 }
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A date given where an instant is asked (issue 42: dates and timestamps alike): that day's UTC
+ * midnight, remembering it was a whole day, so that an exclusive range end takes the whole day in
+ * (rangeEnd). Its JSON is the date, so a cursor bound to the filter tells it from the instant.
+ */
+export class WholeDay extends Date {
+  override toJSON(): string {
+    return this.toISOString().slice(0, 10);
+  }
+}
+
+/** Where an instant is asked: an instant, or a date as its UTC midnight (a WholeDay); undefined otherwise. */
+export function instantOrDayOf(value: unknown): Date | undefined {
+  const day = dateOf(value);
+  return day ? new WholeDay(day.getTime()) : instantOf(value);
+}
+
+/** Where a date is asked: a date, or an instant's UTC date; undefined otherwise. */
+export function dayOf(value: unknown): Date | undefined {
+  const instant = dateOf(value) ? undefined : instantOf(value);
+  return instant ? new Date(Math.floor(instant.getTime() / DAY_MS) * DAY_MS) : dateOf(value);
+}
+
+/**
+ * The exclusive end of an instant range (`_to`) as a plain Date: a whole day given as the end counts
+ * in full (the range stops at the next day's start); null after the last storable day (no bound).
+ */
+export function rangeEnd(to: Date): Date | null {
+  if (!(to instanceof WholeDay)) return to;
+  const next = new Date(to.getTime() + DAY_MS);
+  return inStorableYears(next) ? next : null;
+}
+
+/** A range's start as a plain Date (a WholeDay is its midnight). */
+export const rangeStart = (from: Date): Date => new Date(from.getTime());
+
+export const INSTANT_OR_DAY_HINT = `an ISO 8601 instant (e.g. 2026-03-14T09:30:00Z) or a date YYYY-MM-DD (its start, UTC; as a _to bound, the whole day) ${YEARS_HINT}`;
+export const DAY_OR_INSTANT_HINT = `a real calendar date YYYY-MM-DD (or an ISO 8601 instant: its UTC date) ${YEARS_HINT}`;
+
+export function parseInstantOrDay(value: unknown): Date {
+  const date = instantOrDayOf(value);
+  if (!date) throw invalidRequest(`expected ${INSTANT_OR_DAY_HINT}; got ${JSON.stringify(value)}`);
+  return date;
+}
+
+export function parseDay(value: unknown): Date {
+  const date = dayOf(value);
+  if (!date) throw invalidRequest(`expected ${DAY_OR_INSTANT_HINT}; got ${JSON.stringify(value)}`);
+  return date;
+}

@@ -50,8 +50,12 @@ Every \`/v1\` response carries \`Cache-Control: no-store\` and \`X-Content-Type-
 - **Not paged**: \`GET /v1/properties\`, \`GET /v1/integrations\`, and \`GET /v1/events?mode=latest\`.
 
 Filters are ANDed. An unknown query parameter is a 400 that names the parameter you probably meant.
-\`*_from\` is inclusive; \`*_to\` is inclusive for dates and exclusive for instants. Amounts are
-integers in the currency's minor unit.
+\`*_from\` is inclusive; \`*_to\` is inclusive for dates and exclusive for instants. Every range
+parameter (\`*_from\`, \`*_to\`, \`updated_since\`) takes a date \`2026-11-01\` or an instant
+\`2026-11-01T00:00:00Z\` alike: a date where an instant is kept means that day's start in UTC, and as
+\`*_to\` the whole day (up to the next day's start); an instant where a date is kept
+(\`arrival_*\`, \`departure_*\`) means its UTC date. E-mail filters ignore case and surrounding
+spaces. Amounts are integers in the currency's minor unit.
 
 ## Errors
 Every error is JSON \`{ "error": "<code>", "scope"?: "...", "detail"?: "..." }\`. Besides the
@@ -153,13 +157,29 @@ export const ROUTES: Record<string, RouteProse> = {
     description: "One guest profile by id; `404 not_found` when missing or outside scope.",
     response: "The guest profile.",
   },
+  "POST /v1/guests/lookup": {
+    tag: "Guests",
+    summary: "Look up many guests at once",
+    description:
+      "One compact row per person (a master profile; a guest profile without one is its own person) for up to 100 " +
+      "`guest_profile_ids`, `master_profile_ids`, `emails` and `phones` in all (e-mails case-insensitive, phones in any " +
+      "formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset`. Inputs that find " +
+      "nobody in scope are listed in `not_found`; `matched` says which inputs found each person. With `purpose`, each " +
+      "contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller " +
+      "narrowed to one property sees the person's guest profiles, stays and spend at that property only.",
+    response: "The people found, the inputs that found nobody, and with `table_id` the next offset.",
+    requestExample: { emails: ["olivia.smith.0@example.com"], phones: ["+44 7700 900123"], purpose: "email_marketing" },
+  },
   "GET /v1/master-profiles": {
     tag: "Guests",
     summary: "Search master profiles",
     description:
-      "Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names and e-mail. With `include_total` " +
-      "and no cursor, the first page also carries `total_count`.",
-    response: "A keyset page of master profiles; `total_count` only on a first page asked with `include_total`.",
+      "Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) " +
+      "and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), " +
+      "not matches. With `include_total` and no cursor, the first page also carries `total_count`.",
+    response:
+      "A keyset page of master profiles; `total_count` only on a first page asked with `include_total`, `candidates` only " +
+      "when `q` matched nothing.",
   },
   "GET /v1/master-profiles/{id}": {
     tag: "Guests",
@@ -365,6 +385,18 @@ export const ROUTES: Record<string, RouteProse> = {
     response: "The binding, active.",
     parameters: { id: "The table's id." },
   },
+  "GET /v1/tables/{id}/reachability": {
+    tag: "Tables",
+    summary: "Count who on a table may be contacted",
+    description:
+      "The table's members in the caller's scope counted by the effective consent for `purpose` of their own e-mail and " +
+      "phone (`granted`, `withdrawn`, `denied`, `unknown`, or `no_contact`), exactly as `check_contact_permission` " +
+      "decides each one (spec 1.5, group-wide), with how many are reachable and each destination binding's state and " +
+      "lag. A filter-defined table counts whoever its document selects now. `purpose` is required; one the group does " +
+      "not record consent for is a 400 listing the ones it does.",
+    response: "The counts and the destinations.",
+    parameters: { id: "The table's id.", purpose: "The purpose, e.g. email_marketing." },
+  },
   "GET /v1/tables/{id}/members": {
     tag: "Tables",
     summary: "List table members",
@@ -486,5 +518,6 @@ export const ENVELOPE_MEMBERS: Record<string, string> = {
  */
 export const RECORDS: Record<string, string> = {
   TableWithBindings: "A table with the destination lists it is delivered to.",
+  GuestLookupResult: "One row per person found, the inputs that found nobody, and with `table_id` the offset of the next 100 members.",
   Error: "Every error body (spec 2.3).",
 };

@@ -2,7 +2,7 @@
 // names the parameter and shows a valid example. Range rules (limit bounds, clamping) are business
 // rules and live in the resolvers; here only the type is checked.
 import { buildASTSchema, isEnumType, parse } from "graphql";
-import { isUuid, parseDate, parseInstant } from "../validate";
+import { dateOf, instantOf, isUuid, parseDay } from "../validate";
 import { loadTypeDefs } from "../graphql/schema-source";
 import { echo, invalidRequest, notFound } from "../errors";
 import { isStorableText, unstorableDetail, unstorablePath } from "../graphql/text";
@@ -15,7 +15,14 @@ export interface ParamSpec {
   schema: () => Record<string, unknown>;
   /** Also taken as `name[]=a&name[]=b` (a list), read as `name=a,b`. */
   list?: boolean;
+  /** A query parameter the route cannot answer without (path parameters always are). */
+  required?: boolean;
+  /** With `required`: the value the 400 shows. */
+  example?: string;
 }
+
+/** The same parameter, required: a request without it is a 400 showing `example`. */
+export const requiredParam = (spec: ParamSpec, example: string): ParamSpec => ({ ...spec, required: true, example });
 
 const ISO_INSTANT_HINT = "2026-03-14T09:30:00Z";
 
@@ -58,26 +65,30 @@ export const uuidOrNotFound = (variable: string, noun: string): ParamSpec => ({
   },
 });
 
+/**
+ * A point in time: an ISO 8601 instant, or a date YYYY-MM-DD (issue 42), passed on as the date for the
+ * DateTime scalar to read as that day's UTC midnight, and as a whole day when it ends a range (`_to`).
+ */
 export const instant = (variable: string): ParamSpec => ({
   variable,
   schema: () => ({ type: "string", format: "date-time" }),
   parse: (raw, name) => {
-    try {
-      return parseInstant(raw).toISOString();
-    } catch {
-      throw invalidRequest(`${name} must be an ISO 8601 instant with time zone in the years 0001 to 9999, e.g. ${name}=${ISO_INSTANT_HINT}; got ${echo(raw)}`);
-    }
+    const at = instantOf(raw);
+    if (at) return at.toISOString();
+    if (dateOf(raw)) return raw;
+    throw invalidRequest(`${name} must be an ISO 8601 instant with time zone or a date YYYY-MM-DD in the years 0001 to 9999, e.g. ${name}=${ISO_INSTANT_HINT} or ${name}=2026-03-14; got ${echo(raw)}`);
   },
 });
 
+/** A calendar date YYYY-MM-DD; an ISO 8601 instant is accepted too and means its UTC date (issue 42). */
 export const date = (variable: string): ParamSpec => ({
   variable,
   schema: () => ({ type: "string", format: "date" }),
   parse: (raw, name) => {
     try {
-      return parseDate(raw).toISOString().slice(0, 10);
+      return parseDay(raw).toISOString().slice(0, 10);
     } catch {
-      throw invalidRequest(`${name} must be a date YYYY-MM-DD in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
+      throw invalidRequest(`${name} must be a date YYYY-MM-DD (or an ISO 8601 instant, read as its UTC date) in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
     }
   },
 });
@@ -249,6 +260,9 @@ export function parseQuery(query: Record<string, unknown>, specs: Record<string,
     if (!spec) throw invalidRequest(unknownParameterDetail(name, Object.keys(specs)));
     if (typeof raw !== "string") throw invalidRequest(`${name} must be given once, as a plain value`);
     setPath(variables, spec.variable, spec.parse(raw, name));
+  }
+  for (const [name, spec] of Object.entries(specs)) {
+    if (spec.required && own(query, name) === undefined) throw invalidRequest(`${name} is required, e.g. ${name}=${spec.example}`);
   }
   return variables;
 }

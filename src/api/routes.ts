@@ -1,7 +1,7 @@
 // The whole /v1 surface as data: each route names its scope, its GraphQL operation, how request
 // parameters become variables, and how the result becomes the response body.
 import { MAX_DESCRIPTION, MAX_PROPERTY_IDS, MAX_URL } from "../webhooks/input";
-import { bodyParam, bool, date, enumOf, expand, instant, int, jsonValue, lowerEnumOf, str, stringList, text, uuid, uuidOrNotFound, type BodySpec, type ParamSpec } from "./params";
+import { bodyParam, bool, date, enumOf, expand, instant, int, jsonValue, lowerEnumOf, requiredParam, str, stringList, text, uuid, uuidOrNotFound, type BodySpec, type ParamSpec } from "./params";
 
 export interface RouteSpec {
   method: "GET" | "POST" | "DELETE";
@@ -21,6 +21,8 @@ export interface RouteSpec {
   envelope: "body" | "unwrap";
   /** The success status when not 200: 201 (created) or 204 (no body). */
   status?: 201 | 204;
+  /** A 404 without a path id: a body member names a record that may be missing (the lookup's table_id). */
+  bodyNotFound?: true;
   /** Members dropped from the body when null (total_count appears only when asked for). */
   omitNull?: string[];
   /** Query values on their way out: answered with `Deprecation` and `Sunset` headers (respond.ts). */
@@ -77,15 +79,19 @@ export const routes: RouteSpec[] = [
     ...updatedSince,
   }),
   get("/v1/guests/:id", "read:guests", "GetGuest"),
+  { method: "POST", path: "/v1/guests/lookup", scope: "read:guests", operation: "LookupGuests", envelope: "unwrap", body: lookupBody(), bodyNotFound: true },
 
-  list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
-    q: str("filter.q"),
-    email: str("filter.email"),
-    property_id: uuid("filter.propertyId"),
-    vip: bool("filter.vip"),
-    include_total: bool("includeTotal"),
-    ...updatedSince,
-  }),
+  {
+    ...list("/v1/master-profiles", "read:guests", "ListMasterProfiles", {
+      q: str("filter.q"),
+      email: str("filter.email"),
+      property_id: uuid("filter.propertyId"),
+      vip: bool("filter.vip"),
+      include_total: bool("includeTotal"),
+      ...updatedSince,
+    }),
+    omitNull: ["total_count", "candidates"], // candidates: only when q matched nothing (issue 42)
+  },
   get("/v1/master-profiles/:id", "read:guests", "GetMasterProfile"),
   { method: "GET", path: "/v1/master-profiles/:id/links", scope: "read:guests", operation: "ListMasterProfileLinks",
     pathParams: byId("masterProfileId"), envelope: "body" },
@@ -216,6 +222,8 @@ export const routes: RouteSpec[] = [
     pathParams: { id: uuid("tableId"), provider: str("provider") }, envelope: "body" },
   { method: "GET", path: "/v1/tables/:id/members", scope: "read:tables", operation: "ListTableMembers", envelope: "unwrap",
     omitNull: ["total_count"], pathParams: byId("tableId"), query: { ...offset, ...expandGuest } },
+  { method: "GET", path: "/v1/tables/:id/reachability", scope: "read:tables", operation: "GetTableReachability", envelope: "body",
+    pathParams: byId(), query: { purpose: requiredParam(str("purpose"), "email_marketing") } },
   ...webhookRoutes(),
 ];
 
@@ -251,6 +259,20 @@ function webhookRoutes(): RouteSpec[] {
     // Last: a walk of the table in order (tests, tools) acts on an endpoint before deleting it.
     one("DELETE", "/v1/webhook-endpoints/:id", "DeleteWebhookEndpoint", { status: 204 }),
   ];
+}
+
+/** POST /v1/guests/lookup: the lists (at most 100 inputs in all: the resolver counts them), or a table's members. */
+function lookupBody(): Record<string, BodySpec> {
+  const limit = "at most 100 inputs in all across guest_profile_ids, master_profile_ids, emails and phones";
+  return {
+    guest_profile_ids: stringList("input.guestProfileIds", `guest_profile_ids must be an array of guest profile uuids, ${limit}`, { uuids: true }),
+    master_profile_ids: stringList("input.masterProfileIds", `master_profile_ids must be an array of master profile uuids, ${limit}`, { uuids: true }),
+    emails: stringList("input.emails", `emails must be an array of e-mail addresses, ${limit}`),
+    phones: stringList("input.phones", `phones must be an array of phone numbers with their country code, ${limit}`),
+    table_id: bodyParam(uuid("input.tableId")),
+    offset: bodyParam(int("input.offset")),
+    purpose: text("input.purpose", "purpose must be a string, e.g. email_marketing", { maxLength: 512 }),
+  };
 }
 
 function reviewFilters(): Record<string, ParamSpec> {

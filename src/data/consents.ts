@@ -11,7 +11,7 @@ import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { tenantWhere } from "./tenant";
 import { given, guestFilter, insensitive, range } from "./where";
-import { raw, renderColumn, sql } from "./sql";
+import { empty, raw, renderColumn, sql } from "./sql";
 
 export interface ConsentFilter {
   guestProfileId?: string | null;
@@ -187,15 +187,18 @@ export function consents(r: Readers) {
 
     /**
      * `decide` for the guest context: the same rule over the same rows, read in one SQL statement (no
-     * Prisma per-row cost), only the columns the answer shows, instants as ISO text.
+     * Prisma per-row cost), only the columns the answer shows, instants as ISO text. `purpose`
+     * narrows what is read (the guest lookup, a table's reachability).
      */
-    async decideInSql(values: readonly string[]): Promise<SqlConsentDecision[]> {
+    async decideInSql(values: readonly string[], narrow: { purpose?: string } = {}): Promise<SqlConsentDecision[]> {
       if (values.length === 0) return [];
       const rows = await r.groupSql.query<SqlObservation>(
         (scoped) => sql`SELECT t.id, t.property_id AS "propertyId", t.contact_type::text AS "contactType", t.contact_value AS "contactValue",
             t.purpose, t.channel, t.status::text AS status, t.source, ${raw(renderColumn("instant", "t.observed_at"))} AS "observedAt"
           FROM consent_observations t
-          WHERE ${scoped("ConsentObservation", "t")} AND t.contact_value = ANY(${[...new Set(values.map(contactValueOf))]}::text[])
+          WHERE ${scoped("ConsentObservation", "t")} AND t.contact_value = ANY(${[...new Set(values.map(contactValueOf))]}::text[])${
+            narrow.purpose === undefined ? empty : sql` AND t.purpose = ${narrow.purpose}`
+          }
           ORDER BY t.observed_at DESC, t.id`,
         { prepare: true },
       );

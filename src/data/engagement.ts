@@ -6,6 +6,7 @@ import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given, guestFilter, range } from "./where";
+import { rangeStart } from "../validate";
 import { anyOf, raw, renderColumn, sql } from "./sql";
 
 /** The latest review as the guest context reads it. */
@@ -60,7 +61,7 @@ export function engagement(r: Readers) {
         priority: f.priority,
         kind: f.kind,
         dueAt: range(f.dueFrom, f.dueTo, true),
-        updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
+        updatedAt: f.updatedSince == null ? undefined : { gte: rangeStart(f.updatedSince) },
       }),
       ...(await guestFilter(r, f)),
     };

@@ -5,7 +5,7 @@ import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
 import { flatRowSql, jsonRowSql, type JsonObject, type JsonRow } from "./json-rows";
 import { GuestProfile, pick, type RowOf } from "./models";
-import { anyOf, columns, equals, equalsInsensitive, join, raw, renderColumn, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
+import { anyOf, columns, equals, equalsEmail, join, raw, renderColumn, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 
 /** Every column of a guest, as the API renders it (data/models.ts). */
 export const GUEST_ROW: RowShape = GuestProfile.row;
@@ -35,7 +35,7 @@ function conditions(f: GuestFilter) {
     equals(c("integrationId"), f.integrationId),
     equals(c("propertyId"), f.propertyId),
     equals(c("masterProfileId"), f.masterProfileId),
-    equalsInsensitive(c("email"), f.email),
+    equalsEmail(c("email"), f.email),
     f.updatedSince == null ? undefined : sql`${c("updatedAt")} >= ${f.updatedSince}`,
   ];
 }

@@ -12,6 +12,7 @@ import { guests } from "./guests";
 import { loyalty } from "./loyalty";
 import { masterProfiles } from "./master-profiles";
 import { masterProfileLinks } from "./master-profile-links";
+import { people } from "./people";
 import { metrics } from "./metrics";
 import { properties } from "./properties";
 import { createReaders, type Readers } from "./readers";
@@ -20,7 +21,7 @@ import { stays } from "./stays";
 import { tables } from "./tables";
 import { webhooks } from "./webhooks";
 
-const MODULES = { guests, masterProfiles, masterProfileLinks, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics, webhooks };
+const MODULES = { guests, masterProfiles, masterProfileLinks, stays, consents, engagement, loyalty, properties, events, tables, destinations, search, metrics, webhooks, people };
 type Modules = typeof MODULES;
 
 export type Data = { readonly [K in keyof Modules]: ReturnType<Modules[K]> };
@@ -48,6 +49,7 @@ class RequestData {
   get search() { return this.module("search"); }
   get metrics() { return this.module("metrics"); }
   get webhooks() { return this.module("webhooks"); }
+  get people() { return this.module("people"); }
 }
 
 export function createData(db: Database, scope: Scope): Data {

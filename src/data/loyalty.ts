@@ -5,6 +5,7 @@ import { createdAtKey, createdAtPrisma } from "./keyset";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given } from "./where";
+import { rangeStart } from "../validate";
 import { anyOf, empty, raw, sql } from "./sql";
 
 /** A membership as the guest context reads it: its program's labels beside it (null without the program). */
@@ -51,7 +52,7 @@ export function loyalty(r: Readers) {
         memberNumber: f.memberNumber,
         tier: f.tier,
         status: f.status,
-        updatedAt: f.updatedSince == null ? undefined : { gte: f.updatedSince },
+        updatedAt: f.updatedSince == null ? undefined : { gte: rangeStart(f.updatedSince) },
       });
       return allInstantsAsText(await r.prisma.loyaltyMember.findMany(createdAtPrisma.page(where, after, take)));
     },

@@ -5,8 +5,9 @@ import type { CursorKey } from "../pagination/cursor";
 import { escapeLike } from "../db/like";
 import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
-import { anyOf, columns, equals, equalsInsensitive, sql, type RowShape } from "./sql";
+import { anyOf, columns, equals, equalsEmail, join, sql, type RowShape } from "./sql";
 import { masterAtProperty } from "./tenant";
+import { closeNameConditions, CLOSE_ENOUGH, nameSimilarity, nameWords } from "./search";
 import { MasterProfile, MasterProfileCount, pick, type RowOf } from "./models";
 
 /** Every column of a master profile, as the API renders it (data/models.ts). */
@@ -28,18 +29,23 @@ const byCreatedAt = createdAtSql("MasterProfile");
 
 export const masterProfileKeyOf = createdAtKey;
 
+/** Master profiles a closest-name search scores at most. */
+const CLOSEST_CAP = 500;
+
 export function masterProfiles(r: Readers) {
   const conditions = (f: MasterProfileFilter) => {
     const search = f.q?.trim();
     const pattern = search ? `%${escapeLike(search)}%` : undefined;
     return [
-      equalsInsensitive(c("email"), f.email),
+      equalsEmail(c("email"), f.email),
       equals(c("vip"), f.vip),
       f.updatedSince == null ? undefined : sql`${c("updatedAt")} >= ${f.updatedSince}`,
       f.propertyId == null ? undefined : masterAtProperty("t", sql`${r.scope.propertyGroupId}::uuid`, sql`= ${f.propertyId}::uuid`),
+      // A full name in either order ("Olivia Smith", "Smith Olivia") matches across the two fields too.
       pattern === undefined
         ? undefined
-        : sql`(${c("givenName")} ILIKE ${pattern} OR ${c("familyName")} ILIKE ${pattern} OR ${c("email")} ILIKE ${pattern})`,
+        : sql`(${c("givenName")} ILIKE ${pattern} OR ${c("familyName")} ILIKE ${pattern} OR ${c("email")} ILIKE ${pattern}
+            OR concat_ws(' ', ${c("givenName")}, ${c("familyName")}) ILIKE ${pattern} OR concat_ws(' ', ${c("familyName")}, ${c("givenName")}) ILIKE ${pattern})`,
     ];
   };
 
@@ -59,6 +65,29 @@ export function masterProfiles(r: Readers) {
         return Number(row?.total ?? 0);
       }
       return r.sql.count({ from: "MasterProfile", where: conditions(filter) });
+    },
+
+    /**
+     * When q matched nothing: the master profiles (under the other filters) whose name is closest to
+     * q, best first, with their similarity (0 to 1; data/search.ts). One statement over a bounded set
+     * read by the name parts' first letters.
+     */
+    async closest(filter: MasterProfileFilter, limit: number): Promise<{ id: string; score: number }[]> {
+      const words = nameWords(filter.q?.trim() ?? "");
+      if (words.length === 0) return [];
+      const near = closeNameConditions(words, c("givenName"), c("familyName"));
+      const rows = await r.sql.rows<{ id: string; givenName: string | null; familyName: string | null }>({
+        from: "MasterProfile",
+        shape: pick(MasterProfile, "id", "givenName", "familyName"),
+        where: [...conditions({ ...filter, q: null }), sql`(${join(near.map((n) => n.condition), " OR ")})`],
+        orderBy: byCreatedAt.orderBy,
+        limit: CLOSEST_CAP,
+      });
+      return rows
+        .map((row) => ({ id: row.id, score: nameSimilarity(filter.q!, row.givenName, row.familyName) }))
+        .filter((row) => row.score >= CLOSE_ENOUGH)
+        .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+        .slice(0, limit);
     },
 
     byId: <Row = MasterProfileRow>(id: string, shape: RowShape = MASTER_PROFILE_ROW) => byCreatedAt.byId<Row>(r.sql, id, shape),

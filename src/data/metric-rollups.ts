@@ -10,6 +10,7 @@
 import type { ConsentDimension, GuestDimension, ReviewDimension, ReviewMetricsFilter, StayDimension, StayMetricsFilter } from "./metrics";
 import type { Readers } from "./readers";
 import { empty, join, raw, sql, type Sql } from "./sql";
+import { rangeEnd } from "../validate";
 
 export type Metric = "stays" | "guests" | "consent" | "reviews";
 export const METRICS: readonly Metric[] = ["stays", "guests", "consent", "reviews"];
@@ -279,7 +280,7 @@ export async function reviewsFromRollups(r: Readers, filter: ReviewMetricsFilter
   const keys = groupBy.map((d) => sql`${REVIEW_KEYS[d]} AS ${raw(`"${FIELD[d]}"`)}`);
   const positions = groupBy.map((_, i) => raw(String(i + 1)));
   const from = filter.publishedFrom?.toISOString() ?? null;
-  const to = filter.publishedTo?.toISOString() ?? null;
+  const to = (filter.publishedTo && rangeEnd(filter.publishedTo))?.toISOString() ?? null; // a whole day taken in (validate.ts)
   const source = filter.source != null ? sql` AND x.source = ${filter.source}` : empty;
   const [result] = await r.sql.query<{ built: boolean; rows: (Bucket & { n: number; ratingSum: string | null; r: number[] })[] }>(
     (scoped) => sql`WITH b AS (

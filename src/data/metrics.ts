@@ -15,6 +15,7 @@ import type { Readers } from "./readers";
 import { bucketEnd, bucketStart, consentFromRollups, guestsFromRollups, nextDay, previousDay, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
 import { empty, equals, join, raw, sql, type Sql, type TenantPredicate } from "./sql";
 import { guestConditions } from "./where";
+import { rangeEnd } from "../validate";
 
 export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
 /**
@@ -351,7 +352,7 @@ export function liveMetrics(r: Readers) {
         filter.minRating == null ? undefined : sql`rv.rating >= ${filter.minRating}`,
         filter.maxRating == null ? undefined : sql`rv.rating <= ${filter.maxRating}`,
         filter.publishedFrom == null ? undefined : sql`rv.published_at >= ${filter.publishedFrom.toISOString()}::timestamptz`,
-        filter.publishedTo == null ? undefined : sql`rv.published_at < ${filter.publishedTo.toISOString()}::timestamptz`,
+        filter.publishedTo == null || rangeEnd(filter.publishedTo) == null ? undefined : sql`rv.published_at < ${rangeEnd(filter.publishedTo)!.toISOString()}::timestamptz`,
         ...(await guestConditions(r, filter, sql`rv.guest_profile_id`)),
       ].filter((c): c is Sql => c !== undefined);
       const rows = await r.sql.query<Record<string, unknown> & { averageRating: number | null; r1: number; r2: number; r3: number; r4: number; r5: number }>(

@@ -26,8 +26,13 @@ export interface Hit {
   masterProfileId: string | null;
   guestProfileId: string | null;
   score: number;
-  matchedOn: MatchField[];
+  matchedOn: (MatchField | CloseField)[];
+  /** Only on a closest candidate (nothing matched exactly): how close, 0 to 1. */
+  similarity?: number;
 }
+
+/** Why a closest candidate is offered: it is no match (issue 42). */
+export type CloseField = "similar_name" | "phone_national";
 
 
 const fold = (column: Sql) => sql`gcs_fold(${column})`;
@@ -154,6 +159,135 @@ export function searchStatement(query: string, limit: number) {
   };
 }
 
+// Closest candidates (issue 42): when nothing matches exactly, a near-miss name ("Lucia Browne" for
+// Lucia Brown) or a phone without its country code ("020 7946 0958") still finds the person, as a
+// candidate with its similarity, never as a match. No extension (pg_trgm, fuzzystrmatch): PGlite
+// runs the same migrations. A bounded set is read by the name indexes' prefixes (each name part's
+// first letters) and by phone digits, then scored here.
+
+/** A closest candidate is offered from this similarity on. */
+export const CLOSE_ENOUGH = 0.5;
+/** Similarity of a phone that is the query's digits behind a country code. */
+const NATIONAL_PHONE_SIMILARITY = 0.9;
+/** Letters of each name part the candidate set is read by: a typo after them is still found. */
+const PREFIX_LETTERS = 3;
+/** Country calling codes a national number is tried behind (those of the groups' markets, then the most common). */
+const COUNTRY_CODES = [
+  "1", "7", "20", "27", "30", "31", "32", "33", "34", "36", "39", "40", "41", "43", "44", "45", "46", "47", "48", "49",
+  "52", "54", "55", "56", "57", "60", "61", "62", "63", "64", "65", "66", "81", "82", "84", "86", "90", "91", "351",
+  "352", "353", "354", "356", "357", "358", "359", "370", "371", "372", "385", "386", "420", "421", "852", "971", "972",
+];
+
+/** Accents, case, apostrophes and spacing folded, as gcs_fold does in SQL. */
+const foldText = (text: string) =>
+  text.normalize("NFD").replace(/\p{M}/gu, "").replace(/['’]/g, "").toLowerCase().replace(/\s+/g, " ").trim();
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+const ratio = (a: string, b: string) => (a.length + b.length === 0 ? 0 : 1 - editDistance(a, b) / Math.max(a.length, b.length));
+
+/**
+ * How close a name query is to a person's name, 0 to 1: one minus the edit distance over the longer
+ * text, folded, the name in either order (a one-word query is also held to each part alone), to two
+ * decimals.
+ */
+export function nameSimilarity(query: string, given: string | null, family: string | null): number {
+  const q = foldText(query.replace(/,/g, " "));
+  const [g, f] = [foldText(given ?? ""), foldText(family ?? "")];
+  const forms = [`${g} ${f}`.trim(), `${f} ${g}`.trim(), ...(q.includes(" ") ? [] : [g, f])].filter(Boolean);
+  return Math.round(Math.max(0, ...forms.map((form) => ratio(q, form))) * 100) / 100;
+}
+
+/** The words of a name query (letters only), at most MAX_NAME_WORDS; none for an e-mail. */
+export function nameWords(query: string): string[] {
+  if (query.includes("@") || !/\p{L}/u.test(query)) return [];
+  return query.split(/[\s,]+/).filter((w) => /\p{L}/u.test(w)).slice(0, MAX_NAME_WORDS);
+}
+
+/**
+ * Conditions that hold for every name close to the query's words: each given/family split's parts
+ * start with their first letters, or the family part alone does (a typo in the given name). One
+ * word: the given or the family name starts with its first letters.
+ */
+export function closeNameConditions(words: string[], given: Sql, family: Sql): { condition: Sql; byFamily: boolean }[] {
+  const start = (w: string) => w.slice(0, PREFIX_LETTERS);
+  if (words.length === 1) {
+    return [
+      { condition: startsWith(family, start(words[0])), byFamily: true },
+      { condition: startsWith(given, start(words[0])), byFamily: false },
+    ];
+  }
+  return nameSplits(words).flatMap((s) => [
+    { condition: sql`${startsWith(family, start(s.family))} AND ${startsWith(given, start(s.given))}`, byFamily: true },
+    { condition: startsWith(family, start(s.family)), byFamily: true },
+  ]);
+}
+
+/** The stored phone digits a number written without its country code may be: each code before it, with or without its trunk 0. */
+function nationalPhoneDigits(query: string): string[] {
+  if (toE164(query) || !/^[\d\s().\-/]+$/.test(query)) return [];
+  const digits = query.replace(/\D/g, "");
+  const national = digits.replace(/^0/, "");
+  if (national.length < 6 || national.length > 13) return [];
+  return [...new Set(COUNTRY_CODES.flatMap((cc) => [cc + national, cc + digits]))].filter((d) => d.length <= 15);
+}
+
+interface CloseRow {
+  masterProfileId: string | null;
+  guestProfileId: string;
+  givenName: string | null;
+  familyName: string | null;
+  field: CloseField;
+}
+
+/** The closest-candidate statement: capped branches on the name and phone indexes. Exported for the EXPLAIN test. */
+export function closestStatement(query: string) {
+  return (scoped: TenantPredicate): Sql => {
+    const branch = (field: CloseField, condition: Sql, orderBy?: Sql) =>
+      sql`(SELECT gp.master_profile_id AS "masterProfileId", gp.id AS "guestProfileId", gp.given_name AS "givenName",
+             gp.family_name AS "familyName", ${field}::text AS field
+           FROM guest_profiles gp WHERE ${scoped("GuestProfile", "gp")} AND ${condition}
+           ${orderBy ? sql`ORDER BY ${orderBy}` : sql``} LIMIT ${BRANCH_CAP})`;
+    const branches = closeNameConditions(nameWords(query), GIVEN, FAMILY).map((b) => branch("similar_name", b.condition, b.byFamily ? BY_FAMILY : BY_GIVEN));
+    const phones = nationalPhoneDigits(query);
+    if (phones.length) branches.push(branch("phone_national", sql`gcs_phone_digits(gp.phone) = ANY(${phones}::text[])`));
+    if (branches.length === 0) branches.push(branch("similar_name", sql`false`));
+    return join(branches, " UNION ALL ");
+  };
+}
+
+/** Scored closest candidates, one per person (a master profile, or a guest profile of none), best first. */
+async function closestHits(r: Readers, query: string, limit: number): Promise<Hit[]> {
+  const rows = await r.sql.query<CloseRow>(closestStatement(query));
+  const best = new Map<string, Hit>();
+  for (const row of rows) {
+    const similarity = row.field === "phone_national" ? NATIONAL_PHONE_SIMILARITY : nameSimilarity(query, row.givenName, row.familyName);
+    if (similarity < CLOSE_ENOUGH) continue;
+    const key = row.masterProfileId ?? row.guestProfileId;
+    const kept = best.get(key);
+    if (kept && kept.similarity! >= similarity) continue;
+    best.set(key, {
+      masterProfileId: row.masterProfileId,
+      guestProfileId: row.masterProfileId ? null : row.guestProfileId,
+      // Below every match's score (a name prefix is 60).
+      score: Math.round(similarity * 50),
+      matchedOn: [row.field],
+      similarity,
+    });
+  }
+  return [...best.values()]
+    .sort((a, b) => b.similarity! - a.similarity! || String(a.masterProfileId ?? a.guestProfileId).localeCompare(String(b.masterProfileId ?? b.guestProfileId)))
+    .slice(0, limit + 1);
+}
+
 export interface CandidateGuestRow {
   id: string;
   masterProfileId: string | null;
@@ -193,6 +327,8 @@ export function search(r: Readers) {
   return {
     /** The ranked hits of a query: `limit + 1` at most, so the caller knows whether there were more. */
     hits: (query: string, limit: number) => r.sql.query<Hit>(searchStatement(query, limit)),
+    /** When hits finds nothing: the closest candidates, `limit + 1` at most, each with its similarity. */
+    closest: (query: string, limit: number) => closestHits(r, query, limit),
     /** The candidates' guest profiles, with their property's name and latest begun stay. */
     guests: (masterIds: string[], guestIds: string[]) => candidateGuests(r, masterIds, guestIds),
     masters: (ids: string[]) =>

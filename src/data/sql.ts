@@ -146,5 +146,8 @@ export const anyOf = (column: Sql, ids: readonly string[]) => sql`${column} = AN
 export const equalsInsensitive = (column: Sql, value: string | null | undefined) =>
   value == null ? undefined : sql`lower(${column}) = lower(${value})`;
 
+/** An e-mail address as people paste it: case and surrounding spaces do not matter (issue 42). */
+export const equalsEmail = (column: Sql, value: string | null | undefined) => equalsInsensitive(column, value?.trim());
+
 /** `column = value` when the value is given. */
 export const equals = (column: Sql, value: unknown) => (value == null ? undefined : sql`${column} = ${value}`);

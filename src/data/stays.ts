@@ -5,6 +5,7 @@ import { createdAtKey, createdAtSql } from "./keyset";
 import type { JsonRelation } from "./json-rows";
 import type { Readers } from "./readers";
 import { anyOf, columns, equals, sql, type RowShape, type Sql } from "./sql";
+import { rangeEnd } from "../validate";
 import { guestConditions } from "./where";
 import { Reservation, Transaction, type RowOf } from "./models";
 
@@ -72,9 +73,19 @@ const T = columns("Transaction");
 function between(column: Sql, from: Date | null | undefined, to: Date | null | undefined, format: (d: Date) => string, toExclusive: boolean) {
   return [
     from == null ? undefined : sql`${column} >= ${format(from)}`,
-    to == null ? undefined : toExclusive ? sql`${column} < ${format(to)}` : sql`${column} <= ${format(to)}`,
+    to == null ? undefined : toExclusive ? exclusiveEnd(column, rangeEnd(to), format) : sql`${column} <= ${format(to)}`,
   ];
 }
+/**
+ * A folio line's spend on a transaction aliased `x`: charges and adjustments as stored, a refund
+ * always reducing spend, whatever sign its source stored it with (the contract says negative; some
+ * sources and the fixtures store it positive). Payments settle the bill and are not spend: readers
+ * keep `x.kind IN ('charge', 'adjustment', 'refund')`.
+ */
+export const SPEND_AMOUNT = sql`CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END`;
+
+/** `column < end`; none when the end is past the last storable day (a whole last day given as `_to`). */
+const exclusiveEnd = (column: Sql, end: Date | null, format: (d: Date) => string) => (end == null ? undefined : sql`${column} < ${format(end)}`);
 const dateText = (d: Date) => d.toISOString().slice(0, 10);
 const instantText = (d: Date) => d.toISOString();
 
@@ -147,7 +158,7 @@ export function stays(r: Readers) {
     spendOfGuests: (guestIds: readonly string[]) =>
       r.sql.query<{ currency: string; category: string; amountMinor: string; transactions: number }>(
         (scoped) => sql`SELECT x.currency, x.category,
-            sum(CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END)::text AS "amountMinor",
+            sum(${SPEND_AMOUNT})::text AS "amountMinor",
             count(*)::int AS transactions
           FROM transactions x
           WHERE ${scoped("Transaction", "x")} AND x.guest_profile_id = ANY(${[...guestIds]}::uuid[])

@@ -25,6 +25,15 @@ interface MemberRow {
   memberId: string;
   addedAt: string;
 }
+/** A member with its own contact points (what a destination would deliver to) and its person. */
+export interface MemberContactRow {
+  memberId: string;
+  /** The member's master profile (a guest profile member's; a master profile member's own id); null for none. */
+  masterProfileId: string | null;
+  /** Null when the member's profile is gone. */
+  email: string | null;
+  phone: string | null;
+}
 const member = columns("TableMember");
 const oldestFirst = (model: "GuestProfile" | "MasterProfile") => sql`${columns(model)("createdAt")}, ${columns(model)("id")}`;
 
@@ -89,6 +98,30 @@ export function tables(r: Readers) {
         from: "TableMember", shape: MEMBER_ROW, where: [sql`${member("tableId")} = ${tableId}::uuid`, sql`${member("position")} >= ${first} + ${skip}`],
         orderBy: member("position"), limit: take, prepare: true,
       });
+    },
+    /**
+     * Every member in the caller's scope with its e-mail and phone, in one statement: a curated
+     * table's stored members (one whose profile is gone has no contact), a filter-defined table's
+     * current selection. A table's reachability counts these in one pass.
+     */
+    memberContacts(table: Pick<TableRow, "id" | "kind" | "memberType" | "filterDoc">): Promise<MemberContactRow[]> {
+      const memberType = table.memberType as MemberType;
+      const model = MEMBER_MODEL[memberType];
+      const master = memberType === "guest_profile" ? sql`m.master_profile_id` : sql`m.id`;
+      if (table.kind === "filter") {
+        const where = filterSql(r.scope, memberType, table.filterDoc);
+        return r.sql.query<MemberContactRow>(
+          (scoped) => sql`SELECT t.id AS "memberId", ${raw(memberType === "guest_profile" ? "t.master_profile_id" : "t.id")} AS "masterProfileId", t.email, t.phone
+            FROM ${raw(tableOf(model))} t WHERE ${scoped(model, "t")} AND ${where}`,
+        );
+      }
+      // Group-wide, every stored member counts (as member_count does); narrowed to a property, only
+      // those whose profile is in scope (memberInScope: the joined profile's own tenant rule).
+      return r.sql.query<MemberContactRow>(
+        (scoped) => sql`SELECT t.member_id AS "memberId", ${master} AS "masterProfileId", m.email, m.phone
+          FROM table_members t LEFT JOIN ${raw(tableOf(model))} m ON m.id = t.member_id AND ${scoped(model, "m")}
+          WHERE ${scoped("TableMember", "t")} AND t.table_id = ${table.id}::uuid${r.scope.propertyId ? sql` AND m.id IS NOT NULL` : empty}`,
+      );
     },
     memberCount: async (tableId: string) => (await memberCounts([tableId])).get(tableId) ?? 0,
     memberCounts,

@@ -3,6 +3,7 @@ import { escapeLike } from "../db/like";
 import { GUEST_KEYS, guests } from "./guests";
 import type { Readers } from "./readers";
 import { anyOf, equals, type Sql } from "./sql";
+import { rangeEnd, rangeStart } from "../validate";
 
 type Where = Record<string, unknown>;
 
@@ -14,7 +15,8 @@ export function given(where: Where): Where {
 /** `from ≤ x` and `x ≤ to` (dates) or `x < to` (instants, so adjacent windows do not overlap). */
 export function range(from: Date | null | undefined, to: Date | null | undefined, toExclusive: boolean) {
   if (from == null && to == null) return undefined;
-  return given({ gte: from, ...(toExclusive ? { lt: to } : { lte: to }) });
+  // A date given as an instant range's end takes that whole day in (validate.ts rangeEnd).
+  return given({ gte: from && rangeStart(from), ...(toExclusive ? { lt: to && rangeEnd(to) } : { lte: to }) });
 }
 
 /** Case-insensitive equality, for e-mail addresses and other natural keys typed by people. */

@@ -1,6 +1,6 @@
 // Custom scalars. Input parsing rejects bad values with `invalid_request` and an example.
 import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
-import { isUuid, parseDate, parseInstant } from "../validate";
+import { isUuid, parseDay, parseInstantOrDay } from "../validate";
 
 // Re-exported: test/unit/params.test.ts imports the parsers from here.
 import { echo, invalidRequest } from "../errors";
@@ -21,15 +21,17 @@ function parseUuid(value: unknown): string {
 export const DateTime = new GraphQLScalarType<Date, string>({
   name: "DateTime",
   serialize: (value) => value as string,
-  parseValue: parseInstant,
-  parseLiteral: (ast) => parseInstant(stringLiteral(ast)),
+  // A date is accepted too (issue 42): its UTC midnight, a whole day as a range's exclusive end.
+  parseValue: parseInstantOrDay,
+  parseLiteral: (ast) => parseInstantOrDay(stringLiteral(ast)),
 });
 
 export const DateScalar = new GraphQLScalarType<Date, string>({
   name: "Date",
   serialize: (value) => value as string,
-  parseValue: parseDate,
-  parseLiteral: (ast) => parseDate(stringLiteral(ast)),
+  // An instant is accepted too (issue 42): its UTC date.
+  parseValue: parseDay,
+  parseLiteral: (ast) => parseDay(stringLiteral(ast)),
 });
 
 export const UUID = new GraphQLScalarType<string, string>({

@@ -371,6 +371,11 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, u
       if (node.maximum === Number.MAX_SAFE_INTEGER) delete node.maximum;
       // zod's uuid pattern (200 characters) says what the format says.
       if (node.format === "uuid") delete node.pattern;
+      // A string argument's length bounds tell a model nothing (as for route tools); the zod schema keeps them.
+      if (io === "input" && node.type === "string") {
+        delete node.minLength;
+        delete node.maxLength;
+      }
     },
   }) as Record<string, unknown>;
   delete json.$schema;
@@ -379,22 +384,22 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, u
 }
 
 /**
- * A result's outline as listed: its members with their types, and the fields of the rows it lists (a
- * member that is an array of objects); a nested object's shape and the prose are the tool's
- * description's. Which members are always present, and that no other appears, is for a validator,
+ * A result's outline as listed: its members with their types (tools/list has a budget, issue 42); a
+ * row's fields, a nested object's shape and the prose are in the result itself and the tool's
+ * description. Which members are always present, and that no other appears, is for a validator,
  * which checks against the zod schema (the SDK, the fast path).
  */
-function outline(node: Record<string, unknown>, depth: number, row = false): void {
+function outline(node: Record<string, unknown>, depth: number): void {
   for (const key of ["description", "required", "additionalProperties", "propertyNames"]) delete node[key];
   const branches = node.anyOf as Record<string, unknown>[] | undefined;
-  for (const branch of branches ?? []) outline(branch, depth, row);
+  for (const branch of branches ?? []) outline(branch, depth);
   // [{type: "string"}, {type: "null"}], bare once their prose is gone: {type: ["string", "null"]}.
   if (branches?.every((b) => Object.keys(b).length === 1 && typeof b.type === "string")) {
     node.type = branches.map((b) => b.type);
     delete node.anyOf;
   }
-  if (node.items) outline(node.items as Record<string, unknown>, depth, depth === 1);
+  if (node.items) outline(node.items as Record<string, unknown>, depth);
   if (!node.properties) return;
-  if (depth > 0 && !row) delete node.properties;
+  if (depth > 0) delete node.properties;
   else for (const member of Object.values(node.properties as Record<string, Record<string, unknown>>)) outline(member, depth + 1);
 }

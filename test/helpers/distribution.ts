@@ -248,6 +248,11 @@ export const CROSS_GROUP_STATEMENTS: CrossGroupStatement[] = [
     plan: "Not cross-group: it is excused from the property predicate only and still carries the group's, so it is a router query.",
   },
   {
+    name: "the group's consent purposes",
+    where: ["src/data/consents.ts#consents"],
+    plan: "Not cross-group: the distinct purposes of one group (excused from the property predicate only), a router query.",
+  },
+  {
     name: "OAuth clients, codes and tokens by id or hash",
     where: [
       "src/data/stores/oauth.ts#findClient",

@@ -154,6 +154,18 @@ export const EXEMPTIONS: Exemption[] = [
     excuses: "property",
     applies: (s, tables) => tables.length === 1 && tables[0] === "consent_observations" && comparisons(s).some((c) => c.column === "contact_value"),
   },
+  {
+    name: "the group's consent purposes",
+    why:
+      "An unknown purpose is refused with the purposes the group records consent for (issue 42), the same list for every " +
+      "credential of the group, as check_contact_permission answers it: the statement reads only the distinct purpose names " +
+      "(no row, no contact point) and still carries the group predicate.",
+    excuses: "property",
+    applies: (s, tables) =>
+      tables.length === 1 &&
+      tables[0] === "consent_observations" &&
+      /^SELECT "public"\."consent_observations"\."purpose" FROM "public"\."consent_observations" WHERE .* GROUP BY "public"\."consent_observations"\."purpose"/s.test(s.text),
+  },
 ];
 
 export interface Verdict {

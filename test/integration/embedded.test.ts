@@ -121,6 +121,20 @@ describe("embedded PGlite", () => {
     });
     expect(found.guestSearch.candidates.map((c: { masterProfileId: string }) => c.masterProfileId)).toContain(master);
     expect(context.guestContext.consent.effective).toContainEqual({ contactValue: A.consent_conflict.contact_value, purpose: "email_marketing", status: "withdrawn" });
+
+    // Issue 42 on the same migrations: a near-miss name is a closest candidate (no extension needed),
+    // master profiles answer candidates beside empty data, a purpose typo is refused.
+    const near = `${givenName} ${familyName}e`;
+    const closest = await gql(`query($q: String!) { guestSearch(query: $q) { closest candidates { masterProfileId matchedOn similarity } } }`, { q: near });
+    expect(closest.guestSearch.closest).toBe(true);
+    expect(closest.guestSearch.candidates).toContainEqual({ masterProfileId: master, matchedOn: ["similar_name"], similarity: expect.any(Number) });
+    const masters = await get(`/v1/master-profiles?q=${encodeURIComponent(near)}`, A.credentials.api_key);
+    expect(masters.body.data).toEqual([]);
+    expect(masters.body.candidates.map((c: { master_profile: { id: string } }) => c.master_profile.id)).toContain(master);
+    expect((await get(`/v1/master-profiles?q=${encodeURIComponent(`${givenName} ${familyName}`)}`, A.credentials.api_key)).body.data.map((m: { id: string }) => m.id)).toContain(master);
+    const typo = await get("/v1/consents?purpose=emial_marketing", A.credentials.api_key);
+    expect([typo.status, typo.body.error]).toEqual([400, "invalid_request"]);
+    expect(typo.body.detail).toContain("email_marketing");
   });
 
   it("answers why a master profile's profiles merged, with evidence true of both profiles (docs/identity-resolution.md)", async () => {

@@ -108,7 +108,10 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
   const A = () => manifest.groups.A;
   const BODY_VALUES: Record<string, unknown> = { member_type: "guest_profile", filter_doc: UNBOUND_FILTER, url: "http://127.0.0.1:9/pgbouncer", topics: ["*"] };
   /** Routes whose members are all optional but one is due (replay: cursor or since). */
-  const ROUTE_BODIES: Record<string, Record<string, unknown>> = { "POST /v1/webhook-endpoints/:id/replay": { since: "2020-01-01T00:00:00Z" } };
+  const ROUTE_BODIES: Record<string, () => Record<string, unknown>> = {
+    "POST /v1/webhook-endpoints/:id/replay": () => ({ since: "2020-01-01T00:00:00Z" }),
+    "POST /v1/guests/lookup": () => ({ table_id: A().tables.bound, purpose: "email_marketing" }),
+  };
 
   /** Every route of the route table, collections first (their first rows give the ids the others take). */
   async function walkRoutes(t: TestApp): Promise<string[]> {
@@ -118,7 +121,7 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
     for (const route of ordered) {
       const url = route.path.replace(/:(\w+)/g, (_, name: string) =>
         name === "provider" ? manifest.destinations[0] : (ids.get(route.path.slice(0, route.path.indexOf(`/:${name}`))) ?? `no-row-for-${name}`),
-      );
+      ) + (Object.values(route.query ?? {}).some((q) => q.required) ? "?purpose=email_marketing" : ""); // the one required query parameter: a reachability's purpose
       const send = (token: string) => {
         const req = (route.method === "GET" ? t.api.get(url) : route.method === "DELETE" ? t.api.delete(url) : t.api.post(url)).set("Authorization", `Bearer ${token}`);
         return route.body ? req.send(bodyFor(route)) : req;
@@ -137,7 +140,7 @@ describe("the service through PgBouncer (transaction pooling), two instances", (
   }
 
   function bodyFor(route: RouteSpec): Record<string, unknown> {
-    if (ROUTE_BODIES[`${route.method} ${route.path}`]) return ROUTE_BODIES[`${route.method} ${route.path}`];
+    if (ROUTE_BODIES[`${route.method} ${route.path}`]) return ROUTE_BODIES[`${route.method} ${route.path}`]();
     const required = Object.entries(route.body!).filter(([, spec]) => spec.required);
     return Object.fromEntries(required.map(([name]) => [name, BODY_VALUES[name] ?? `no value for ${name}`]));
   }

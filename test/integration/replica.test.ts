@@ -146,12 +146,16 @@ describe("reads on the standby, writes on the primary", () => {
       if (status !== 200) failed.push(`${target}: ${status} ${JSON.stringify(body).slice(0, 300)}`);
     };
 
-    // REST: every read route of the route table (GET, and the preview POST that reads only).
+    // REST: every read route of the route table (GET, and the POSTs that read only: preview, lookup).
     const rows = new Map<string, string>([["/v1/tables", A().tables.bound]]);
-    const reads = routes.filter((r) => r.method === "GET" || r.path === "/v1/tables/preview");
+    const readBodies: Record<string, Record<string, unknown>> = {
+      "/v1/tables/preview": { member_type: "guest_profile", filter_doc: UNBOUND_FILTER },
+      "/v1/guests/lookup": { table_id: A().tables.bound, purpose: "email_marketing" },
+    };
+    const reads = routes.filter((r) => r.method === "GET" || r.path in readBodies);
     for (const route of reads.filter((r) => !r.path.includes(":"))) {
       const res = await observe(`${route.method} ${route.path}`, () =>
-        route.method === "GET" ? t.api.get(route.path).set(bearer()) : t.api.post(route.path).set(bearer()).send({ member_type: "guest_profile", filter_doc: UNBOUND_FILTER }),
+        route.method === "GET" ? t.api.get(route.path).set(bearer()) : t.api.post(route.path).set(bearer()).send(readBodies[route.path]),
       );
       ok(`${route.method} ${route.path}`, res.status, res.body);
       const first = Array.isArray(res.body.data) ? (res.body.data as { id?: string }[])[0]?.id : undefined;
@@ -164,8 +168,10 @@ describe("reads on the standby, writes on the primary", () => {
         if (!id) throw new Error(`${route.path}: no value for :${name}`);
         return id;
       });
+    // A required query parameter is a purpose (a table's reachability).
+    const requiredQuery = (route: RouteSpec) => (Object.values(route.query ?? {}).some((q) => q.required) ? "?purpose=email_marketing" : "");
     for (const route of reads.filter((r) => r.path.includes(":"))) {
-      const res = await observe(`GET ${route.path}`, () => t.api.get(pathFor(route)).set(bearer()));
+      const res = await observe(`GET ${route.path}`, () => t.api.get(pathFor(route) + requiredQuery(route)).set(bearer()));
       ok(`GET ${route.path}`, res.status, res.body);
     }
 
@@ -194,6 +200,8 @@ describe("reads on the standby, writes on the primary", () => {
       guestContext: { masterProfileId: person.masterProfileId },
       contactPermission: { email: person.email, purpose: "email_marketing" },
       mergeExplanation: { guestProfileId: person.id, otherGuestProfileId: sameMaster.id },
+      lookupGuests: { input: { masterProfileIds: [person.masterProfileId], emails: [person.email], purpose: "email_marketing" } },
+      tableReachability: { purpose: "email_marketing" },
       tablePreview: { memberType: "guest_profile", filterDoc: UNBOUND_FILTER },
       stayMetrics: { filter: { arrivalFrom: "2024-01-01", arrivalTo: "2025-12-31" } },
       consentMetrics: { purpose: "email_marketing" },

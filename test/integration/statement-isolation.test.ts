@@ -259,7 +259,14 @@ async function sample(pass: Pass): Promise<Samples> {
 /** Required body members, by name; a route with another required member fails until it is added here. */
 const BODY_VALUES: Record<string, unknown> = { member_type: "guest_profile", filter_doc: UNBOUND_FILTER, url: WEBHOOK_URL, topics: ["*"] };
 /** Bodies of routes whose members are all optional but one is due (replay: cursor or since). */
-const ROUTE_BODIES: Record<string, Record<string, unknown>> = { "POST /v1/webhook-endpoints/:id/replay": { since: "2020-01-01T00:00:00Z" } };
+const ROUTE_BODIES: Record<string, (s: Samples) => Record<string, unknown>> = {
+  "POST /v1/webhook-endpoints/:id/replay": () => ({ since: "2020-01-01T00:00:00Z" }),
+  // The lookup: every kind of input at once, and a purpose (each adds its statements).
+  "POST /v1/guests/lookup": (s) => ({
+    guest_profile_ids: [s.person.guestId], master_profile_ids: [s.person.masterProfileId], emails: [s.person.email],
+    phones: ["+44 7700 900123"], purpose: "email_marketing",
+  }),
+};
 
 function pathFor(route: RouteSpec, s: Samples): string {
   return route.path.replace(/:(\w+)/g, (_, name: string) => {
@@ -272,9 +279,9 @@ function pathFor(route: RouteSpec, s: Samples): string {
   });
 }
 
-function bodyFor(route: RouteSpec): Record<string, unknown> | undefined {
+function bodyFor(route: RouteSpec, s: Samples): Record<string, unknown> | undefined {
   if (!route.body) return undefined;
-  if (ROUTE_BODIES[`${route.method} ${route.path}`]) return ROUTE_BODIES[`${route.method} ${route.path}`];
+  if (ROUTE_BODIES[`${route.method} ${route.path}`]) return ROUTE_BODIES[`${route.method} ${route.path}`](s);
   const body: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(route.body)) {
     if (!spec.required) continue;
@@ -286,8 +293,10 @@ function bodyFor(route: RouteSpec): Record<string, unknown> | undefined {
 
 async function callRoute(pass: Pass, route: RouteSpec, s: Samples): Promise<string | undefined> {
   const target = `${route.method} ${route.path}`;
-  const url = pathFor(route, s);
-  const body = bodyFor(route);
+  // Required query parameters (a table's reachability needs its purpose) with the values the variants give them.
+  const required = Object.entries(route.query ?? {}).filter(([, spec]) => spec.required);
+  const url = pathFor(route, s) + (required.length ? `?${new URLSearchParams(required.map(([name]): [string, string] => [name, queryValues(route, name, s)[0]]))}` : "");
+  const body = bodyFor(route, s);
   const res = await observe(pass, target, () => {
     const req = route.method === "GET" ? t.api.get(url) : route.method === "DELETE" ? t.api.delete(url) : t.api.post(url);
     req.set(bearer(pass));
@@ -404,6 +413,10 @@ const FIELD_ARGUMENTS: Record<string, (s: Samples) => Record<string, unknown>> =
   guestContext: (s) => ({ masterProfileId: s.person.masterProfileId }),
   contactPermission: (s) => ({ email: s.person.email, purpose: "email_marketing" }),
   mergeExplanation: (s) => ({ guestProfileId: s.person.guestId, otherGuestProfileId: s.person.otherGuestId }),
+  lookupGuests: (s) => ({
+    input: { guestProfileIds: [s.person.guestId], masterProfileIds: [s.person.masterProfileId], emails: [s.person.email], phones: ["+44 7700 900123"], purpose: "email_marketing" },
+  }),
+  tableReachability: () => ({ purpose: "email_marketing" }),
   tablePreview: () => ({ memberType: "guest_profile", filterDoc: UNBOUND_FILTER }),
   pauseDestination: (s) => ({ provider: s.provider }),
   resumeDestination: (s) => ({ provider: s.provider }),

@@ -1,6 +1,6 @@
 import { GraphQLError } from "graphql";
 import { bodyParam, bool, closest, date, expand, instant, int, jsonValue, lowerEnumOf, parseBody, parsePath, parseQuery, str, uuid } from "../../src/api/params";
-import { parseDate, parseInstant } from "../../src/validate";
+import { parseDate, parseDay, parseInstant, parseInstantOrDay, rangeEnd, WholeDay } from "../../src/validate";
 import { unstorablePath } from "../../src/graphql/text";
 
 const specs = { limit: int("limit"), cursor: str("cursor"), source_id: str("filter.sourceId"), updated_since: instant("filter.updatedSince"), include_total: bool("includeTotal") };
@@ -146,11 +146,34 @@ describe("impossible days and times are refused, never rolled over (one reader f
   });
 });
 
+describe("dates and timestamps alike wherever a range is asked (issue 42)", () => {
+  it("a date where an instant is asked is its UTC midnight, a whole day as a range's exclusive end", () => {
+    expect(parseQuery({ updated_since: "2026-11-01" }, specs)).toEqual({ filter: { updatedSince: "2026-11-01" } }); // the DateTime scalar reads it
+    const day = parseInstantOrDay("2026-11-01");
+    expect(day).toBeInstanceOf(WholeDay);
+    expect(day.toISOString()).toBe("2026-11-01T00:00:00.000Z");
+    expect(JSON.stringify(day)).toBe('"2026-11-01"'); // a cursor bound to the filter tells it from the instant
+    expect(rangeEnd(day)!.toISOString()).toBe("2026-11-02T00:00:00.000Z");
+    expect(rangeEnd(parseInstantOrDay("9999-12-31"))).toBeNull(); // no day follows: no bound
+    const instant = parseInstantOrDay("2026-11-01T00:00:00Z");
+    expect(instant).not.toBeInstanceOf(WholeDay);
+    expect(rangeEnd(instant)!.toISOString()).toBe("2026-11-01T00:00:00.000Z");
+    expect(() => parseInstantOrDay("2026-02-30")).toThrow(/ISO 8601 instant .* or a date YYYY-MM-DD/);
+  });
+  it("an instant where a date is asked is its UTC date", () => {
+    expect(parseQuery({ d: "2026-11-01T23:30:00-02:00" }, { d: date("d") })).toEqual({ d: "2026-11-02" });
+    expect(parseQuery({ d: "2026-11-01T00:00:00Z" }, { d: date("d") })).toEqual({ d: "2026-11-01" });
+    expect(parseDay("2026-11-01").toISOString()).toBe("2026-11-01T00:00:00.000Z");
+    expect(detailOf(() => parseQuery({ d: "yesterday" }, { d: date("d") }))).toMatch(/^d must be a date YYYY-MM-DD \(or an ISO 8601 instant/);
+    expect(detailOf(() => parseQuery({ updated_since: "yesterday" }, specs))).toMatch(/^updated_since must be an ISO 8601 instant with time zone or a date YYYY-MM-DD/);
+  });
+});
+
 describe("dates and instants PostgreSQL can hold (years 0001 to 9999)", () => {
   it("refuses year 0, five-digit years and offsets that cross the edges; accepts the first and last moments", () => {
     for (const raw of ["0000-01-01", "0000-12-31", "10000-01-01", "-0001-01-01"]) expect(() => parseDate(raw)).toThrow(/years 0001 and 9999/);
     for (const raw of ["0000-06-01T00:00:00Z", "0001-01-01T00:00:00+01:00", "9999-12-31T23:30:00-01:00"]) expect(() => parseInstant(raw)).toThrow(/years 0001 and 9999/);
-    expect(detailOf(() => parseQuery({ d: "0000-01-01" }, { d: date("d") }))).toMatch(/^d must be a date YYYY-MM-DD in the years 0001 to 9999/);
+    expect(detailOf(() => parseQuery({ d: "0000-01-01" }, { d: date("d") }))).toMatch(/^d must be a date YYYY-MM-DD .*in the years 0001 to 9999/);
     expect(detailOf(() => parseQuery({ updated_since: "0000-01-01T00:00:00Z" }, specs))).toMatch(/^updated_since must be an ISO 8601 instant .* 0001 to 9999/);
     expect(parseDate("0001-01-01").toISOString()).toBe("0001-01-01T00:00:00.000Z");
     expect(parseDate("9999-12-31").toISOString()).toBe("9999-12-31T00:00:00.000Z");

@@ -19,7 +19,7 @@ describe("task tools", () => {
     for (const t of taskTools) {
       expect(t.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
       // Issue 42's tools have a listing budget (explain_merge: 600 characters in all): a sentence.
-      expect(t.description.length).toBeGreaterThan(BUDGETED.has(t.name) ? 60 : 200);
+      expect(t.description.length).toBeGreaterThan(BUDGETED.has(t.name) ? 60 : 150);
     }
   });
 
@@ -80,7 +80,7 @@ describe("task tools", () => {
     expect(tool("guest_context").toResult({ guestContext: null })).toEqual({ found: false });
     expect(
       tool("guest_context").toResult({
-        guestContext: { masterProfileId: "m", stays: { lastStay: "2026-01-02", more: { tool: "list_reservations", arguments: { master_profile_id: "m" } } } },
+        guestContext: { masterProfileId: "m", stays: { lastStay: "2026-01-02", more: { tool: "list_records", arguments: { type: "reservations", master_profile_id: "m" } } } },
       }),
     ).toEqual({ found: true, master_profile_id: "m", stays: { last_stay: "2026-01-02", more: { tool: "list_records", arguments: { type: "reservations", master_profile_id: "m" } } } });
     expect(snakeKeys([{ decidedBy: { observedAt: "t" } }])).toEqual([{ decided_by: { observed_at: "t" } }]);

@@ -162,7 +162,7 @@ export function routeArguments(route: RouteSpec, schema: GraphQLSchema, document
   const prose = ROUTES[routeKey(route)] ?? missingRoute(route, []);
   const specs: [string, ParamSpec | BodySpec, boolean][] = [
     ...Object.entries(route.pathParams ?? {}).map(([name, spec]) => [name, spec, true] as [string, ParamSpec, boolean]),
-    ...Object.entries(route.query ?? {}).map(([name, spec]) => [name, spec, false] as [string, ParamSpec, boolean]),
+    ...Object.entries(route.query ?? {}).map(([name, spec]) => [name, spec, spec.required === true] as [string, ParamSpec, boolean]),
     ...Object.entries(route.body ?? {}).map(([name, spec]) => [name, spec, spec.required === true] as [string, BodySpec, boolean]),
   ];
   return Object.fromEntries(
@@ -219,7 +219,7 @@ function routeOperation(
     "400": errorRef(400),
     "401": errorRef(401),
     "403": forbiddenResponse(route.scope, prose.sessionOnly === true),
-    ...(route.pathParams ? { "404": errorRef(404) } : {}),
+    ...(route.pathParams || route.bodyNotFound ? { "404": errorRef(404) } : {}),
     ...(route.method === "POST" ? { "413": errorRef(413), "415": errorRef(415) } : {}),
     "429": errorRef(429),
     "500": errorRef(500),
@@ -253,7 +253,7 @@ function parameters(
     return {
       name,
       in: location,
-      required: location === "path",
+      required: location === "path" || spec.required === true,
       description: parameterDescription(name, route, prose, inputOf(schema, op, spec.variable), gaps),
       schema: valueSchema,
       example: parameterExample(name, route, prose, valueSchema, gaps),

@@ -4,13 +4,16 @@
 // consent precedence, costs and errors are the resolvers'.
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import { DATE_HINT, dateOf } from "../../validate";
+import { DAY_OR_INSTANT_HINT, dateOf, dayOf } from "../../validate";
 import { snakeKeys, type TaskTool } from "./task-tools";
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
-// A day that does not exist (2026-02-30) is a tool error naming the argument, never rolled over.
-const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD").refine((v) => dateOf(v) !== undefined, `must be ${DATE_HINT}`);
+// A day that does not exist (2026-02-30) is a tool error naming the argument, never rolled over. An
+// instant is accepted too and means its UTC date (issue 42: dates and timestamps alike).
+const date = z.string().refine((v) => dayOf(v) !== undefined, `must be ${DAY_OR_INSTANT_HINT}`);
+/** A date argument as YYYY-MM-DD (checked by `date`). */
+const day = (v: unknown) => dayOf(v)!.toISOString().slice(0, 10);
 const uuid = z.string().meta({ format: "uuid" });
 
 /** The arguments given, renamed to the operation's variables. */
@@ -38,9 +41,7 @@ const stayPerformance: TaskTool = {
   title: "How did a property do?",
   description: [
     "How a property (or the group) did over arrival dates: buckets of stays, nights, distinct_guests and revenue per currency",
-    "(revenue, room revenue, average daily rate; never added across currencies). Stays exclude cancellations and no-shows,",
-    "counted on their local arrival day. \"How did the Lisbon hotel do last month?\": property_id from list_records type",
-    "properties, from and to the month's first and last day.",
+    "(revenue, room revenue, average daily rate). Stays exclude cancellations and no-shows, on their local arrival day.",
     "returning_guests: first stay before the bucket.",
   ].join(" "),
   operation: "StayPerformance",
@@ -73,7 +74,7 @@ const stayPerformance: TaskTool = {
   },
   annotations: READ_ONLY,
   toVariables: (args) => ({
-    filter: { arrivalFrom: args.from, arrivalTo: args.to, ...pick(args, { property_id: "propertyId", channel: "channel" }) },
+    filter: { arrivalFrom: day(args.from), arrivalTo: day(args.to), ...pick(args, { property_id: "propertyId", channel: "channel" }) },
     ...pick(args, { group_by: "groupBy" }),
   }),
   toResult: (data) => ({ buckets: snakeKeys(data.stayMetrics) }),
@@ -84,16 +85,15 @@ const reviewTrend: TaskTool = {
   scope: "read:reviews",
   title: "How are reviews trending?",
   description: [
-    "Review counts, average rating (1 to 5) and the count per rating over a period of publication dates (whole UTC days), for one",
-    "property or the group. group_by [\"month\"] gives the trend (months in each property's local calendar); [\"source\"] compares",
-    "platforms; [\"property\"] compares properties. For single reviews use list_records.",
+    "Review count, average rating (1 to 5) and count per rating over publication days (UTC), for a property or the group.",
+    "group_by month is the trend (each property's local months), source compares platforms, property compares properties.",
   ].join(" "),
   operation: "ReviewMetrics",
   inputSchema: {
-    from: date.optional().describe("First publication day counted, YYYY-MM-DD."),
-    to: date.optional().describe("Last publication day counted (inclusive), YYYY-MM-DD."),
-    property_id: uuid.optional().describe("Only this property (from list_properties)."),
-    source: z.string().min(1).max(100).optional().describe("Only reviews from this platform, e.g. google."),
+    from: date.optional().describe("First publication day."),
+    to: date.optional().describe("Last publication day, inclusive."),
+    property_id: uuid.optional().describe("The whole group when absent."),
+    source: z.string().min(1).max(100).optional().describe("A platform, e.g. google."),
     group_by: z.array(z.enum(["property", "month", "source"])).max(3).optional().describe("Dimensions, each at most once; omit for one total."),
   },
   outputSchema: {
@@ -112,8 +112,8 @@ const reviewTrend: TaskTool = {
   toVariables: (args) => ({
     filter: {
       ...pick(args, { property_id: "propertyId", source: "source" }),
-      ...(args.from ? { publishedFrom: `${args.from as string}T00:00:00.000Z` } : {}),
-      ...(args.to && endOfDay(args.to as string) ? { publishedTo: endOfDay(args.to as string) } : {}),
+      ...(args.from ? { publishedFrom: `${day(args.from)}T00:00:00.000Z` } : {}),
+      ...(args.to && endOfDay(day(args.to)) ? { publishedTo: endOfDay(day(args.to)) } : {}),
     },
     ...pick(args, { group_by: "groupBy" }),
   }),
@@ -125,8 +125,8 @@ const guestReach: TaskTool = {
   scope: "read:guests",
   title: "How many guests can we reach?",
   description: [
-    "Counts guest and master profiles and how many guests may be e-mailed or texted by their effective consent, per property,",
-    "country, loyalty tier or VIP if asked. For one person use check_contact_permission.",
+    "Counts guest and master profiles and the guests reachable by e-mail or SMS (effective consent), per property, country,",
+    "loyalty tier or vip if asked. One person: check_contact_permission.",
   ].join(" "),
   operation: "GuestReach",
   inputSchema: {

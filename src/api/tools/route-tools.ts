@@ -14,9 +14,11 @@ export const CONVENTIONS =
   `List tools answer {data, has_more, next_cursor}: pages of ${MCP_DEFAULT_LIMIT} rows unless you pass limit (at most ` +
   `${MAX_LIMIT}); while has_more is true and you need more, pass next_cursor back as cursor (tables: next_offset as offset); ` +
   "include_total: true adds total_count. get_ tools take an id and answer {data}. Filters: an argument named after a " +
-  "record's id (property_id, master_profile_id …) keeps that record's rows; _from arguments and updated_since are " +
-  "inclusive, _to ones exclusive for instants (ISO 8601) and inclusive for dates (YYYY-MM-DD); min_ and max_ are " +
-  "inclusive; kind, status, priority, category, tier, vip and active match exactly. expand: \"guest\" adds each row's guest " +
+  "record's id (property_id, master_profile_id …) keeps that record's rows; _from, _to, updated_since and the summary " +
+  "tools' from and to take a date (YYYY-MM-DD) or an ISO 8601 instant alike: _from and updated_since are inclusive " +
+  "(a date: from its start, UTC), _to is exclusive for an instant and takes a date's whole day in; an instant where " +
+  "a date is kept (arrival, departure) is its UTC date; min_ and max_ are inclusive; kind, status, priority, " +
+  "category, tier, vip and active match exactly; e-mails ignore case and surrounding spaces; expand: \"guest\" adds each row's guest " +
   "{id, master_profile_id, name, vip}; order: \"desc\" reads events newest first.";
 
 const MATCHED_EXACTLY = new Set(["kind", "status", "priority", "category", "tier", "vip", "active"]);
@@ -73,12 +75,20 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
       detail: "is a master profile id, not a guest profile id: use guest_context or get_master_profile (get_record with type master_profile)",
     },
   },
+  "POST /v1/guests/lookup": {
+    name: "lookup_guests",
+    description:
+      "Many people in one call: up to 100 guest_profile_ids, master_profile_ids, emails and phones in all, or table_id's " +
+      "members (100 per call, paged by offset). One row per person: ids, name, VIP, loyalty, properties, stay count, last " +
+      "and next stay, spend per currency, contacts with their consent for purpose; not_found lists inputs that found nobody.",
+  },
   "GET /v1/master-profiles": {
     name: "search_master_profiles",
     description:
       "Lists master profiles (one real person merged across source systems and properties) by filters: q is a " +
-      "case-insensitive substring of given name, family name or e-mail (one field), email matches exactly, vip, " +
-      "property_id. To find someone by full name, phone or any other identifier, use find_guests. Each row's id is the " +
+      "case-insensitive substring of given name, family name, the full name or e-mail (matching nothing: candidates with " +
+      "a score, not matches), email matches exactly, vip, property_id. To find someone by phone or any other identifier, " +
+      "use find_guests. Each row's id is the " +
       "master_profile_id that list_reservations, list_transactions, list_consent_observations, list_reviews, " +
       `list_loyalty_members, list_actions and guest_events filter by.`,
   },
@@ -119,9 +129,8 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
   "GET /v1/consents/effective": {
     name: "effective_consent",
     description:
-      "Effective consent as rows, one per contact point and purpose, with the status and the observation that decided it " +
-      "(withdrawn or denied beat granted); no row is unknown, never allowed. For one contact and purpose, " +
-      "check_contact_permission answers directly.",
+      "Effective consent, one row per contact point and purpose, with the status and deciding observation (withdrawn or " +
+      "denied beat granted). For one contact: check_contact_permission.",
   },
   "GET /v1/actions": {
     name: "list_actions",
@@ -132,8 +141,8 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
   "GET /v1/reviews/summary": {
     name: "review_summary",
     description:
-      "Summarises reviews in one small object: count, average rating (1 to 5), count per rating, and breakdowns by " +
-      "source, property and responded, over the filters list_records takes for reviews; prefer it to paging through reviews.",
+      "Summarises reviews in one object: count, average rating (1 to 5), count per rating, by source, property and " +
+      "responded, over list_records' review filters.",
   },
   "GET /v1/reviews": {
     name: "list_reviews",
@@ -180,8 +189,7 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
   "POST /v1/tables/preview": {
     name: "preview_table",
     description:
-      "Shows who a filter document selects right now, as pages of members, without saving anything. Give member_type " +
-      "and filter_doc (an object); an invalid document is an error naming the offending part.",
+      "Shows who a filter document selects now, as pages of members, saving nothing; an error names a bad document's part.",
   },
   "GET /v1/tables/{id}": {
     name: "get_table",
@@ -193,17 +201,23 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
     name: "list_table_members",
     description: `Lists the members of a table (guest or master profiles, with the record itself).`,
   },
+  "GET /v1/tables/{id}/reachability": {
+    name: "table_reachability",
+    description:
+      "How many members of a table may be contacted for a purpose, in one call: counts per consent status for e-mail and " +
+      "phone, the reachable totals, and each destination's state and lag.",
+  },
   "POST /v1/tables/{id}/destinations/{provider}/pause": {
     name: "pause_table_destination",
     description:
-      "Pauses delivery of a table to one destination provider, keeping its place for resume_table_destination; pausing a " +
-      "paused one changes nothing. Returns the binding.",
+      "Pauses a table's delivery to one destination provider, keeping its place for resume_table_destination " +
+      "(idempotent). Returns the binding.",
   },
   "POST /v1/tables/{id}/destinations/{provider}/resume": {
     name: "resume_table_destination",
     description:
-      "Resumes delivery of a table to one destination provider from where it stopped (paused or error → active); " +
-      "resuming an active one changes nothing. Returns the binding.",
+      "Resumes a table's delivery to one destination provider where it stopped (paused or error → active; " +
+      "idempotent). Returns the binding.",
   },
 };
 
@@ -217,12 +231,10 @@ export const MERGED_TOOLS: { name: string; title: string; description: string; t
     name: "list_records",
     title: "List records of one type",
     description:
-      "Lists the group's records of one type, filtered by the arguments that type takes (others are refused, naming its own): " +
-      "properties, integrations (source systems), guests (one guest as one source knows them; source_id needs " +
-      "integration_id), master_profiles (one person across sources; q searches names and e-mail), reservations, " +
-      "transactions, consent_observations (the evidence behind effective_consent), actions (guest tasks), reviews, " +
-      "loyalty_programs, loyalty_members, channels, spaces, events (the change log; mode latest: newest per entity), " +
-      "tables (saved guest lists), table_members (id: the table's). To find a person use find_guests.",
+      "Lists records of one type by the filters that type takes (an error names them): guests (one source's " +
+      "profile; source_id needs integration_id), master_profiles (a person across sources; q: name or e-mail; no match: candidates), " +
+      "consent_observations (effective_consent's evidence), actions (guest tasks), events (change log; mode latest: " +
+      "newest per entity), tables (guest lists), table_members (id: the table's), and the rest by name. To find a person: find_guests.",
     types: {
       properties: "list_properties",
       integrations: "list_integrations",
@@ -246,8 +258,8 @@ export const MERGED_TOOLS: { name: string; title: string; description: string; t
     name: "get_record",
     title: "Get one record by id",
     description:
-      "Gets one record by its id: a property, guest (profile), master_profile (with its guest profile ids), reservation " +
-      "or table (with each destination's delivery state, lag and last error: whether a list is being delivered).",
+      "Gets one record by id: property, guest (profile), master_profile (with its guest profile ids), reservation or " +
+      "table (with each destination's delivery state, lag and last error).",
     types: {
       property: "get_property",
       guest: "get_guest",

@@ -7,7 +7,6 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { invalidRequest } from "../../errors";
 import { metricTools } from "./metric-tools";
 import { webhookTools } from "./webhook-tools";
-import { listedCall } from "./route-tools";
 
 export interface TaskTool {
   name: string;
@@ -94,9 +93,9 @@ const findGuests: TaskTool = {
   scope: "read:guests",
   title: "Find guests",
   description: [
-    "Use first when you know only how someone is called or reached: a full name in either order (accents, case and name starts",
-    "do not matter), e-mail, phone with country code, source guest id, member or confirmation number. Ranked candidates, one per",
-    "person. Next: guest_context with its master_profile_id (or guest_profile_ids[0] when null). truncated: be more specific.",
+    "Finds a person by name in either order (accents, case, name starts do not matter), e-mail, phone, source id, member or",
+    "confirmation number: ranked candidates, one per person; closest: nothing matched, these are near names or phones without",
+    "country code (similarity 0 to 1). Next: guest_context with master_profile_id (or guest_profile_ids[0]).",
   ].join(" "),
   operation: "FindGuests",
   inputSchema: {
@@ -118,11 +117,13 @@ const findGuests: TaskTool = {
         phones: z.array(z.string()),
         properties: z.array(z.string()),
         last_stay: date.nullable(),
-        matched_on: z.array(z.string()).describe("email, phone, confirmation_number, member_number, source_id, name or name_prefix."),
-        score: z.number().int().describe("100 exact identifier, 90 exact name, 60 name prefix."),
+        matched_on: z.array(z.string()).describe("email, phone, confirmation_number, member_number, source_id, name, name_prefix; similar_name or phone_national when closest."),
+        score: z.number().int().describe("100 exact identifier, 90 exact name, 60 name prefix, 50 × similarity when closest."),
+        similarity: z.number().nullable().describe("Closest candidates only: 0 to 1."),
       }),
     ),
     truncated: z.boolean().describe("More candidates matched than were returned."),
+    closest: z.boolean().describe("Nothing matched exactly: the candidates are the closest, not matches."),
   },
   annotations: READ_ONLY,
   toVariables: (args) => variables(args, { query: "query", limit: "limit" }),
@@ -134,16 +135,15 @@ const guestContext: TaskTool = {
   scope: "read:guests",
   title: "Everything about one guest",
   description: [
-    "Everything known about one person in one call: identity and linked source profiles, stays, spend per currency and category,",
-    "effective consent per contact point and purpose with the deciding observation, loyalty, reviews and recent events.",
-    `${ONE_OF_PERSON} Each section's more is the call for its full rows; truncated says it shows only some; found is false`,
-    "when nobody in scope matches. For one contact point and purpose, check_contact_permission is smaller.",
+    "Everything about one person in one call: identity and source profiles, stays, spend per currency and category, effective",
+    `consent per contact point and purpose, loyalty, reviews, recent events. ${ONE_OF_PERSON} A section's more: the call for`,
+    "its full rows; found: false when nobody in scope matches.",
   ].join(" "),
   operation: "GuestContext",
   inputSchema: {
     master_profile_id: z.uuid().optional().describe("From find_guests."),
     guest_profile_id: z.uuid().optional().describe("Its master profile's context when it has one."),
-    email: z.string().min(3).max(320).optional().describe("On the person's profiles, case-insensitive."),
+    email: z.string().min(3).max(320).optional().describe("On the person's profiles."),
   },
   outputSchema: {
     found: z.boolean().describe("False when nobody in scope matches; the other fields are then absent."),
@@ -260,10 +260,8 @@ const guestContext: TaskTool = {
   toResult: (data) => {
     const found = data.guestContext as Record<string, unknown> | null;
     if (!found) return { found: false };
-    const result = snakeKeys(found) as Record<string, { more?: { tool: string; arguments: Record<string, unknown> } } | null>;
-    // Each section's `more` names a tool the list offers (list_records {type: "reservations", …}).
-    for (const section of Object.values(result)) if (section?.more) section.more = listedCall(section.more.tool, section.more.arguments);
-    return { found: true, ...result };
+    // Each section's `more` names a tool the list offers (list_records {type: "reservations", …}): the resolver's.
+    return { found: true, ...(snakeKeys(found) as Record<string, unknown>) };
   },
 };
 
@@ -272,16 +270,15 @@ const checkContactPermission: TaskTool = {
   scope: "read:consents",
   title: "May we contact them?",
   description: [
-    "Whether an e-mail or phone may be contacted for a purpose: answer allowed, not_allowed or unknown, with the rule and the",
-    "observations that decided it. Across the group, withdrawn or denied beat any grant; no observation is unknown, never",
-    `permission: treat only allowed as permission. ${ONE_OF_CONTACT}`,
+    "Whether an e-mail or phone may be contacted for a purpose: allowed, not_allowed or unknown, with the rule and deciding",
+    `observations. Group-wide, withdrawn or denied beat any grant; only allowed is permission. ${ONE_OF_CONTACT}`,
   ].join(" "),
   operation: "CheckContactPermission",
   inputSchema: {
     email: z.string().min(3).max(320).optional().describe("Case-insensitive."),
     phone: z.string().min(7).max(40).optional().describe("With its country code, any formatting."),
     purpose: z.string().min(1).max(100).describe("e.g. email_marketing, sms_marketing, profiling."),
-    property_id: z.uuid().optional().describe("The sending property; consent still counts every property's observations."),
+    property_id: z.uuid().optional().describe("The sending property; consent counts every property's."),
   },
   outputSchema: {
     answer: z.enum(["allowed", "not_allowed", "unknown"]),

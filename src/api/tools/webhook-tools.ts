@@ -27,10 +27,10 @@ const pageResult = (p: unknown, rows: string) => {
 const listWebhookEndpoints: TaskTool = {
   name: "list_webhook_endpoints",
   scope: "read:webhooks",
-  title: "Webhook endpoints and their health",
+  title: "Webhook endpoint health",
   description: [
-    "Whether integrations receive changes: the group's webhook endpoints with their health (state, disabled_reason, failure_count,",
-    "0 when healthy, next_attempt_at, last_error). For one endpoint's attempts call list_webhook_deliveries with its id.",
+    "Whether integrations receive changes: the group's webhook endpoints and their health (state, disabled_reason,",
+    "failure_count, next_attempt_at, last_error). An endpoint's attempts: list_webhook_deliveries.",
   ].join(" "),
   operation: "WebhookEndpointHealth",
   inputSchema: paging,
@@ -62,11 +62,10 @@ const listWebhookEndpoints: TaskTool = {
 const listWebhookDeliveries: TaskTool = {
   name: "list_webhook_deliveries",
   scope: "read:webhooks",
-  title: "A webhook endpoint's recent deliveries",
+  title: "Webhook deliveries",
   description: [
-    "One webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees: evt_ and a keyed hash, the same",
-    "on every retry and replay; ping_… for a test), event_type, attempt, status (succeeded, failed, refused), response_code, duration_ms,",
-    "error, next_retry_at.",
+    "One webhook endpoint's delivery attempts, newest first: message_id (the webhook-id a receiver sees, the same on every retry",
+    "and replay; ping_… for a test), event_type, attempt, status (succeeded, failed, refused), response_code, error, next_retry_at.",
   ].join(" "),
   operation: "WebhookDeliveryLog",
   inputSchema: {

@@ -3,7 +3,14 @@
 import type { RequestContext } from "../../context";
 import { consentKeyKeyOf, consentKeyOf, contactValueOf, type ConsentFilter } from "../../data/consents";
 import { normaliseContact } from "../../consent/precedence";
+import { checkedPurpose } from "./contact-permission";
 import { boundPage, guestOfRow, keysetList, type PageArgs } from "./lists";
+
+/** The filter with its purpose checked as every consent question checks it (checkedPurpose). */
+async function withKnownPurpose<F extends { purpose?: string | null }>(ctx: RequestContext, args: PageArgs<F>): Promise<PageArgs<F>> {
+  const purpose = args.filter?.purpose;
+  return purpose == null ? args : { ...args, filter: { ...args.filter!, purpose: await checkedPurpose(ctx, purpose) } };
+}
 
 interface EffectiveConsentFilter {
   contactValue?: string | null;
@@ -26,7 +33,8 @@ async function contactsOfGuest(ctx: RequestContext, guestProfileId: string): Pro
  * status of each is decided by every observation of that contact and purpose in the whole group
  * (spec 1.5), so a withdrawal recorded at another property still wins.
  */
-async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilter>, ctx: RequestContext) {
+async function effectiveConsents(_: unknown, given: PageArgs<EffectiveConsentFilter>, ctx: RequestContext) {
+  const args = await withKnownPurpose(ctx, given);
   const f = args.filter ?? {};
   const asked = f.contactValue == null ? undefined : contactValueOf(f.contactValue);
   const ofGuest = f.guestProfileId == null ? undefined : await contactsOfGuest(ctx, f.guestProfileId);
@@ -47,9 +55,11 @@ async function effectiveConsents(_: unknown, args: PageArgs<EffectiveConsentFilt
   );
 }
 
+const observations = keysetList<ConsentFilter, { createdAt: string; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page);
+
 export const consentResolvers = {
   Query: {
-    consents: keysetList<ConsentFilter, { createdAt: string; id: string }>("consents", consentKeyOf, (ctx) => ctx.data.consents.page),
+    consents: async (parent: unknown, args: PageArgs<ConsentFilter>, ctx: RequestContext) => observations(parent, await withKnownPurpose(ctx, args), ctx),
     effectiveConsents,
   },
   ConsentObservation: { guest: guestOfRow },

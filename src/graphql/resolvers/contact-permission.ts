@@ -36,6 +36,24 @@ function contactOf(args: ContactPermissionArgs): { type: "email" | "phone"; valu
   return { type: "phone", value };
 }
 
+/** A purpose the group never records consent for (a typo, another name): refused, listing the ones it does. */
+const unknownPurpose = (purpose: string, known: string[]) =>
+  invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
+
+/**
+ * A purpose as every consent question takes it (contactPermission, lookupGuests, Table.reachability, the
+ * consent lists and effective consent on every door: a typo is an error, never a silent "no rows"):
+ * trimmed, not empty, and one the group records consent for when it records any. One statement.
+ */
+export async function checkedPurpose(ctx: RequestContext, raw: string): Promise<string> {
+  if (!isStorableText(raw)) throw invalidRequest(unstorableDetail("purpose"));
+  const purpose = raw.trim();
+  if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");
+  const known = await ctx.data.consents.purposes();
+  if (known.length > 0 && !known.includes(purpose)) throw unknownPurpose(purpose, known);
+  return purpose;
+}
+
 function ruleText(status: EffectiveStatus, count: number, restrictive: number): string {
   switch (status) {
     case "unknown":
@@ -61,14 +79,9 @@ async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: R
   // narrowed to one property.
   const [decision] = await ctx.data.consents.decide([contact.value], { purpose, contactType: contact.type });
   const observations = decision?.observations ?? [];
-  if (observations.length === 0) {
-    // No observation: unknown for a purpose the group records consent for; a purpose it never records
-    // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
-    const known = await ctx.data.consents.purposes();
-    if (known.length > 0 && !known.includes(purpose)) {
-      throw invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
-    }
-  }
+  // No observation: unknown for a purpose the group records consent for; a purpose it never records
+  // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
+  if (observations.length === 0) await checkedPurpose(ctx, purpose);
   const effective = decision?.effective ?? effectiveConsent([]);
   const shown = observations.slice(0, OBSERVATIONS_SHOWN);
   const ids = [...new Set(shown.map((o) => o.propertyId).filter((id): id is string => id !== null))];

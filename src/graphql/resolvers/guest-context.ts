@@ -63,10 +63,13 @@ interface GuestContextArgs {
 const guestIds = (p: Person) => p.guests.map((g) => g.id);
 const distinct = (values: (string | null | undefined)[]) => [...new Set(values.filter((v): v is string => Boolean(v)))];
 
-/** The list tool that returns a section's rows, with the person's filter. */
-function more(p: Person, tool: string, extra: Record<string, unknown> = {}) {
+/**
+ * The MCP call that returns a section's rows, with the person's filter: list_records and the record
+ * type, as tools/list offers it (the per-family tools it stands for are not listed; issue 42).
+ */
+function more(p: Person, type: string, extra: Record<string, unknown> = {}) {
   const who = p.masterProfileId ? { master_profile_id: p.masterProfileId } : { guest_profile_id: p.guests[0]?.id };
-  return { tool, arguments: { ...who, ...extra } };
+  return { tool: "list_records", arguments: { type, ...who, ...extra } };
 }
 
 /** Contact points of the person, normalised as consent observations store them. */
@@ -113,14 +116,14 @@ async function identity(p: Person, _: unknown, ctx: RequestContext) {
       sourceId: g.sourceId,
     })),
     truncated: p.guests.length > shown.length,
-    more: p.masterProfileId ? more(p, "list_guests") : { tool: "get_guest", arguments: { id: p.guests[0]?.id } },
+    more: p.masterProfileId ? more(p, "guests") : { tool: "get_record", arguments: { type: "guest", id: p.guests[0]?.id } },
   };
 }
 
 /** One aggregate over the person's reservations. */
 async function stays(p: Person, _: unknown, ctx: RequestContext) {
   const row = await ctx.data.stays.summaryOfGuests(guestIds(p));
-  return { ...row, properties: row.properties ?? [], more: more(p, "list_reservations") };
+  return { ...row, properties: row.properties ?? [], more: more(p, "reservations") };
 }
 
 /** Spend per currency and category (data/stays.ts says what counts as spend). */
@@ -139,7 +142,7 @@ async function spend(p: Person, _: unknown, ctx: RequestContext) {
   const larger = (a: bigint, b: bigint) => (b > a ? 1 : b < a ? -1 : 0);
   const currencies = [...byCurrency.values()].sort((a, b) => larger(a.totalMinor, b.totalMinor) || a.currency.localeCompare(b.currency));
   for (const c of currencies) c.byCategory.sort((a, b) => larger(a.amountMinor, b.amountMinor) || a.category.localeCompare(b.category));
-  return { byCurrency: currencies, more: more(p, "list_transactions") };
+  return { byCurrency: currencies, more: more(p, "transactions") };
 }
 
 /** An observation as the consent reads give it (data/consents.ts). */
@@ -179,7 +182,7 @@ async function consent(p: Person, _: unknown, ctx: RequestContext) {
       observationCount: d.effective.observationCount,
     })),
     truncated: decisions.length > shown.length,
-    more: more(p, "list_consent_observations"),
+    more: more(p, "consent_observations"),
   };
 }
 
@@ -202,7 +205,7 @@ async function loyalty(p: Person, _: unknown, ctx: RequestContext) {
         pointsName: m.pointsName ?? "points",
       };
     }),
-    more: more(p, "list_loyalty_members"),
+    more: more(p, "loyalty_members"),
   };
 }
 
@@ -221,7 +224,7 @@ async function reviews(p: Person, _: unknown, ctx: RequestContext) {
       publishedAt: latest.publishedAt,
       property: names.get(latest.propertyId) ?? null,
     },
-    more: more(p, "list_reviews"),
+    more: more(p, "reviews"),
   };
 }
 
@@ -243,7 +246,7 @@ async function recentEvents(p: Person, _: unknown, ctx: RequestContext) {
       changed: changedFields(e.delta),
     })),
     truncated: rows.length > EVENTS_SHOWN,
-    more: more(p, "guest_events", { order: "desc" }),
+    more: more(p, "events", { order: "desc" }),
   };
 }
 

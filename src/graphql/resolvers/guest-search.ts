@@ -2,7 +2,7 @@
 // loyalty member number and confirmation number, answered with ranked candidates: one per master
 // profile, or a guest profile of its own when it belongs to none. The statement is data/search.ts.
 import type { RequestContext } from "../../context";
-import type { MatchField } from "../../data/search";
+import type { CloseField, MatchField } from "../../data/search";
 import { invalidRequest } from "../../errors";
 import { isStorableText, unstorableDetail } from "../text";
 
@@ -18,8 +18,10 @@ export interface GuestCandidate {
   phones: string[];
   properties: string[];
   lastStay: string | null;
-  matchedOn: MatchField[];
+  matchedOn: (MatchField | CloseField)[];
   score: number;
+  /** A closest candidate's similarity (0 to 1); null for a match. */
+  similarity: number | null;
 }
 
 export function parseSearchArgs(args: { query: string; limit?: number | null }) {
@@ -41,10 +43,13 @@ const latest = (dates: (string | null)[]) => dates.reduce<string | null>((a, d) 
 
 export async function guestSearch(_: unknown, args: { query: string; limit?: number | null }, ctx: RequestContext) {
   const { query, limit } = parseSearchArgs(args);
-  const hits = await ctx.data.search.hits(query, limit);
+  const exact = await ctx.data.search.hits(query, limit);
+  // Nothing matched: the closest names and phones, said to be candidates, not matches (issue 42).
+  const closest = exact.length === 0;
+  const hits = closest ? await ctx.data.search.closest(query, limit) : exact;
   const truncated = hits.length > limit;
   const shown = hits.slice(0, limit);
-  if (shown.length === 0) return { query, candidates: [], truncated: false };
+  if (shown.length === 0) return { query, closest, candidates: [], truncated: false };
 
   const masterIds = distinct(shown.map((h) => h.masterProfileId));
   const guestIds = distinct(shown.map((h) => h.guestProfileId));
@@ -66,9 +71,10 @@ export async function guestSearch(_: unknown, args: { query: string; limit?: num
       // An exact name match says all a prefix match would.
       matchedOn: hit.matchedOn.includes("name") ? hit.matchedOn.filter((f) => f !== "name_prefix") : hit.matchedOn,
       score: hit.score,
+      similarity: hit.similarity ?? null,
     };
   });
-  return { query, candidates, truncated };
+  return { query, closest, candidates, truncated };
 }
 
 export const guestSearchResolvers = { Query: { guestSearch } };

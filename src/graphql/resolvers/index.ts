@@ -16,6 +16,8 @@ import { propertyResolvers } from "./properties";
 import { stayResolvers } from "./stays";
 import { tableResolvers } from "./tables";
 import { webhookResolvers } from "./webhooks";
+import { guestLookupResolvers } from "./guest-lookup";
+import { tableReachabilityResolvers } from "./table-reachability";
 
 const viewerResolvers = {
   Query: {
@@ -47,4 +49,6 @@ export const resolvers = [
   metricResolvers,
   webhookResolvers,
   masterProfileLinkResolvers,
+  guestLookupResolvers,
+  tableReachabilityResolvers,
 ];

@@ -17,6 +17,21 @@ const listMasterProfiles = selectedKeysetList<MasterProfileFilter, { createdAt: 
 
 type WithGuestIds = { id: string; guestProfileIds?: string[] };
 
+/** Closest candidates shown when q matched nothing (issue 42). */
+const CANDIDATES_SHOWN = 5;
+
+/**
+ * When q matched nothing on a first page, the master profiles whose name is closest to it, as
+ * candidates with their score, not as rows; null otherwise (the REST body then leaves it out).
+ */
+async function closestCandidates(ctx: RequestContext, args: PageArgs<MasterProfileFilter>, found: number, info: GraphQLResolveInfo) {
+  if (found > 0 || args.cursor || !args.filter?.q?.trim() || !selectedUnder(info, "candidates").size) return null;
+  const scored = await ctx.data.masterProfiles.closest(args.filter, CANDIDATES_SHOWN);
+  if (scored.length === 0) return [];
+  const rows = new Map((await ctx.data.masterProfiles.byIds(scored.map((s) => s.id))).map((row) => [row.id, row]));
+  return scored.map((s) => ({ score: s.score, masterProfile: rows.get(s.id)! }));
+}
+
 /**
  * Each profile's guest ids, read with the page: the statement the loader batches, without a load
  * and a promise per profile.
@@ -40,7 +55,7 @@ export const masterProfileResolvers = {
       // The total is asked for on the first page only: later pages never carry it.
       const totalCount = args.includeTotal && !args.cursor ? await ctx.data.masterProfiles.count(args.filter ?? {}) : null;
       if (page.nodes.length > 0 && selectedUnder(info, "nodes").has("guestProfileIds")) await withGuestIds(ctx, page.nodes);
-      return { ...page, totalCount };
+      return { ...page, totalCount, candidates: await closestCandidates(ctx, args, page.nodes.length, info) };
     },
     masterProfile: getById("master profile", (ctx, id, info) => ctx.data.masterProfiles.byId(id, selectedShape(info, MASTER_PROFILE))),
   },

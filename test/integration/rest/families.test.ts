@@ -35,7 +35,7 @@ const families: Family[] = [
   { path: "/v1/reservations", scope: "read:reservations", ids: (db, g) => db.reservation.findMany(where(g)), property: { field: "property_id", nullable: false },
     bad: ["status=arrived", "arrival_from=2026-13-01", "guest_profile_id=1"] },
   { path: "/v1/transactions", scope: "read:transactions", ids: (db, g) => db.transaction.findMany(where(g)), property: { field: "property_id", nullable: false },
-    bad: ["kind=tip", "occurred_from=2026-01-01", "reservation_id=x"] },
+    bad: ["kind=tip", "occurred_from=2026-13-01", "reservation_id=x"] },
   { path: "/v1/consents", scope: "read:consents", ids: (db, g) => db.consentObservation.findMany(where(g)), property: { field: "property_id", nullable: true },
     bad: ["status=maybe", "observed_to=now"] },
   { path: "/v1/actions", scope: "read:actions", ids: (db, g) => db.action.findMany(where(g)), property: { field: "property_id", nullable: false },
