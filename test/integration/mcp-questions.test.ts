@@ -370,6 +370,61 @@ describe("ten questions, each answered through MCP in at most two calls and chec
     expect(match.matched_fields.length).toBeGreaterThan(0);
   });
 
+  it("4. How many people on the Welcome-back list may we e-mail, and is its Mailchimp delivery healthy?", async () => {
+    // The long way: every member, each one's e-mail and phone, effective consent per contact point;
+    // the table's bindings.
+    const tableId = A().tables.bound;
+    const members = await walkMembers(tableId);
+    const counts = {
+      email: { granted: 0, withdrawn: 0, denied: 0, unknown: 0, no_contact: 0 },
+      phone: { granted: 0, withdrawn: 0, denied: 0, unknown: 0, no_contact: 0 },
+    };
+    // Members reachable by e-mail, by phone, by either.
+    const reachable = { email: 0, phone: 0, any: 0 };
+    const persons = new Set<string>();
+    for (const m of members) {
+      persons.add(m.guest ? (await personOf(m.guest.id)).id : m.master_profile.id);
+      const profile = m.guest ?? m.master_profile;
+      let any = false;
+      for (const type of ["email", "phone"] as const) {
+        const value = profile[type];
+        const status = value ? await consentOf(value, "email_marketing") : "no_contact";
+        counts[type][status as keyof typeof counts.email]++;
+        if (status === "granted") {
+          reachable[type]++;
+          any = true;
+        }
+      }
+      if (any) reachable.any++;
+    }
+    const bindings = (await rest(`/v1/tables/${tableId}`)).data.bindings as Json[];
+    const mailchimp = bindings.find((b) => b.provider === "mailchimp")!;
+    // Not trivial: some may be e-mailed, some may not, and Mailchimp lags behind the list.
+    expect(counts.email.granted).toBeGreaterThan(0);
+    expect(counts.email.withdrawn + counts.email.denied + counts.email.unknown).toBeGreaterThan(0);
+    expect(mailchimp.lag).toBeGreaterThan(0);
+
+    const q = question("How many people on the Welcome-back list may we e-mail, and is its Mailchimp delivery healthy?");
+    const tables = await q.call("list_records", { type: "tables" });
+    const table = tables.data.find((x: Json) => /welcome-back/i.test(x.name));
+    const reach = await q.call("table_reachability", { id: table.id, purpose: "email_marketing" });
+    q.withinBudget();
+
+    expect(table.id).toBe(tableId);
+    expect(reach.data).toMatchObject({
+      table_id: tableId,
+      purpose: "email_marketing",
+      member_type: "guest_profile",
+      member_count: members.length,
+      person_count: persons.size,
+      by_contact_type: counts,
+      reachable,
+    });
+    expect(reach.data.destinations.find((d: Json) => d.provider === "mailchimp")).toMatchObject({
+      state: mailchimp.state, lag: mailchimp.lag, last_flush_at: mailchimp.last_flush_at, last_error: mailchimp.last_error,
+    });
+  });
+
   it("5. What was each property's repeat-guest rate last year?", async () => {
     const year = Number(today().slice(0, 4)) - 1;
     const from = `${year}-01-01`;
@@ -401,6 +456,47 @@ describe("ten questions, each answered through MCP in at most two calls and chec
     q.withinBudget();
     const answer = performance.buckets.map((b: Json) => roundRate([b.property_id, b.distinct_guests, b.returning_guests, b.repeat_rate]));
     expect(sorted(answer.map((a: unknown[]) => JSON.stringify(a)))).toEqual(sorted(expected.map((e) => JSON.stringify(e))));
+  });
+
+  it("6. Who on this sign-up sheet of 40 e-mails do we know, and which may we e-mail?", async () => {
+    // Twelve of our guests' addresses as people write them (case, spaces), one of them twice, and
+    // 27 strangers.
+    const ours = await Promise.all([0, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 22].map(async (n) => (await guestRow(g(n).id)).email as string));
+    const sheet = [
+      ...ours.map((e, i) => (i % 3 === 0 ? `  ${e.toUpperCase()} ` : i % 3 === 1 ? e.replace(/^./, (c) => c.toUpperCase()) : e)),
+      ours[1].toUpperCase(),
+      ...Array.from({ length: 27 }, (_, i) => `signup.${i}@event-sheet.example`),
+    ];
+    expect(sheet).toHaveLength(40);
+    // The long way: each address through /v1/guests?email=, the person behind it, and its effective consent.
+    const expected = new Map<string, [string, string]>();
+    const strangers: string[] = [];
+    for (const input of sheet) {
+      const email = input.trim().toLowerCase();
+      const profiles = await walk(`/v1/guests?email=${encodeURIComponent(email)}`);
+      if (!profiles.length) strangers.push(input);
+      else expected.set(email, [(await personOf(profiles[0].id)).id, await consentOf(email, "email_marketing")]);
+    }
+    // Not trivial: some may be e-mailed and some may not.
+    const statuses = [...expected.values()].map(([, status]) => status);
+    expect(statuses).toContain("granted");
+    expect(statuses.some((s) => s !== "granted")).toBe(true);
+
+    const q = question("Who on this sign-up sheet of 40 e-mails do we know, and which may we e-mail?");
+    const lookup = await q.call("lookup_guests", { emails: sheet, purpose: "email_marketing" });
+    q.withinBudget();
+    // The answer: each address we know → the person and whether it may be e-mailed.
+    const answer = new Map<string, [string, string | null]>();
+    for (const person of lookup.data) {
+      for (const c of person.contacts) {
+        if (c.type === "email") answer.set(c.value, [person.master_profile_id ?? person.guest_profile_ids[0], c.consent]);
+      }
+    }
+    for (const [email, decision] of expected) expect([email, answer.get(email)]).toEqual([email, decision]);
+    expect(sorted(lookup.not_found.map((x: Json) => x.value))).toEqual(sorted(strangers));
+    expect(lookup.not_found.every((x: Json) => x.kind === "email")).toBe(true);
+    // One person per real person, however many of their addresses were on the sheet.
+    expect(lookup.data).toHaveLength(new Set([...expected.values()].map(([person]) => person)).size);
   });
 
   it("7. What are the newest things that happened to this guest?", async () => {
@@ -467,6 +563,105 @@ describe("ten questions, each answered through MCP in at most two calls and chec
     const complaining = new Set(complaints.data.map((a: Json) => personKey(a.guest)));
     const answer = arrivals.data.filter((r: Json) => ARRIVING.includes(r.status) && complaining.has(personKey(r.guest))).map((r: Json) => r.guest.name);
     expect(sorted([...new Set(answer)])).toEqual(sorted([...expected]));
+  });
+
+  it("10. Who on the Welcome-back list has a stay coming up, and what is their loyalty tier?", async () => {
+    // The long way: every member, the person behind it, their reservations and loyalty memberships.
+    const tableId = A().tables.bound;
+    // A membership as people say it: the program's name and the tier's (the rows hold its code).
+    const programs = new Map((await walk("/v1/loyalty/programs")).map((p) => [p.id, p]));
+    const membership = (l: Json) => {
+      const program = programs.get(l.program_id)!;
+      return `${program.name}: ${program.tiers.find((x: Json) => x.code === l.tier)?.name ?? l.tier}`;
+    };
+    const seen = new Set<string>();
+    const expected: unknown[][] = [];
+    for (const m of await walkMembers(tableId)) {
+      const person = await personOf(m.guest.id);
+      if (seen.has(person.id)) continue;
+      seen.add(person.id);
+      const by = person.master_profile_id ? `master_profile_id=${person.master_profile_id}` : `guest_profile_id=${person.id}`;
+      const upcoming = (await walk(`/v1/reservations?${by}&kind=stay&arrival_from=${addDays(clockToday, 1)}`))
+        .filter((r) => ["tentative", "confirmed"].includes(r.status))
+        .map((r) => r.arrival_date as string)
+        .sort();
+      if (!upcoming.length) continue;
+      const memberships = await walk(`/v1/loyalty/members?${by}`);
+      expected.push([person.name, upcoming[0], sorted(memberships.map(membership))]);
+    }
+    // Not trivial: three of the members' people have a stay coming up, some hold a loyalty tier.
+    expect(expected).toHaveLength(3);
+    expect(seen.size).toBeGreaterThan(3);
+    expect(expected.some((e) => (e[2] as string[]).length > 0)).toBe(true);
+
+    const q = question("Who on the Welcome-back list has a stay coming up, when, and what is their loyalty tier?");
+    const tables = await q.call("list_records", { type: "tables" });
+    const table = tables.data.find((x: Json) => /welcome-back/i.test(x.name));
+    const people = await q.call("lookup_guests", { table_id: table.id });
+    q.withinBudget();
+    expect(table.id).toBe(tableId);
+    expect(people.next_offset ?? null).toBeNull();
+    const answer = people.data
+      .filter((p: Json) => p.next_stay)
+      .map((p: Json) => [p.name, p.next_stay.arrival_date, sorted(p.loyalty.map((l: Json) => `${l.program_name}: ${l.tier}`))]);
+    expect(sorted(answer.map((a: unknown) => JSON.stringify(a)))).toEqual(sorted(expected.map((e) => JSON.stringify(e))));
+  });
+});
+
+describe("the same questions from another group, or from a key pinned to one property", () => {
+  /** A call's result as the model reads it: the JSON text, and whether it is an error. */
+  async function ask(client: Client, tool: string, args: Record<string, unknown>) {
+    const result = (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
+    return { isError: result.isError === true, text: (result.content[0] as { text: string }).text };
+  }
+
+  it("group B's connector is told nothing of group A's guests, lists or merges", async () => {
+    const other = await connect(B().credentials.mcp_token);
+    const { rows } = await t.adminPool.query(
+      "SELECT id::text FROM guest_profiles WHERE property_group_id = $1 UNION ALL SELECT id::text FROM master_profiles WHERE property_group_id = $1",
+      [A().id],
+    );
+    const ids = rows.map((r) => r.id as string);
+    const emails = await Promise.all([0, 2, 3, 4].map(async (n) => (await guestRow(g(n).id)).email as string));
+    const master = await masterRow(A().master_with_two_guests);
+    const answers = [
+      await ask(other, "lookup_guests", { emails, purpose: "email_marketing" }),
+      await ask(other, "lookup_guests", { guest_profile_ids: master.guest_profile_ids, master_profile_ids: [master.id] }),
+      await ask(other, "table_reachability", { id: A().tables.bound, purpose: "email_marketing" }),
+      await ask(other, "lookup_guests", { table_id: A().tables.bound }),
+      await ask(other, "explain_merge", { guest_profile_id: master.guest_profile_ids[0], other_guest_profile_id: master.guest_profile_ids[1] }),
+      await ask(other, "list_records", { type: "events", master_profile_id: master.id, order: "desc", limit: 10 }),
+    ];
+    // The fixtures' groups share their guests' e-mail addresses: B finds its own guests by them, only those.
+    const { rows: own } = await t.adminPool.query("SELECT id::text FROM guest_profiles WHERE property_group_id = $1", [B().id]);
+    const ownIds = new Set(own.map((r) => r.id as string));
+    for (const person of JSON.parse(answers[0].text).data) for (const id of person.guest_profile_ids) expect(ownIds.has(id)).toBe(true);
+    // A's ids are not found (echoed as sent), and no other id of A's appears anywhere.
+    const byIds = JSON.parse(answers[1].text);
+    expect(byIds.data).toEqual([]);
+    expect(byIds.not_found).toHaveLength(3);
+    expect(JSON.parse(answers[5].text).data).toEqual([]);
+    for (const [i, answer] of [answers[2], answers[3], answers[4]].entries()) expect([i, answer.isError, JSON.parse(answer.text).error]).toEqual([i, true, "not_found"]);
+    const sent = new Set([...master.guest_profile_ids, master.id]);
+    for (const answer of answers) for (const id of ids) if (!sent.has(id)) expect(answer.text).not.toContain(id);
+  });
+
+  it("a key pinned to Brighton finds only Brighton's profiles of the people it looks up", async () => {
+    const pinned = await connect(A().credentials.api_key_pinned.token);
+    const brighton = A().credentials.api_key_pinned.property_id;
+    // Guests 0 and 1 are one person at Brighton and Edinburgh; guest 4 is at Edinburgh only.
+    const sheet = await Promise.all([0, 4].map(async (n) => (await guestRow(g(n).id)).email as string));
+    expect(g(0).property_id).toBe(brighton);
+    expect(g(1).property_id).not.toBe(brighton);
+    expect(g(4).property_id).not.toBe(brighton);
+    const lookup = JSON.parse((await ask(pinned, "lookup_guests", { emails: sheet, purpose: "email_marketing" })).text);
+    expect(lookup.data).toHaveLength(1);
+    expect(lookup.data[0].guest_profile_ids).toEqual([g(0).id]);
+    expect(lookup.data[0].property_ids).toEqual([brighton]);
+    expect(lookup.not_found).toEqual([{ kind: "email", value: sheet[1] }]);
+    const arrivals = JSON.parse((await ask(pinned, "list_records", { type: "reservations", arrival_from: addDays(today(), 1), arrival_to: addDays(today(), 7), expand: "guest", limit: 100 })).text);
+    expect(arrivals.data.length).toBeGreaterThan(0);
+    for (const r of arrivals.data) expect([r.id, r.property_id]).toEqual([r.id, brighton]);
   });
 });
 
