@@ -263,7 +263,7 @@ async function addRows() {
     );
   const month = lastMonth();
   await review(13, 2, `${month.from}T09:30:00Z`);
-  await review(1, 5, `${addDays(month.to, 0)}T20:00:00Z`);
+  await review(1, 5, `${month.to}T20:00:00Z`);
   await review(3, 4, `${month.from}T12:00:00Z`);
   await review(4, 3, `${addDays(month.from, 10)}T12:00:00Z`);
   await review(7, 5, `${addDays(month.from, 20)}T12:00:00Z`);
