@@ -1614,7 +1614,11 @@ export interface components {
              */
             mode: "timeline" | "latest";
         };
-        /** @description Counters of the last flush to the destination. */
+        /**
+         * @description Counters of the last flush to the destination: only the members that flush handled (the changes
+         *     since the flush before), not the table as it stands. Who on the table may be contacted now:
+         *     Table.reachability (REST GET /v1/tables/{id}/reachability, MCP table_reachability).
+         */
         FlushCounts: {
             /**
              * Format: int32
