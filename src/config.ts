@@ -64,7 +64,7 @@ const envSchema = z.object({
   // Bounds on one /graphql operation (src/graphql/limits.ts): nesting depth, estimated cost, field
   // selections and aliases after fragment expansion, tokens the parser reads, response size.
   GCS_GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(1).max(100).default(10),
-  GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(12_000),
+  GCS_GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(16_000),
   // Comma-separated origins (https://dash.example.com) allowed to call the API from a browser; unset: no CORS.
   GCS_CORS_ORIGINS: z.string().optional(),
   GCS_TRUST_PROXY: z.string().optional(),

@@ -84,9 +84,9 @@ function fieldsIn(value: unknown): number {
 }
 
 describe("depth and cost, as validation rules", () => {
-  it("defaults: depth 10, cost 12000, 1000 selections, 100 aliases, 10000 tokens, 5 MiB responses", () => {
+  it("defaults: depth 10, cost 16000, 1000 selections, 100 aliases, 10000 tokens, 5 MiB responses", () => {
     expect(DEFAULTS.graphqlMaxDepth).toBe(10);
-    expect(DEFAULTS.graphqlMaxCost).toBe(12_000);
+    expect(DEFAULTS.graphqlMaxCost).toBe(16_000);
     expect(DEFAULTS.graphqlMaxSelections).toBe(1000);
     expect(DEFAULTS.graphqlMaxAliases).toBe(100);
     expect(DEFAULTS.graphqlMaxTokens).toBe(10_000);
@@ -112,8 +112,8 @@ describe("depth and cost, as validation rules", () => {
     const fields = "id propertyId integrationId sourceId masterProfileId givenName familyName email phone language countryCode city birthDate vipCode createdAt updatedAt";
     expect(errorsOf(`{ guests(limit: 500) { nodes { ${fields} } } }`)).toEqual([]);
     const costly = errorsOf(`{ guests(limit: 500) { nodes { ${fields} reservations { transactions { id } } } } }`);
-    expect(costly).toEqual([expect.objectContaining({ limit: "cost", maximum: 12_000, actual: 1 + 500 * (1 + 16 + 1 + 5 * (1 + 5)) })]);
-    expect(costly[0].message).toMatch(/costs \d+; at most 12000 is allowed/);
+    expect(costly).toEqual([expect.objectContaining({ limit: "cost", maximum: 16_000, actual: 1 + 500 * (1 + 16 + 1 + 5 * (1 + 5)) })]);
+    expect(costly[0].message).toMatch(/costs \d+; at most 16000 is allowed/);
     // A variable limit is priced per request from its value (validation results are cached per
     // document): validation leaves the cost alone, and the measure says it depends on variables.
     const variable = `query($n: Int) { guests(limit: $n) { nodes { ${fields} reservations { transactions { id } } } } }`;
@@ -188,7 +188,7 @@ describe("depth and cost, as validation rules", () => {
     expect(bySummary).toEqual([
       expect.objectContaining({ code: "query_too_complex", limit: "selections", maximum: 1000, actual: 3000 }),
       expect.objectContaining({ code: "query_too_complex", limit: "aliases", maximum: 100, actual: 1000 }),
-      expect.objectContaining({ code: "query_too_complex", limit: "cost", maximum: 12_000, actual: 1000 * (1 + 5 * 500 + 2) }),
+      expect.objectContaining({ code: "query_too_complex", limit: "cost", maximum: 16_000, actual: 1000 * (1 + 5 * 500 + 2) }),
     ]);
     expect(bySummary[1].message).toBe(
       "the operation has 1000 aliased fields (counted after expanding fragments); at most 100 are allowed",
@@ -218,7 +218,7 @@ describe("depth and cost, as validation rules", () => {
     expect(measured).toMatchObject({ atLeast: true });
     expect(measured.cost).toBeGreaterThan(10_000);
     expect(measured.cost).toBeLessThan(20_000);
-    expect(errorsOf(SCHEMAS).find((e) => e.limit === "cost")!.message).toMatch(/^the operation costs at least \d+; at most 12000 is allowed/);
+    expect(errorsOf(SCHEMAS).find((e) => e.limit === "cost")!.message).toMatch(/^the operation costs at least \d+; at most 16000 is allowed/);
   });
 
   it("counts aliases and selections after fragment expansion, configurably", () => {
@@ -304,7 +304,7 @@ describe("over HTTP", () => {
   it("refuses a too costly operation with 400", async () => {
     const res = await gql(t.api, "{ guests(limit: 500) { nodes { reservations { transactions { id amountMinor currency occurredAt } } } } }");
     expect(res.status).toBe(400);
-    expect(res.body.errors[0].extensions).toMatchObject({ code: "query_too_complex", limit: "cost", maximum: 12_000 });
+    expect(res.body.errors[0].extensions).toMatchObject({ code: "query_too_complex", limit: "cost", maximum: 16_000 });
   });
 
   it("prices a variable limit and includeTotal from their values: $l = 500 is refused as limit: 500 is", async () => {
@@ -315,7 +315,7 @@ describe("over HTTP", () => {
     expect(big.status).toBe(400);
     expect(big.body.data).toBeUndefined();
     expect(big.body.errors).toEqual([
-      expect.objectContaining({ extensions: expect.objectContaining({ code: "query_too_complex", limit: "cost", maximum: 12_000, actual: 1 + 500 * (1 + 1 + 5 * (1 + 5 * 4)) + 1 + 1 }) }),
+      expect.objectContaining({ extensions: expect.objectContaining({ code: "query_too_complex", limit: "cost", maximum: 16_000, actual: 1 + 500 * (1 + 1 + 5 * (1 + 5 * 4)) + 1 + 1 }) }),
     ]);
     expect(big.headers["x-sql-statements"]).toBe("1"); // the credential lookup only: nothing ran
     // The same document (validated once, cached) with a small limit runs; includeTotal: true adds its aggregate.
