@@ -2252,7 +2252,7 @@ export interface components {
             guest_profile_id: string;
             /**
              * Format: uuid
-             * @description The guest profile it was matched to; null for the master profile's first profile.
+             * @description The guest profile it was matched to; null for the master profile's first profile, and when that profile is outside the request's scope (at another property for a property-narrowed caller).
              */
             linked_guest_profile_id: string | null;
             /**
