@@ -476,6 +476,40 @@ describe("a property-narrowed caller never sees the id of a profile at another p
   });
 });
 
+describe("a link's property follows its guest profile's (trigger master_profile_links_follow_guest)", () => {
+  it("a guest profile moved to another property: its link moves with it, so the old property's pinned key no longer sees it and the new one's does", async () => {
+    const master = A().master_with_two_guests;
+    const { token, property_id: pinned } = A().credentials.api_key_pinned;
+    const { rows } = await t.adminPool.query<{ id: string; property_id: string }>(
+      "SELECT id::text, property_id::text FROM guest_profiles WHERE master_profile_id = $1::uuid",
+      [master],
+    );
+    const moved = rows.find((g) => g.property_id === pinned)!;
+    const elsewhere = rows.find((g) => g.property_id !== pinned)!.property_id;
+    const linkProperty = async () =>
+      (await t.adminPool.query<{ p: string }>("SELECT property_id::text AS p FROM master_profile_links WHERE guest_profile_id = $1::uuid", [moved.id])).rows.map((r) => r.p);
+    expect(await linkProperty()).toEqual([pinned]);
+    await t.adminPool.query("UPDATE guest_profiles SET property_id = $1::uuid WHERE id = $2::uuid", [elsewhere, moved.id]);
+    try {
+      // The link stays (the profile is still in its master), at the guest profile's new property.
+      expect(await linkProperty()).toEqual([elsewhere]);
+      // The old property's key: the master has no profile there any more.
+      expect((await links(master, token)).status).toBe(404);
+      // The new property's view (X-Property-Id on the group's key) sees both links.
+      const there = await links(master).set("X-Property-Id", elsewhere);
+      expect(there.status).toBe(200);
+      expect((there.body.data as { guest_profile_id: string }[]).map((l) => l.guest_profile_id)).toContain(moved.id);
+      // An update that leaves property_id alone leaves the link alone.
+      await t.adminPool.query("UPDATE guest_profiles SET given_name = given_name WHERE id = $1::uuid", [moved.id]);
+      expect(await linkProperty()).toEqual([elsewhere]);
+    } finally {
+      await t.adminPool.query("UPDATE guest_profiles SET property_id = $1::uuid WHERE id = $2::uuid", [pinned, moved.id]);
+    }
+    expect(await linkProperty()).toEqual([pinned]);
+    expect((await links(master, token)).status).toBe(200);
+  });
+});
+
 describe("the evidence is true of the data", () => {
   interface Evidence {
     group: string;
