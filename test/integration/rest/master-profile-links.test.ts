@@ -10,6 +10,9 @@ import { deliverySecretKey } from "../../../src/delivery/run";
 import { normaliseContact } from "../../../src/consent/precedence";
 import { startTestApp, type TestApp } from "../../helpers/app";
 import { TEST_FIXTURE_DATE } from "../../helpers/own-postgres";
+import { readFileSync } from "fs";
+import { join } from "path";
+import { ROUTES } from "../../../src/api/descriptions";
 
 let t: TestApp;
 /** The demo's data, loaded beside the test fixtures: 300 guests per group, so 50 master profiles. */
@@ -507,6 +510,41 @@ describe("a link's property follows its guest profile's (trigger master_profile_
     }
     expect(await linkProperty()).toEqual([pinned]);
     expect((await links(master, token)).status).toBe(200);
+  });
+});
+
+describe("a master profile made before links were recorded (docs/identity-resolution.md)", () => {
+  it("has no links on every door, explain_merge says joined with no chain, and the docs and the route's prose say so (and that the list is unpaged)", async () => {
+    const master = "1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9";
+    const { rows } = await t.adminPool.query<{ id: string }>(
+      "SELECT id::text FROM guest_profiles WHERE property_group_id = $1::uuid AND master_profile_id IS NULL ORDER BY id LIMIT 2",
+      [A().id],
+    );
+    const [g1, g2] = rows.map((r) => r.id);
+    await t.adminPool.query("INSERT INTO master_profiles (id, property_group_id, given_name) VALUES ($1, $2, 'Before links')", [master, A().id]);
+    await t.adminPool.query("UPDATE guest_profiles SET master_profile_id = $1::uuid WHERE id = ANY($2::uuid[])", [master, [g1, g2]]);
+    try {
+      expect((await links(master)).body).toEqual({ data: [] });
+      const graphql = await gql("query($id: UUID!) { masterProfile(id: $id) { guestProfileIds links { id } } }", { id: master });
+      expect(graphql.body.data.masterProfile.guestProfileIds.sort()).toEqual([g1, g2].sort());
+      expect(graphql.body.data.masterProfile.links).toEqual([]);
+      const context = await mcp("guest_context", { master_profile_id: master });
+      expect(context.body.identity.profiles.map((p: { link: unknown }) => p.link)).toEqual([null, null]);
+      const explained = await mcp("explain_merge", { guest_profile_id: g1, other_guest_profile_id: g2 });
+      expect(explained.body).toMatchObject({ joined: true, master_profile_id: master, chain: [] });
+      expect(explained.body.reason).toContain("no chain of links in scope connects them");
+    } finally {
+      await t.adminPool.query("UPDATE guest_profiles SET master_profile_id = NULL WHERE id = ANY($1::uuid[])", [[g1, g2]]);
+      await t.adminPool.query("DELETE FROM master_profiles WHERE id = $1", [master]);
+    }
+    const doc = readFileSync(join(__dirname, "../../../docs/identity-resolution.md"), "utf8");
+    expect(doc).toContain("## Master profiles made before links");
+    expect(doc).toMatch(/list is not paged/);
+    const prose = ROUTES["GET /v1/master-profiles/{id}/links"].description;
+    expect(prose).toContain("Unpaged");
+    expect(prose).toContain("clustered before links were recorded");
+    // The schema names the links' real migration.
+    expect(readFileSync(join(__dirname, "../../../prisma/schema.prisma"), "utf8")).not.toContain("20261128180000_master_profile_links");
   });
 });
 
