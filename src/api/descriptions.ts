@@ -194,7 +194,10 @@ export const ROUTES: Record<string, RouteProse> = {
       "How identity resolution made the master profile: one link per guest profile, oldest first (`linked_at`, then `id`), " +
       "each with the profile it was matched to (null for the first), the rule, the fields that matched with their " +
       "value, a confidence from 0 to 1, the source system and property of both sides, when and by whom. A property-pinned " +
-      "caller sees the links of its property's profiles. `404 not_found` when the master profile is missing or outside scope.",
+      "caller sees the links of its property's profiles, and the matched profile's id and source only when it is at that " +
+      "property too (else null). Unpaged: one link per guest profile, as many as the master profile's guest_profile_ids. " +
+      "A master profile clustered before links were recorded has none (`data: []`) until identity resolution or " +
+      "`gcs fixtures` writes them. `404 not_found` when the master profile is missing or outside scope.",
     response: "The master profile's links.",
   },
   "GET /v1/reservations": {

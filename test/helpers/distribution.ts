@@ -217,8 +217,8 @@ export const BLOCKERS: BlockerGroup[] = [
     plan:
       "Moves into the writer: whoever changes a guest profile's master_profile_id deletes the links of that profile and the " +
       "links matched to it in the old master profile in the same transaction (one router statement: both are the group's " +
-      "rows), as the trigger does today (docs/identity-resolution.md); the trigger and its function are dropped. Today no " +
-      "code of the service moves a guest profile.",
+      "rows), and whoever changes its property_id sets its link's property_id with it, as the trigger does today " +
+      "(docs/identity-resolution.md); the trigger and its function are dropped. Today no code of the service moves a guest profile.",
     blockers: ["trigger: guest_profiles.master_profile_links_follow_guest → master_profile_links_follow_guest()"],
   },
 ];

@@ -10,6 +10,17 @@ import { notFound } from "../../errors";
 /** Where one side of a link comes from: its guest profile's integration and property. */
 const sourceOf = (guest: GuestRow | null) => (guest ? { integrationId: guest.integrationId, propertyId: guest.propertyId } : null);
 
+/**
+ * The profile a link was matched to, when the request may see it; else null. A link is scoped by its
+ * guest side's property, but the profile it names may be at another property, and no identifier of
+ * another property's guest may reach a narrowed caller (data/tables.ts). The guest loader answers
+ * in scope only, and batches: the profiles of every link of a request cost one statement.
+ */
+async function linkedInScope(link: MasterProfileLinkRow, ctx: RequestContext): Promise<string | null> {
+  if (link.linkedGuestProfileId === null) return null;
+  return (await ctx.loaders.guest.load(link.linkedGuestProfileId)) ? link.linkedGuestProfileId : null;
+}
+
 interface MergeExplanationArgs {
   guestProfileId: string;
   otherGuestProfileId: string;
@@ -67,7 +78,11 @@ async function mergeExplanation(_: unknown, args: MergeExplanationArgs, ctx: Req
       reason: `Not joined: guest profile ${a} is in master profile ${master} and guest profile ${b} in master profile ${other.masterProfileId}.`,
     };
   }
-  const chain = chainBetween(a, b, await ctx.loaders.linksByMaster.load(master!));
+  // Only links whose both sides are in scope: a chain through a profile at another property would
+  // name that profile and its matched values, so it is no chain in scope.
+  const links = await ctx.loaders.linksByMaster.load(master!);
+  const visible = await Promise.all(links.map(async (l) => l.linkedGuestProfileId === null || (await linkedInScope(l, ctx)) !== null));
+  const chain = chainBetween(a, b, links.filter((_, i) => visible[i]));
   if (chain === null) {
     return {
       joined: true,
@@ -92,6 +107,7 @@ export const masterProfileLinkResolvers = {
     links: (row: { id: string }, _: unknown, ctx: RequestContext) => ctx.loaders.linksByMaster.load(row.id),
   },
   MasterProfileLink: {
+    linkedGuestProfileId: (link: MasterProfileLinkRow, _: unknown, ctx: RequestContext) => linkedInScope(link, ctx),
     guest: async (link: MasterProfileLinkRow, _: unknown, ctx: RequestContext) => sourceOf(await ctx.loaders.guest.load(link.guestProfileId)),
     linkedGuest: async (link: MasterProfileLinkRow, _: unknown, ctx: RequestContext) =>
       link.linkedGuestProfileId === null ? null : sourceOf(await ctx.loaders.guest.load(link.linkedGuestProfileId)),
@@ -102,7 +118,7 @@ export const masterProfileLinkResolvers = {
   GuestSourceProfile: {
     link: async (profile: { guestProfileId: string }, _: unknown, ctx: RequestContext) => {
       const link = await ctx.loaders.linkByGuest.load(profile.guestProfileId);
-      return link && { linkedTo: link.linkedGuestProfileId, rule: link.rule, matchedOn: link.matchedFields.map((f) => f.field), confidence: link.confidence };
+      return link && { linkedTo: await linkedInScope(link, ctx), rule: link.rule, matchedOn: link.matchedFields.map((f) => f.field), confidence: link.confidence };
     },
   },
 };

@@ -10,6 +10,9 @@ import { deliverySecretKey } from "../../../src/delivery/run";
 import { normaliseContact } from "../../../src/consent/precedence";
 import { startTestApp, type TestApp } from "../../helpers/app";
 import { TEST_FIXTURE_DATE } from "../../helpers/own-postgres";
+import { readFileSync } from "fs";
+import { join } from "path";
+import { ROUTES } from "../../../src/api/descriptions";
 
 let t: TestApp;
 /** The demo's data, loaded beside the test fixtures: 300 guests per group, so 50 master profiles. */
@@ -38,10 +41,11 @@ const links = (masterId: string, token = A().credentials.api_key) => t.api.get(`
 const gql = (query: string, variables: Record<string, unknown>, token = A().credentials.api_key) =>
   t.api.post("/graphql").set(bearer(token)).set("Content-Type", "application/json").send({ query, variables });
 
-async function mcp(name: string, args: Record<string, unknown>, token = A().credentials.api_key) {
+async function mcp(name: string, args: Record<string, unknown>, token = A().credentials.api_key, headers: Record<string, string> = {}) {
   const res = await t.api
     .post("/mcp")
     .set(bearer(token))
+    .set(headers)
     .set("Accept", "application/json, text/event-stream")
     .send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } });
   expect(res.status).toBe(200);
@@ -358,6 +362,189 @@ describe("guest_context", () => {
     expect(byId.get(second)).toEqual({ linked_to: first, rule: "exact_email", matched_on: ["email"], confidence: 0.95 });
     const alone = await mcp("guest_context", { guest_profile_id: A().unclustered_guest });
     expect(alone.body.identity.profiles[0].link).toBeNull();
+  });
+});
+
+describe("a property-narrowed caller never sees the id of a profile at another property (data/tables.ts)", () => {
+  // Master M of the fixtures spans two properties. The scenario of the review: its first profile is
+  // at another property (`outside`), and two profiles at the caller's property were matched to it
+  // (`inside`, and `third`, moved into M for this test). Each inside link names `outside` as stored.
+  const narrowed = () => [
+    { name: "a key pinned to the property", token: A().credentials.api_key_pinned.token, headers: {} as Record<string, string> },
+    { name: "X-Property-Id on the group's key", token: A().credentials.api_key, headers: { "X-Property-Id": A().credentials.api_key_pinned.property_id } },
+  ];
+  let inside: string, outside: string, third: string;
+  let restore: () => Promise<void>;
+  const thirdLink = "2b3c4d5e-6f70-4a81-9c2d-3e4f5a6b7c8d";
+
+  beforeAll(async () => {
+    const master = A().master_with_two_guests;
+    const pinned = A().credentials.api_key_pinned.property_id;
+    const { rows } = await t.adminPool.query<{ id: string; guest: string; linked: string | null; rule: string; fields: unknown; property: string }>(
+      `SELECT l.id::text, l.guest_profile_id::text AS guest, l.linked_guest_profile_id::text AS linked, l.rule::text, l.matched_fields AS fields,
+         g.property_id::text AS property FROM master_profile_links l JOIN guest_profiles g ON g.id = l.guest_profile_id
+       WHERE l.master_profile_id = $1::uuid ORDER BY l.linked_at, l.id`,
+      [master],
+    );
+    const [first, second] = rows;
+    expect(first.property).not.toBe(second.property);
+    inside = rows.find((r) => r.property === pinned)!.guest;
+    outside = rows.find((r) => r.property !== pinned)!.guest;
+    const email = (await guestRows([inside])).get(inside)!.email!;
+    const [free] = (
+      await t.adminPool.query<{ id: string; email: string | null }>(
+        "SELECT id::text, email FROM guest_profiles WHERE property_group_id = $1::uuid AND property_id = $2::uuid AND master_profile_id IS NULL ORDER BY id LIMIT 1",
+        [A().id, pinned],
+      )
+    ).rows;
+    third = free.id;
+    // The first profile is the one outside; the inside one was matched to it by e-mail.
+    if (first.guest !== outside) {
+      await t.adminPool.query("UPDATE master_profile_links SET rule = 'exact_email', linked_guest_profile_id = $1::uuid, matched_fields = $2 WHERE id = $3::uuid", [
+        outside,
+        JSON.stringify([{ field: "email", value: email.trim().toLowerCase() }]),
+        first.id,
+      ]);
+      await t.adminPool.query("UPDATE master_profile_links SET rule = 'first_profile', linked_guest_profile_id = NULL, matched_fields = '[]' WHERE id = $1::uuid", [second.id]);
+    }
+    await t.adminPool.query("UPDATE guest_profiles SET master_profile_id = $1::uuid, email = $2 WHERE id = $3::uuid", [master, email, third]);
+    await t.adminPool.query(
+      `INSERT INTO master_profile_links (id, property_group_id, master_profile_id, guest_profile_id, linked_guest_profile_id, property_id, rule, matched_fields, confidence, linked_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'exact_email', $7, 0.95, now())`,
+      [thirdLink, A().id, master, third, outside, pinned, JSON.stringify([{ field: "email", value: email.trim().toLowerCase() }])],
+    );
+    restore = async () => {
+      await t.adminPool.query("DELETE FROM master_profile_links WHERE id = $1::uuid", [thirdLink]);
+      await t.adminPool.query("UPDATE guest_profiles SET master_profile_id = NULL, email = $1 WHERE id = $2::uuid", [free.email, third]);
+      for (const r of [first, second]) {
+        await t.adminPool.query("UPDATE master_profile_links SET rule = 'first_profile', linked_guest_profile_id = NULL, matched_fields = '[]' WHERE id = $1::uuid", [r.id]);
+      }
+      for (const r of [first, second]) {
+        await t.adminPool.query("UPDATE master_profile_links SET rule = $1::\"MasterProfileLinkRule\", linked_guest_profile_id = $2::uuid, matched_fields = $3 WHERE id = $4::uuid", [
+          r.rule,
+          r.linked,
+          JSON.stringify(r.fields),
+          r.id,
+        ]);
+      }
+    };
+  });
+  afterAll(() => restore());
+
+  it("the group's key sees the whole chain (the scenario holds)", async () => {
+    const res = await links(A().master_with_two_guests);
+    const byGuest = new Map((res.body.data as { guest_profile_id: string; linked_guest_profile_id: string | null }[]).map((l) => [l.guest_profile_id, l.linked_guest_profile_id]));
+    expect(byGuest.get(inside)).toBe(outside);
+    expect(byGuest.get(third)).toBe(outside);
+    expect(byGuest.get(outside)).toBeNull();
+  });
+
+  it.each([0, 1])("REST links and GraphQL MasterProfile.links, masterProfileLinks: the inside links with linked_guest_profile_id null (caller %i)", async (i) => {
+    const { token, headers } = narrowed()[i];
+    const rest = await links(A().master_with_two_guests, token).set(headers);
+    expect(rest.status).toBe(200);
+    expect((rest.body.data as { guest_profile_id: string }[]).map((l) => l.guest_profile_id).sort()).toEqual([inside, third].sort());
+    for (const l of rest.body.data) expect(l).toMatchObject({ linked_guest_profile_id: null, linked_guest: null, rule: "exact_email" });
+    expect(JSON.stringify(rest.body)).not.toContain(outside);
+    const graphql = await gql(`query($id: UUID!) { masterProfile(id: $id) { links { ${LINK_FIELDS} } } masterProfileLinks(masterProfileId: $id) { ${LINK_FIELDS} } }`, {
+      id: A().master_with_two_guests,
+    }, token).set(headers);
+    expect(graphql.body.errors).toBeUndefined();
+    expect(graphql.body.data.masterProfile.links).toHaveLength(2);
+    for (const l of [...graphql.body.data.masterProfile.links, ...graphql.body.data.masterProfileLinks]) expect(l).toMatchObject({ linkedGuestProfileId: null, linkedGuest: null });
+    expect(JSON.stringify(graphql.body)).not.toContain(outside);
+  });
+
+  it.each([0, 1])("guest_context: each profile's link.linked_to is null, not the outside id (caller %i)", async (i) => {
+    const { token, headers } = narrowed()[i];
+    const res = await mcp("guest_context", { master_profile_id: A().master_with_two_guests }, token, headers);
+    expect(res.isError).toBe(false);
+    const profiles = res.body.identity.profiles as { guest_profile_id: string; link: { linked_to: string | null; rule: string } }[];
+    expect(profiles.map((p) => p.guest_profile_id).sort()).toEqual([inside, third].sort());
+    for (const p of profiles) expect(p.link).toMatchObject({ linked_to: null, rule: "exact_email" });
+    expect(res.text).not.toContain(outside);
+  });
+
+  it.each([0, 1])("explain_merge: a chain through the outside profile is no chain in scope, and names neither it nor its matched values (caller %i)", async (i) => {
+    const { token, headers } = narrowed()[i];
+    const res = await mcp("explain_merge", { guest_profile_id: inside, other_guest_profile_id: third }, token, headers);
+    expect(res.isError).toBe(false);
+    expect(res.body).toMatchObject({ joined: true, master_profile_id: A().master_with_two_guests, chain: [] });
+    expect(res.body.reason).toContain("no chain of links in scope");
+    expect(res.text).not.toContain(outside);
+    expect(res.text).not.toContain("@");
+    // The group's key sees the chain through it.
+    const whole = await mcp("explain_merge", { guest_profile_id: inside, other_guest_profile_id: third });
+    expect(whole.body.chain.map((l: { linked_guest_profile_id: string }) => l.linked_guest_profile_id)).toEqual([outside, outside]);
+  });
+});
+
+describe("a link's property follows its guest profile's (trigger master_profile_links_follow_guest)", () => {
+  it("a guest profile moved to another property: its link moves with it, so the old property's pinned key no longer sees it and the new one's does", async () => {
+    const master = A().master_with_two_guests;
+    const { token, property_id: pinned } = A().credentials.api_key_pinned;
+    const { rows } = await t.adminPool.query<{ id: string; property_id: string }>(
+      "SELECT id::text, property_id::text FROM guest_profiles WHERE master_profile_id = $1::uuid",
+      [master],
+    );
+    const moved = rows.find((g) => g.property_id === pinned)!;
+    const elsewhere = rows.find((g) => g.property_id !== pinned)!.property_id;
+    const linkProperty = async () =>
+      (await t.adminPool.query<{ p: string }>("SELECT property_id::text AS p FROM master_profile_links WHERE guest_profile_id = $1::uuid", [moved.id])).rows.map((r) => r.p);
+    expect(await linkProperty()).toEqual([pinned]);
+    await t.adminPool.query("UPDATE guest_profiles SET property_id = $1::uuid WHERE id = $2::uuid", [elsewhere, moved.id]);
+    try {
+      // The link stays (the profile is still in its master), at the guest profile's new property.
+      expect(await linkProperty()).toEqual([elsewhere]);
+      // The old property's key: the master has no profile there any more.
+      expect((await links(master, token)).status).toBe(404);
+      // The new property's view (X-Property-Id on the group's key) sees both links.
+      const there = await links(master).set("X-Property-Id", elsewhere);
+      expect(there.status).toBe(200);
+      expect((there.body.data as { guest_profile_id: string }[]).map((l) => l.guest_profile_id)).toContain(moved.id);
+      // An update that leaves property_id alone leaves the link alone.
+      await t.adminPool.query("UPDATE guest_profiles SET given_name = given_name WHERE id = $1::uuid", [moved.id]);
+      expect(await linkProperty()).toEqual([elsewhere]);
+    } finally {
+      await t.adminPool.query("UPDATE guest_profiles SET property_id = $1::uuid WHERE id = $2::uuid", [pinned, moved.id]);
+    }
+    expect(await linkProperty()).toEqual([pinned]);
+    expect((await links(master, token)).status).toBe(200);
+  });
+});
+
+describe("a master profile made before links were recorded (docs/identity-resolution.md)", () => {
+  it("has no links on every door, explain_merge says joined with no chain, and the docs and the route's prose say so (and that the list is unpaged)", async () => {
+    const master = "1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9";
+    const { rows } = await t.adminPool.query<{ id: string }>(
+      "SELECT id::text FROM guest_profiles WHERE property_group_id = $1::uuid AND master_profile_id IS NULL ORDER BY id LIMIT 2",
+      [A().id],
+    );
+    const [g1, g2] = rows.map((r) => r.id);
+    await t.adminPool.query("INSERT INTO master_profiles (id, property_group_id, given_name) VALUES ($1, $2, 'Before links')", [master, A().id]);
+    await t.adminPool.query("UPDATE guest_profiles SET master_profile_id = $1::uuid WHERE id = ANY($2::uuid[])", [master, [g1, g2]]);
+    try {
+      expect((await links(master)).body).toEqual({ data: [] });
+      const graphql = await gql("query($id: UUID!) { masterProfile(id: $id) { guestProfileIds links { id } } }", { id: master });
+      expect(graphql.body.data.masterProfile.guestProfileIds.sort()).toEqual([g1, g2].sort());
+      expect(graphql.body.data.masterProfile.links).toEqual([]);
+      const context = await mcp("guest_context", { master_profile_id: master });
+      expect(context.body.identity.profiles.map((p: { link: unknown }) => p.link)).toEqual([null, null]);
+      const explained = await mcp("explain_merge", { guest_profile_id: g1, other_guest_profile_id: g2 });
+      expect(explained.body).toMatchObject({ joined: true, master_profile_id: master, chain: [] });
+      expect(explained.body.reason).toContain("no chain of links in scope connects them");
+    } finally {
+      await t.adminPool.query("UPDATE guest_profiles SET master_profile_id = NULL WHERE id = ANY($1::uuid[])", [[g1, g2]]);
+      await t.adminPool.query("DELETE FROM master_profiles WHERE id = $1", [master]);
+    }
+    const doc = readFileSync(join(__dirname, "../../../docs/identity-resolution.md"), "utf8");
+    expect(doc).toContain("## Master profiles made before links");
+    expect(doc).toMatch(/list is not paged/);
+    const prose = ROUTES["GET /v1/master-profiles/{id}/links"].description;
+    expect(prose).toContain("Unpaged");
+    expect(prose).toContain("clustered before links were recorded");
+    // The schema names the links' real migration.
+    expect(readFileSync(join(__dirname, "../../../prisma/schema.prisma"), "utf8")).not.toContain("20261128180000_master_profile_links");
   });
 });
 
