@@ -36,21 +36,29 @@ function contactOf(args: ContactPermissionArgs): { type: "email" | "phone"; valu
   return { type: "phone", value };
 }
 
+/** At most this many of the group's purposes are named in a refusal. */
+const PURPOSES_LISTED = 50;
+
 /** A purpose the group never records consent for (a typo, another name): refused, listing the ones it does. */
-const unknownPurpose = (purpose: string, known: string[]) =>
-  invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
+async function unknownPurpose(ctx: RequestContext, name: string, purpose: string) {
+  const { purposes, total } = await ctx.data.consents.purposes(PURPOSES_LISTED);
+  const more = total > purposes.length ? ` …and ${total - purposes.length} more` : "";
+  return invalidRequest(`${name} ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${purposes.join(", ")}${more}`);
+}
 
 /**
  * A purpose as every consent question takes it (contactPermission, lookupGuests, Table.reachability, the
- * consent lists and effective consent on every door: a typo is an error, never a silent "no rows"):
- * trimmed, not empty, and one the group records consent for when it records any. One statement.
+ * consent lists, effective consent and the consent aggregates on every door: a typo is an error, never a
+ * silent "no rows"): trimmed, not empty, and one the group records consent for when it records any.
+ * One statement of two index probes; the group's purposes are read only to word a refusal. `name` is
+ * the argument's, for the message (MCP tools rename it to their own).
  */
-export async function checkedPurpose(ctx: RequestContext, raw: string): Promise<string> {
-  if (!isStorableText(raw)) throw invalidRequest(unstorableDetail("purpose"));
+export async function checkedPurpose(ctx: RequestContext, raw: string, name = "purpose"): Promise<string> {
+  if (!isStorableText(raw)) throw invalidRequest(unstorableDetail(name));
   const purpose = raw.trim();
-  if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");
-  const known = await ctx.data.consents.purposes();
-  if (known.length > 0 && !known.includes(purpose)) throw unknownPurpose(purpose, known);
+  if (!purpose) throw invalidRequest(`${name} must not be empty, e.g. email_marketing`);
+  const { known, any } = await ctx.data.consents.purposeKnown(purpose);
+  if (any && !known) throw await unknownPurpose(ctx, name, purpose);
   return purpose;
 }
 
