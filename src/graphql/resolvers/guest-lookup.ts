@@ -10,7 +10,7 @@ import type { MasterProfileRow } from "../../data/master-profiles";
 import { personOf, type PeopleInputs, type PersonGuestRow, type PersonHit, type StayRef } from "../../data/people";
 import type { MemberType } from "../../data/filter-document";
 import { echo, invalidRequest, notFound } from "../../errors";
-import { MAX_OFFSET } from "../../pagination/offset";
+import { offsetPage } from "../../pagination/offset";
 import { isStorableText, unstorableDetail } from "../text";
 import { checkedPurpose } from "./contact-permission";
 
@@ -79,28 +79,33 @@ function listInputs(input: GuestLookupInput): Input[] {
   return inputs;
 }
 
-/** A page of a table's members as inputs (ids of their kind), and the next page's offset. */
-async function tableInputs(ctx: RequestContext, tableId: string, offset: number): Promise<{ inputs: Input[]; nextOffset: number | null }> {
+/**
+ * A page of a table's members as inputs (ids of their kind), and the next page's offset: an offset
+ * page as the members route pages (offsetPage: offset checked and clamped to MAX_OFFSET, where a
+ * walk ends, so following next_offset never loops).
+ */
+async function tableInputs(ctx: RequestContext, tableId: string, offset: number | null | undefined): Promise<{ inputs: Input[]; nextOffset: number | null }> {
   const table = await ctx.data.tables.byId(tableId);
   if (!table) throw notFound("table", tableId);
   const memberType = table.memberType as MemberType;
-  const take = MAX_LOOKUP_INPUTS + 1;
-  const ids =
-    table.kind === "filter"
-      ? (await ctx.data.tables.matching(memberType, table.filterDoc).ids(offset, take)).map((m) => m.id)
-      : (await ctx.data.tables.members(table.id, memberType, offset, take)).map((m) => m.memberId);
+  const page = await offsetPage({
+    limit: MAX_LOOKUP_INPUTS,
+    offset,
+    fetch: async (skip, take) =>
+      table.kind === "filter"
+        ? (await ctx.data.tables.matching(memberType, table.filterDoc).ids(skip, take)).map((m) => m.id)
+        : (await ctx.data.tables.members(table.id, memberType, skip, take)).map((m) => m.memberId),
+    count: async () => 0, // never asked: no total
+  });
   const kind: Kind = memberType === "guest_profile" ? "guest_profile_id" : "master_profile_id";
-  const inputs = ids.slice(0, MAX_LOOKUP_INPUTS).map((id) => ({ kind, value: id, key: id }));
-  return { inputs, nextOffset: ids.length > MAX_LOOKUP_INPUTS ? offset + MAX_LOOKUP_INPUTS : null };
+  return { inputs: page.nodes.map((id) => ({ kind, value: id, key: id })), nextOffset: page.hasMore ? page.nextOffset : null };
 }
 
 async function readInputs(ctx: RequestContext, input: GuestLookupInput) {
   const lists = LISTS.filter(([field]) => (input[field]?.length ?? 0) > 0);
   if (input.tableId != null) {
     if (lists.length > 0) throw invalidRequest("table_id cannot be combined with guest_profile_ids, master_profile_ids, emails or phones");
-    const offset = input.offset ?? 0;
-    if (!Number.isInteger(offset) || offset < 0) throw invalidRequest(`offset must be an integer ≥ 0 (values above ${MAX_OFFSET} are clamped), e.g. offset=100`);
-    return tableInputs(ctx, input.tableId, Math.min(offset, MAX_OFFSET));
+    return tableInputs(ctx, input.tableId, input.offset);
   }
   if (input.offset != null) throw invalidRequest("offset pages a table's members: give it with table_id");
   if (lists.length === 0) {

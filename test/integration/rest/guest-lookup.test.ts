@@ -298,6 +298,24 @@ describe("POST /v1/guests/lookup", () => {
     for (const p of granted.data) expect(p.contacts.some((c: Json) => c.type === "email" && c.consent === "granted")).toBe(true);
   });
 
+  it("ends a walk at the offset clamp: next_offset is null there, so following it never loops", async () => {
+    // 50,102 stored members (ids no profile has: each is not found), enough for a 101st row past the clamp.
+    const tableId = "5e1f0c4d-0000-4000-8000-000000050102";
+    await pg.query(`INSERT INTO tables (id, property_group_id, name, kind, member_type) VALUES ($1, $2, 'lookup clamp', 'curated', 'guest_profile')`, [tableId, A().id]);
+    await pg.query(
+      `INSERT INTO table_members (table_id, property_group_id, member_id, position) SELECT $1, $2, gen_random_uuid(), n FROM generate_series(1, 50102) n`,
+      [tableId, A().id],
+    );
+    const before = await found({ table_id: tableId, offset: 49_900 });
+    expect([before.not_found.length, before.next_offset]).toEqual([100, 50_000]);
+    const atClamp = await found({ table_id: tableId, offset: before.next_offset });
+    expect([atClamp.not_found.length, atClamp.next_offset]).toEqual([100, null]);
+    // Past the clamp: the clamp's page, and the walk ends there too.
+    const past = await found({ table_id: tableId, offset: 60_000 });
+    expect(past.not_found).toEqual(atClamp.not_found);
+    expect(past.next_offset).toBeNull();
+  });
+
   it("keeps to the caller's group and, for a pinned credential, to its property", async () => {
     const master = A().master_with_two_guests;
     const { rows: guests } = await pg.query("SELECT id, property_id, email FROM guest_profiles WHERE master_profile_id = $1", [master]);
