@@ -111,8 +111,8 @@ export function tables(r: Readers) {
      * Who on the table may be contacted for `purpose`, counted in one statement (a few integers,
      * whatever the table's size): every member in the caller's scope (a curated table's stored
      * members, one whose profile is gone having no contact; a filter-defined table's current
-     * selection) with its own e-mail and phone as observations store them (e164Sql, an e-mail
-     * trimmed and lower-cased), each decided by its deciding observation across the group
+     * selection) with its own e-mail and phone as observations store them (e164Sql; an e-mail
+     * trimmed of any whitespace, as JavaScript's trim, and lower-cased), each decided by its deciding observation across the group
      * (decidingObservationSql: the order of consent/precedence.ts, as check_contact_permission).
      */
     async reachability(table: Pick<TableRow, "id" | "kind" | "memberType" | "filterDoc">, purpose: string): Promise<ReachabilityCounts> {
@@ -138,7 +138,7 @@ export function tables(r: Readers) {
           'noContact', count(*) FILTER (WHERE d.${raw(type)} IS NULL)::int)`;
       };
       const [row] = await r.sql.query<ReachabilityCounts>((scoped) => sql`WITH m AS (${members(scoped)}),
-        c AS (SELECT m.member_id, m.master_id, nullif(lower(btrim(m.email)), '') AS email, ${e164Sql(sql`m.phone`)} AS phone FROM m),
+        c AS (SELECT m.member_id, m.master_id, nullif(lower(regexp_replace(m.email, ${"^[[:space:]]+|[[:space:]]+$"}::text, '', 'g')), '') AS email, ${e164Sql(sql`m.phone`)} AS phone FROM m),
         d AS (
           SELECT c.*, e.status::text AS email_status, p.status::text AS phone_status FROM c
           LEFT JOIN LATERAL ${decidingObservationSql(r.scope, sql`'email'::"ContactType"`, sql`c.email`, purpose)} AS e ON true

@@ -272,12 +272,15 @@ describe("reachability is counted in SQL, priced as an aggregate and one table p
     expect(many.ms).toBeLessThan(5000);
   });
 
-  it("a phone stored without its country code is no contact, as check_contact_permission refuses it", async () => {
+  it("a phone stored without its country code is no contact, as check_contact_permission refuses it; an e-mail is read trimmed of any whitespace", async () => {
     const tableId = await tableOf(4);
-    const { rows } = await pg.query("SELECT member_id FROM table_members WHERE table_id = $1 ORDER BY position LIMIT 1", [tableId]);
+    const { rows } = await pg.query("SELECT member_id FROM table_members WHERE table_id = $1 ORDER BY position", [tableId]);
     await pg.query("UPDATE guest_profiles SET phone = '07700 900123' WHERE id = $1", [rows[0].member_id]);
+    // i = 1 (withdrawn e-mail) and i = 2 (denied) with a tab and a newline around their e-mails: still decided.
+    await pg.query("UPDATE guest_profiles SET email = E'\\t' || email || E'\\n' WHERE id = ANY($1::uuid[])", [[rows[0].member_id, rows[1].member_id]]);
     const answer = await reachability(tableId);
     expect(answer).toMatchObject(await memberByMember(tableId));
+    expect(answer.by_contact_type.email).toEqual({ granted: 0, withdrawn: 2, denied: 1, unknown: 1, no_contact: 0 });
     // i = 1, 2, 3 had phones; the first has none usable now; i = 3 stays granted.
     expect(answer.by_contact_type.phone).toEqual({ granted: 1, withdrawn: 0, denied: 0, unknown: 1, no_contact: 2 });
   });
