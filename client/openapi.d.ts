@@ -147,7 +147,7 @@ export interface paths {
         put?: never;
         /**
          * Look up many guests at once
-         * @description One compact row per person (a master profile; a guest profile without one is its own person) for up to 100 `guest_profile_ids`, `master_profile_ids`, `emails` and `phones` in all (e-mails case-insensitive, phones in any formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset`. Inputs that find nobody in scope are listed in `not_found`; `matched` says which inputs found each person. With `purpose`, each contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller narrowed to one property sees the person's guest profiles, stays and spend at that property only.
+         * @description One compact row per person (a master profile; a guest profile without one is its own person) for up to 100 `guest_profile_ids`, `master_profile_ids`, `emails` and `phones` in all (e-mails case-insensitive, phones in any formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset` (`next_offset` is null on the last page and at the offset clamp). Inputs that find nobody in scope are listed in `not_found`, and so are those that cannot be looked up, with a `reason` (an e-mail without @, a phone without its country code); `matched` says which inputs found each person. With `purpose`, each contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's; a stored phone without country code has none, null). A caller narrowed to one property sees the person's guest profiles, stays and spend at that property only.
          *
          *     Requires the scope `read:guests`.
          */
@@ -1719,10 +1719,10 @@ export interface components {
              * @enum {string}
              */
             type: "email" | "phone";
-            /** @description Lower-case e-mail or E.164 phone. */
+            /** @description Lower-case e-mail or E.164 phone (a stored phone without its country code as stored). */
             value: string;
             /**
-             * @description Effective consent for the lookup's purpose; null when no purpose was given.
+             * @description Effective consent for the lookup's purpose; null when no purpose was given, and for a phone without its country code (no consent can be decided for it: a table's reachability counts it as no_contact).
              * @enum {string|null}
              */
             consent: "granted" | "withdrawn" | "denied" | "unknown" | null;
@@ -1736,6 +1736,18 @@ export interface components {
             kind: "guest_profile_id" | "master_profile_id" | "email" | "phone";
             /** @description The value as given. */
             value: string;
+        };
+        /** @description One input of a lookup, as it was given. */
+        GuestLookupInputRefNotFound: {
+            /**
+             * @description Which list it came from.
+             * @enum {string}
+             */
+            kind: "guest_profile_id" | "master_profile_id" | "email" | "phone";
+            /** @description The value as given. */
+            value: string;
+            /** @description In notFound: why the input could not be looked up (an e-mail without @, a phone without its country code); null when it was looked up and found nobody. */
+            reason: string | null;
         };
         /** @description A loyalty membership, compact. */
         GuestLookupMembership: {
@@ -1797,8 +1809,8 @@ export interface components {
         GuestLookupResult: {
             /** @description One row per person, in the order of the inputs that found them. */
             data: components["schemas"]["GuestLookupPerson"][];
-            /** @description Inputs that found nobody in scope. */
-            not_found: components["schemas"]["GuestLookupInputRef"][];
+            /** @description Inputs that found nobody in scope, or could not be looked up (with their reason). */
+            not_found: components["schemas"]["GuestLookupInputRefNotFound"][];
             /**
              * Format: int32
              * @description With a table: the offset of its next 100 members; null on the last page and without a table.
@@ -4039,7 +4051,8 @@ export interface operations {
                  *         "olivia.smith.0@example.com"
                  *       ],
                  *       "phones": [
-                 *         "+44 7700 900123"
+                 *         "+44 7700 900123",
+                 *         "07700 900123"
                  *       ],
                  *       "purpose": "email_marketing"
                  *     }
@@ -4140,7 +4153,8 @@ export interface operations {
                      *       "not_found": [
                      *         {
                      *           "kind": "phone",
-                     *           "value": "+44 7700 900123"
+                     *           "value": "07700 900123",
+                     *           "reason": "a phone needs its country code, e.g. +44 7700 900123"
                      *         }
                      *       ],
                      *       "next_offset": 50

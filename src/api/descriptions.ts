@@ -163,12 +163,14 @@ export const ROUTES: Record<string, RouteProse> = {
     description:
       "One compact row per person (a master profile; a guest profile without one is its own person) for up to 100 " +
       "`guest_profile_ids`, `master_profile_ids`, `emails` and `phones` in all (e-mails case-insensitive, phones in any " +
-      "formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset`. Inputs that find " +
-      "nobody in scope are listed in `not_found`; `matched` says which inputs found each person. With `purpose`, each " +
-      "contact point carries its effective consent for it (an unknown purpose is a 400 listing the group's). A caller " +
-      "narrowed to one property sees the person's guest profiles, stays and spend at that property only.",
+      "formatting with their country code), or for `table_id`'s members, 100 per call paged by `offset` (`next_offset` is " +
+      "null on the last page and at the offset clamp). Inputs that find nobody in scope are listed in `not_found`, and so " +
+      "are those that cannot be looked up, with a `reason` (an e-mail without @, a phone without its country code); " +
+      "`matched` says which inputs found each person. With `purpose`, each contact point carries its effective consent " +
+      "for it (an unknown purpose is a 400 listing the group's; a stored phone without country code has none, null). A " +
+      "caller narrowed to one property sees the person's guest profiles, stays and spend at that property only.",
     response: "The people found, the inputs that found nobody, and with `table_id` the next offset.",
-    requestExample: { emails: ["olivia.smith.0@example.com"], phones: ["+44 7700 900123"], purpose: "email_marketing" },
+    requestExample: { emails: ["olivia.smith.0@example.com"], phones: ["+44 7700 900123", "07700 900123"], purpose: "email_marketing" },
   },
   "GET /v1/master-profiles": {
     tag: "Guests",

@@ -400,6 +400,7 @@ export const RECORD_EXAMPLES: Record<string, unknown> = {
     matched: [{ kind: "email", value: "olivia.smith@example.com" }],
   },
   GuestLookupInputRef: { kind: "phone", value: "+44 7700 900123" },
+  GuestLookupInputRefNotFound: { kind: "phone", value: "07700 900123", reason: "a phone needs its country code, e.g. +44 7700 900123" },
   TableReachability: {
     table_id: IDS.table,
     purpose: "email_marketing",

@@ -174,16 +174,32 @@ export function consents(r: Readers) {
       return keys;
     },
 
-    /** The purposes consent is recorded for anywhere in the caller's group, in order (at most 100). */
-    purposes: async (): Promise<string[]> =>
-      (
-        await r.group.consentObservation.groupBy({
-          by: ["purpose"],
-          where: tenantWhere("ConsentObservation", { propertyGroupId: r.scope.propertyGroupId, propertyId: null })!,
-          orderBy: { purpose: "asc" },
-          take: 100,
-        })
-      ).map((p) => p.purpose),
+    /**
+     * Whether the caller's group records consent for `purpose`, and whether it records any: two
+     * index probes (consent_observations_group_purpose_contact_idx) in one statement, whatever the
+     * number of observations or purposes.
+     */
+    async purposeKnown(purpose: string): Promise<{ known: boolean; any: boolean }> {
+      const [row] = await r.groupSql.query<{ known: boolean; any: boolean }>(
+        (scoped) => sql`SELECT EXISTS (SELECT 1 FROM consent_observations t WHERE ${scoped("ConsentObservation", "t")} AND t.purpose = ${purpose}) AS known,
+          EXISTS (SELECT 1 FROM consent_observations t WHERE ${scoped("ConsentObservation", "t")}) AS any`,
+        { prepare: true },
+      );
+      return row;
+    },
+
+    /**
+     * The first `max` purposes consent is recorded for anywhere in the caller's group, in order, and
+     * how many there are in all (for an error message).
+     */
+    async purposes(max: number): Promise<{ purposes: string[]; total: number }> {
+      const rows = await r.groupSql.query<{ purpose: string; total: number }>(
+        (scoped) => sql`SELECT p.purpose, count(*) OVER ()::int AS total
+          FROM (SELECT DISTINCT t.purpose FROM consent_observations t WHERE ${scoped("ConsentObservation", "t")}) p
+          ORDER BY p.purpose LIMIT ${max}`,
+      );
+      return { purposes: rows.map((row) => row.purpose), total: rows[0]?.total ?? 0 };
+    },
 
     /**
      * `decide` for the guest context: the same rule over the same rows, read in one SQL statement (no

@@ -265,6 +265,18 @@ export function effectiveConsentSql(group: Scope, contactType: "email" | "phone"
 }
 
 /**
+ * A phone column as E.164 the way consent/precedence.ts toE164 reads it (the "(0)" trunk digit and
+ * spaces, brackets, dots, dashes and slashes removed, a leading 00 as +), NULL when that is not
+ * E.164 ("07700 900123": no country code), so a stored phone is decided in SQL as
+ * check_contact_permission decides it.
+ */
+export function e164Sql(phone: Sql): Sql {
+  // The patterns as parameters: no escaping rules of two languages to get right.
+  const stripped = sql`regexp_replace(regexp_replace(regexp_replace(${phone}, ${"\\(0\\)"}::text, '', 'g'), ${"[[:space:]()./-]"}::text, '', 'g'), '^00', '+')`;
+  return sql`(SELECT v FROM (SELECT ${stripped} AS v) x WHERE v ~ ${"^\\+[1-9][0-9]{6,14}$"}::text)`;
+}
+
+/**
  * The observation that decides the effective consent of one contact point for `purpose`, as a
  * subquery of one row (status, observed_at) for a LATERAL join; no row means unknown. The order is
  * consent/precedence.ts's: any withdrawn or denied observation first, then the latest, at equal

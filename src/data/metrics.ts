@@ -14,6 +14,7 @@ import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
 import type { Readers } from "./readers";
 import { bucketEnd, bucketStart, consentFromRollups, guestsFromRollups, nextDay, previousDay, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
 import { empty, equals, join, raw, sql, type Sql, type TenantPredicate } from "./sql";
+import { SPEND_AMOUNT, SPEND_KINDS } from "./stays";
 import { guestConditions } from "./where";
 import { rangeEnd } from "../validate";
 
@@ -135,8 +136,6 @@ const REVIEW_KEYS: Record<ReviewDimension, Key> = {
   source: { field: "source", expr: sql`rv.source` },
 };
 
-/** A folio line's effect on revenue: refunds always reduce it, whatever sign the source stored. */
-const SPEND = sql`CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END`;
 
 export interface StayBucketRow {
   propertyId?: string | null;
@@ -246,10 +245,10 @@ export function liveMetrics(r: Readers) {
       const moneyOf = (scoped: (model: "Transaction", alias: string) => Sql) => withRevenue
         ? sql`,
           folio AS (
-            SELECT x.reservation_id, x.currency::text AS currency, sum(${SPEND}) AS revenue,
-              sum(${SPEND}) FILTER (WHERE x.category = 'accommodation') AS room
+            SELECT x.reservation_id, x.currency::text AS currency, sum(${SPEND_AMOUNT}) AS revenue,
+              sum(${SPEND_AMOUNT}) FILTER (WHERE x.category = 'accommodation') AS room
             FROM transactions x
-            WHERE ${scoped("Transaction", "x")} AND x.kind IN ('charge', 'adjustment', 'refund') AND x.reservation_id IN (SELECT id FROM s)
+            WHERE ${scoped("Transaction", "x")} AND ${SPEND_KINDS} AND x.reservation_id IN (SELECT id FROM s)
             GROUP BY 1, 2),
           money AS (
             SELECT ${bucketKey} AS bucket, f.currency, sum(f.revenue) AS revenue, coalesce(sum(f.room), 0) AS room,

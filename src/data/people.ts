@@ -3,7 +3,7 @@
 // profile, or a guest profile without one; every read below groups by that person key, so the
 // statement count of a lookup does not grow with the number of people.
 import type { Readers } from "./readers";
-import { SPEND_AMOUNT } from "./stays";
+import { SPEND_AMOUNT, SPEND_KINDS, STAY_PHASE } from "./stays";
 import { anyOf, empty, join, raw, sql, type Sql } from "./sql";
 
 /** The inputs of a lookup, as the reads compare them: ids as given, e-mails lower-case, phones as digits. */
@@ -127,9 +127,7 @@ export function people(r: Readers) {
             (array_agg(${STAY_REF} ORDER BY r.arrival_date, r.id) FILTER (WHERE s.upcoming))[1] AS "nextStay"
           FROM ${guestPersons(guests)}
           JOIN reservations r ON r.guest_profile_id = g.id AND ${scoped("Reservation", "r")}
-          CROSS JOIN LATERAL (SELECT
-              r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date AS begun,
-              r.kind = 'stay' AND r.status IN ('tentative', 'confirmed') AND r.arrival_date > current_date AS upcoming) s
+          ${STAY_PHASE}
           GROUP BY g.person`,
       ),
 
@@ -139,7 +137,7 @@ export function people(r: Readers) {
         (scoped) => sql`SELECT g.person, x.currency, sum(${SPEND_AMOUNT})::text AS "amountMinor"
           FROM ${guestPersons(guests)}
           JOIN transactions x ON x.guest_profile_id = g.id AND ${scoped("Transaction", "x")}
-          WHERE x.kind IN ('charge', 'adjustment', 'refund')
+          WHERE ${SPEND_KINDS}
           GROUP BY g.person, x.currency
           ORDER BY g.person, x.currency`,
       ),

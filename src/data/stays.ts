@@ -80,9 +80,20 @@ function between(column: Sql, from: Date | null | undefined, to: Date | null | u
  * A folio line's spend on a transaction aliased `x`: charges and adjustments as stored, a refund
  * always reducing spend, whatever sign its source stored it with (the contract says negative; some
  * sources and the fixtures store it positive). Payments settle the bill and are not spend: readers
- * keep `x.kind IN ('charge', 'adjustment', 'refund')`.
+ * keep SPEND_KINDS.
  */
 export const SPEND_AMOUNT = sql`CASE WHEN x.kind = 'refund' THEN -abs(x.amount_minor) ELSE x.amount_minor END`;
+/** The folio lines (transaction aliased `x`) that are spend: every kind but payments. */
+export const SPEND_KINDS = sql`x.kind IN ('charge', 'adjustment', 'refund')`;
+
+/**
+ * A reservation's phase (reservation aliased `r`), as `s.begun` and `s.upcoming`: a stay begun (not
+ * cancelled or no-show, arrived by today) or upcoming (tentative or confirmed, arriving after today).
+ * The guest context and the guest lookup count stays by it.
+ */
+export const STAY_PHASE = sql`CROSS JOIN LATERAL (SELECT
+              r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date AS begun,
+              r.kind = 'stay' AND r.status IN ('tentative', 'confirmed') AND r.arrival_date > current_date AS upcoming) s`;
 
 /** `column < end`; none when the end is past the last storable day (a whole last day given as `_to`). */
 const exclusiveEnd = (column: Sql, end: Date | null, format: (d: Date) => string) => (end == null ? undefined : sql`${column} < ${format(end)}`);
@@ -141,9 +152,7 @@ export function stays(r: Readers) {
             array_agg(DISTINCT p.name) FILTER (WHERE s.begun) AS properties
           FROM reservations r
           JOIN properties p ON p.id = r.property_id AND ${scoped("Property", "p")}
-          CROSS JOIN LATERAL (SELECT
-              r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date AS begun,
-              r.kind = 'stay' AND r.status IN ('tentative', 'confirmed') AND r.arrival_date > current_date AS upcoming) s
+          ${STAY_PHASE}
           WHERE ${scoped("Reservation", "r")} AND r.guest_profile_id = ANY(${[...guestIds]}::uuid[])`,
         { prepare: true },
       );
@@ -162,7 +171,7 @@ export function stays(r: Readers) {
             count(*)::int AS transactions
           FROM transactions x
           WHERE ${scoped("Transaction", "x")} AND x.guest_profile_id = ANY(${[...guestIds]}::uuid[])
-            AND x.kind IN ('charge', 'adjustment', 'refund')
+            AND ${SPEND_KINDS}
           GROUP BY x.currency, x.category`,
         { prepare: true },
       ),

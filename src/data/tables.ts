@@ -1,11 +1,11 @@
 // Tables: curated or filter-defined working lists, their stored members, and the members a filter
 // document selects (evaluated in one SQL statement, data/filter-document.ts).
 import type { Prisma } from "../generated/prisma/client";
-import { filterSql, MEMBER_MODEL, type MemberType } from "./filter-document";
+import { decidingObservationSql, e164Sql, filterSql, MEMBER_MODEL, type MemberType } from "./filter-document";
 import type { Readers } from "./readers";
 import { allInstantsAsText, type AsText } from "./prisma-rows";
 import { GuestTable, pick, tableOf, TableMember } from "./models";
-import { columns, empty, raw, sql, type RowShape, type Sql } from "./sql";
+import { columns, empty, raw, sql, type RowShape, type Sql, type TenantPredicate } from "./sql";
 import { tenantSql } from "./tenant";
 import { given } from "./where";
 
@@ -25,14 +25,22 @@ interface MemberRow {
   memberId: string;
   addedAt: string;
 }
-/** A member with its own contact points (what a destination would deliver to) and its person. */
-export interface MemberContactRow {
-  memberId: string;
-  /** The member's master profile (a guest profile member's; a master profile member's own id); null for none. */
-  masterProfileId: string | null;
-  /** Null when the member's profile is gone. */
-  email: string | null;
-  phone: string | null;
+/** Members per effective consent of one contact type; noContact: no usable contact point of the type. */
+export interface VerdictCounts {
+  granted: number;
+  withdrawn: number;
+  denied: number;
+  unknown: number;
+  noContact: number;
+}
+/** A table's reachability for one purpose, counted (tables.reachability). */
+export interface ReachabilityCounts {
+  memberCount: number;
+  /** A person is a master profile, or a guest profile without one. */
+  personCount: number;
+  byContactType: { email: VerdictCounts; phone: VerdictCounts };
+  /** Members whose e-mail, phone, or either is granted. */
+  reachable: { email: number; phone: number; any: number };
 }
 const member = columns("TableMember");
 const oldestFirst = (model: "GuestProfile" | "MasterProfile") => sql`${columns(model)("createdAt")}, ${columns(model)("id")}`;
@@ -100,28 +108,47 @@ export function tables(r: Readers) {
       });
     },
     /**
-     * Every member in the caller's scope with its e-mail and phone, in one statement: a curated
-     * table's stored members (one whose profile is gone has no contact), a filter-defined table's
-     * current selection. A table's reachability counts these in one pass.
+     * Who on the table may be contacted for `purpose`, counted in one statement (a few integers,
+     * whatever the table's size): every member in the caller's scope (a curated table's stored
+     * members, one whose profile is gone having no contact; a filter-defined table's current
+     * selection) with its own e-mail and phone as observations store them (e164Sql; an e-mail
+     * trimmed of any whitespace, as JavaScript's trim, and lower-cased), each decided by its deciding observation across the group
+     * (decidingObservationSql: the order of consent/precedence.ts, as check_contact_permission).
      */
-    memberContacts(table: Pick<TableRow, "id" | "kind" | "memberType" | "filterDoc">): Promise<MemberContactRow[]> {
+    async reachability(table: Pick<TableRow, "id" | "kind" | "memberType" | "filterDoc">, purpose: string): Promise<ReachabilityCounts> {
       const memberType = table.memberType as MemberType;
       const model = MEMBER_MODEL[memberType];
-      const master = memberType === "guest_profile" ? sql`m.master_profile_id` : sql`m.id`;
-      if (table.kind === "filter") {
-        const where = filterSql(r.scope, memberType, table.filterDoc);
-        return r.sql.query<MemberContactRow>(
-          (scoped) => sql`SELECT t.id AS "memberId", ${raw(memberType === "guest_profile" ? "t.master_profile_id" : "t.id")} AS "masterProfileId", t.email, t.phone
-            FROM ${raw(tableOf(model))} t WHERE ${scoped(model, "t")} AND ${where}`,
-        );
-      }
-      // Group-wide, every stored member counts (as member_count does); narrowed to a property, only
-      // those whose profile is in scope (memberInScope: the joined profile's own tenant rule).
-      return r.sql.query<MemberContactRow>(
-        (scoped) => sql`SELECT t.member_id AS "memberId", ${master} AS "masterProfileId", m.email, m.phone
+      const members = (scoped: TenantPredicate) => {
+        if (table.kind === "filter") {
+          const master = memberType === "guest_profile" ? sql`t.master_profile_id` : sql`t.id`;
+          return sql`SELECT t.id AS member_id, ${master} AS master_id, t.email, t.phone
+            FROM ${raw(tableOf(model))} t WHERE ${scoped(model, "t")} AND ${filterSql(r.scope, memberType, table.filterDoc)}`;
+        }
+        // Group-wide, every stored member counts (as member_count does); narrowed to a property, only
+        // those whose profile is in scope (the joined profile's own tenant rule).
+        const master = memberType === "guest_profile" ? sql`m.master_profile_id` : sql`m.id`;
+        return sql`SELECT t.member_id, ${master} AS master_id, m.email, m.phone
           FROM table_members t LEFT JOIN ${raw(tableOf(model))} m ON m.id = t.member_id AND ${scoped(model, "m")}
-          WHERE ${scoped("TableMember", "t")} AND t.table_id = ${table.id}::uuid${r.scope.propertyId ? sql` AND m.id IS NOT NULL` : empty}`,
-      );
+          WHERE ${scoped("TableMember", "t")} AND t.table_id = ${table.id}::uuid${r.scope.propertyId ? sql` AND m.id IS NOT NULL` : empty}`;
+      };
+      const counts = (type: "email" | "phone") => {
+        const at = (status: string) => sql`count(*) FILTER (WHERE d.${raw(type)}_status = ${status})::int`;
+        return sql`json_build_object('granted', ${at("granted")}, 'withdrawn', ${at("withdrawn")}, 'denied', ${at("denied")},
+          'unknown', count(*) FILTER (WHERE d.${raw(type)} IS NOT NULL AND d.${raw(type)}_status IS NULL)::int,
+          'noContact', count(*) FILTER (WHERE d.${raw(type)} IS NULL)::int)`;
+      };
+      const [row] = await r.sql.query<ReachabilityCounts>((scoped) => sql`WITH m AS (${members(scoped)}),
+        c AS (SELECT m.member_id, m.master_id, nullif(lower(regexp_replace(m.email, ${"^[[:space:]]+|[[:space:]]+$"}::text, '', 'g')), '') AS email, ${e164Sql(sql`m.phone`)} AS phone FROM m),
+        d AS (
+          SELECT c.*, e.status::text AS email_status, p.status::text AS phone_status FROM c
+          LEFT JOIN LATERAL ${decidingObservationSql(r.scope, sql`'email'::"ContactType"`, sql`c.email`, purpose)} AS e ON true
+          LEFT JOIN LATERAL ${decidingObservationSql(r.scope, sql`'phone'::"ContactType"`, sql`c.phone`, purpose)} AS p ON true)
+        SELECT count(*)::int AS "memberCount", count(DISTINCT coalesce(d.master_id, d.member_id))::int AS "personCount",
+          json_build_object('email', ${counts("email")}, 'phone', ${counts("phone")}) AS "byContactType",
+          json_build_object('email', count(*) FILTER (WHERE d.email_status = 'granted')::int, 'phone', count(*) FILTER (WHERE d.phone_status = 'granted')::int,
+            'any', count(*) FILTER (WHERE d.email_status = 'granted' OR d.phone_status = 'granted')::int) AS reachable
+        FROM d`);
+      return row;
     },
     memberCount: async (tableId: string) => (await memberCounts([tableId])).get(tableId) ?? 0,
     memberCounts,

@@ -101,6 +101,10 @@ const AGGREGATE_QUERIES: Record<string, (arg: Argument) => number> = {
   "Query.guestMetrics": () => 1,
   "Query.consentMetrics": () => 1,
   "Query.reviewMetrics": () => 1,
+  // Counts every member of the table by the effective consent of its contact points (one table per
+  // request: Table.reachability is refused inside a list).
+  "Query.tableReachability": () => 1,
+  "Table.reachability": () => 1,
 };
 
 const maybeTrue = (value: unknown) => value === true || value === UNKNOWN;

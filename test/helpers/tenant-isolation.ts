@@ -158,13 +158,15 @@ export const EXEMPTIONS: Exemption[] = [
     name: "the group's consent purposes",
     why:
       "An unknown purpose is refused with the purposes the group records consent for (issue 42), the same list for every " +
-      "credential of the group, as check_contact_permission answers it: the statement reads only the distinct purpose names " +
-      "(no row, no contact point) and still carries the group predicate.",
+      "credential of the group, as check_contact_permission answers it: one statement probes whether the group records the " +
+      "purpose (two booleans), the refusal reads the distinct purpose names (no row, no contact point); both still carry " +
+      "the group predicate.",
     excuses: "property",
     applies: (s, tables) =>
       tables.length === 1 &&
       tables[0] === "consent_observations" &&
-      /^SELECT "public"\."consent_observations"\."purpose" FROM "public"\."consent_observations" WHERE .* GROUP BY "public"\."consent_observations"\."purpose"/s.test(s.text),
+      (/^SELECT EXISTS \(SELECT 1 FROM consent_observations t WHERE .*\) AS known,\s+EXISTS \(SELECT 1 FROM consent_observations t WHERE .*\) AS any$/s.test(s.text) ||
+        /^SELECT p\.purpose, count\(\*\) OVER \(\)::int AS total\s+FROM \(SELECT DISTINCT t\.purpose FROM consent_observations t WHERE .*\) p\s+ORDER BY p\.purpose LIMIT/s.test(s.text)),
   },
 ];
 

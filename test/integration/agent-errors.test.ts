@@ -121,6 +121,52 @@ describe("a purpose the group does not record is refused on every door, listing 
   });
 });
 
+describe("the consent aggregates refuse a purpose the caller gave, never a default", () => {
+  const refused = (detail: string, name: string) => expect(detail).toMatch(new RegExp(`^${name} "emial_marketing" is not one this property group records consent for; known purposes: .*email_marketing`));
+
+  it("MCP guest_reach names its own argument: email_purpose or sms_purpose", async () => {
+    for (const name of ["email_purpose", "sms_purpose"]) {
+      const { isError, body } = await mcp("guest_reach", { [name]: "emial_marketing" });
+      expect([name, isError, body.error]).toEqual([name, true, "invalid_request"]);
+      refused(body.detail, name);
+    }
+    // The defaults, and a purpose the group records with spaces around it, answer.
+    const defaults = await mcpOk("guest_reach", {});
+    const given = await mcpOk("guest_reach", { email_purpose: " email_marketing ", sms_purpose: "sms_marketing" });
+    expect(given).toEqual(defaults);
+    expect(defaults.buckets[0].reachable_by_email).toBeGreaterThan(0);
+  });
+
+  it("GraphQL guestMetrics(emailPurpose, smsPurpose) and consentMetrics(purpose) answer extensions.code invalid_request", async () => {
+    for (const [field, name] of [["guestMetrics(emailPurpose: $p) { guests reachableByEmail }", "emailPurpose"], ["guestMetrics(smsPurpose: $p) { guests reachableBySms }", "smsPurpose"], ["consentMetrics(purpose: $p) { granted }", "purpose"]]) {
+      const body = await graphql(`query($p: String!) { ${field} }`, { p: "emial_marketing" });
+      expect([name, body.errors?.[0]?.extensions.code]).toEqual([name, "invalid_request"]);
+      refused(body.errors![0].message, name);
+    }
+    // The dashboard's purposes answer, also for a pinned key (its property's guests only).
+    const pinned = A().credentials.api_key_pinned;
+    const all = await gqlData(`{ consentMetrics(purpose: "sms_marketing") { granted unknown } guestMetrics { guests } }`);
+    const here = await gqlData(`{ consentMetrics(purpose: "sms_marketing") { granted unknown } guestMetrics { guests } }`, {}, pinned.token);
+    expect(here.guestMetrics[0].guests).toBeLessThan(all.guestMetrics[0].guests);
+    expect((await graphql(`{ consentMetrics(purpose: "emial_marketing") { granted } }`, {}, pinned.token)).errors![0].extensions.code).toBe("invalid_request");
+  });
+
+  it("a group with more than 100 purposes takes every one of them, and a refusal lists the first 50 and says how many more", async () => {
+    const b = await t.admin.consentObservation.findFirstOrThrow({ where: { propertyGroupId: B().id } });
+    const many = Array.from({ length: 120 }, (_, i) => `zz_many_${String(i).padStart(3, "0")}`);
+    await t.admin.consentObservation.createMany({ data: many.map((purpose) => ({ ...b, id: randomUUID(), purpose, createdAt: undefined })) });
+    const last = await rest(`/v1/consents?purpose=${many.at(-1)}`, B().credentials.api_key);
+    expect(last.status).toBe(200);
+    expect(last.body.data.map((r: Json) => r.purpose)).toEqual([many.at(-1)]);
+    const typo = await rest(`/v1/consents?purpose=emial_marketing`, B().credentials.api_key);
+    expect(typo.status).toBe(400);
+    const listed = typo.body.detail.split("known purposes: ")[1] as string;
+    const total = (await t.admin.consentObservation.groupBy({ by: ["purpose"], where: { propertyGroupId: B().id } })).length;
+    expect(listed).toMatch(new RegExp(` …and ${total - 50} more$`));
+    expect(listed.replace(/ …and \d+ more$/, "").split(", ")).toHaveLength(50);
+  });
+});
+
 describe("an e-mail with surrounding spaces or capitals matches on every door", () => {
   let email: string;
   let guestIds: string[];

@@ -36,22 +36,41 @@ function contactOf(args: ContactPermissionArgs): { type: "email" | "phone"; valu
   return { type: "phone", value };
 }
 
+/** At most this many of the group's purposes are named in a refusal. */
+const PURPOSES_LISTED = 50;
+
 /** A purpose the group never records consent for (a typo, another name): refused, listing the ones it does. */
-const unknownPurpose = (purpose: string, known: string[]) =>
-  invalidRequest(`purpose ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${known.join(", ")}`);
+async function unknownPurpose(ctx: RequestContext, name: string, purpose: string) {
+  const { purposes, total } = await ctx.data.consents.purposes(PURPOSES_LISTED);
+  const more = total > purposes.length ? ` …and ${total - purposes.length} more` : "";
+  return invalidRequest(`${name} ${JSON.stringify(purpose)} is not one this property group records consent for; known purposes: ${purposes.join(", ")}${more}`);
+}
 
 /**
  * A purpose as every consent question takes it (contactPermission, lookupGuests, Table.reachability, the
- * consent lists and effective consent on every door: a typo is an error, never a silent "no rows"):
- * trimmed, not empty, and one the group records consent for when it records any. One statement.
+ * consent lists, effective consent and the consent aggregates on every door: a typo is an error, never a
+ * silent "no rows"): trimmed, not empty, and one the group records consent for when it records any.
+ * One statement of two index probes; the group's purposes are read only to word a refusal. `name` is
+ * the argument's, for the message (MCP tools rename it to their own).
  */
-export async function checkedPurpose(ctx: RequestContext, raw: string): Promise<string> {
-  if (!isStorableText(raw)) throw invalidRequest(unstorableDetail("purpose"));
-  const purpose = raw.trim();
-  if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");
-  const known = await ctx.data.consents.purposes();
-  if (known.length > 0 && !known.includes(purpose)) throw unknownPurpose(purpose, known);
+export async function checkedPurpose(ctx: RequestContext, raw: string, name = "purpose"): Promise<string> {
+  const purpose = purposeText(raw, name);
+  await recordedPurpose(ctx, purpose, name);
   return purpose;
+}
+
+/** A purpose's text: storable, trimmed, not empty (checkedPurpose's first half, no statement). */
+function purposeText(raw: string, name: string): string {
+  if (!isStorableText(raw)) throw invalidRequest(unstorableDetail(name));
+  const purpose = raw.trim();
+  if (!purpose) throw invalidRequest(`${name} must not be empty, e.g. email_marketing`);
+  return purpose;
+}
+
+/** checkedPurpose's second half: refused when the group records consent, but never for this purpose. */
+async function recordedPurpose(ctx: RequestContext, purpose: string, name: string): Promise<void> {
+  const { known, any } = await ctx.data.consents.purposeKnown(purpose);
+  if (any && !known) throw await unknownPurpose(ctx, name, purpose);
 }
 
 function ruleText(status: EffectiveStatus, count: number, restrictive: number): string {
@@ -66,13 +85,12 @@ function ruleText(status: EffectiveStatus, count: number, restrictive: number): 
 }
 
 async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: RequestContext) {
-  for (const name of ["email", "phone", "purpose"] as const) {
+  for (const name of ["email", "phone"] as const) {
     const value = args[name];
     if (value != null && !isStorableText(value)) throw invalidRequest(unstorableDetail(name));
   }
   const contact = contactOf(args);
-  const purpose = args.purpose.trim();
-  if (!purpose) throw invalidRequest("purpose must not be empty, e.g. email_marketing");
+  const purpose = purposeText(args.purpose, "purpose");
   if (args.propertyId != null && !(await ctx.loaders.property.load(args.propertyId))) throw notFound("property", args.propertyId);
 
   // Precedence is group-wide: a withdrawal at any property of the group decides, even for a request
@@ -81,7 +99,7 @@ async function contactPermission(_: unknown, args: ContactPermissionArgs, ctx: R
   const observations = decision?.observations ?? [];
   // No observation: unknown for a purpose the group records consent for; a purpose it never records
   // (a typo, another name) is an error listing the ones it does, rather than a silent unknown.
-  if (observations.length === 0) await checkedPurpose(ctx, purpose);
+  if (observations.length === 0) await recordedPurpose(ctx, purpose, "purpose");
   const effective = decision?.effective ?? effectiveConsent([]);
   const shown = observations.slice(0, OBSERVATIONS_SHOWN);
   const ids = [...new Set(shown.map((o) => o.propertyId).filter((id): id is string => id !== null))];

@@ -9,8 +9,8 @@ import { normaliseContact, toE164, type ContactType, type EffectiveStatus } from
 import type { MasterProfileRow } from "../../data/master-profiles";
 import { personOf, type PeopleInputs, type PersonGuestRow, type PersonHit, type StayRef } from "../../data/people";
 import type { MemberType } from "../../data/filter-document";
-import { echo, invalidRequest, notFound } from "../../errors";
-import { MAX_OFFSET } from "../../pagination/offset";
+import { invalidRequest, notFound } from "../../errors";
+import { offsetPage } from "../../pagination/offset";
 import { isStorableText, unstorableDetail } from "../text";
 import { checkedPurpose } from "./contact-permission";
 
@@ -29,11 +29,15 @@ interface GuestLookupInput {
 
 type Kind = PersonHit["kind"];
 
-/** One input as given, and the form the reads compare (data/people.ts PeopleInputs). */
+/**
+ * One input as given, and the form the reads compare (data/people.ts PeopleInputs); an e-mail or
+ * phone that cannot be compared (no @, no country code) has no key but the reason, and is not found.
+ */
 interface Input {
   kind: Kind;
   value: string;
-  key: string;
+  key: string | null;
+  reason?: string;
 }
 
 /** The input lists: their field, their name on REST and MCP (error messages), the kind of their entries. */
@@ -44,19 +48,25 @@ const LISTS = [
   ["phones", "phones", "phone"],
 ] as const;
 
-/** The compared form of an e-mail or phone, or a 400 naming the entry (as contactPermission refuses it). */
-function keyOf(kind: Kind, value: string, at: string): string {
+/** Why an entry of its kind cannot be compared, as not_found says it. */
+const UNREADABLE: Partial<Record<Kind, string>> = {
+  email: "an e-mail address needs an @, e.g. olivia.smith@example.com",
+  phone: "a phone needs its country code, e.g. +44 7700 900123",
+};
+
+/**
+ * The compared form of an e-mail or phone (null when it cannot be one: not found, with its reason,
+ * as contactPermission would refuse it); text that cannot be stored is a 400 naming the entry.
+ */
+function keyOf(kind: Kind, value: string, at: string): string | null {
   if (!isStorableText(value)) throw invalidRequest(unstorableDetail(at));
   if (kind === "email") {
     const email = normaliseContact("email", value);
-    if (!email || !/^[^\s@]+@[^\s@]+$/.test(email)) throw invalidRequest(`${at} must be an e-mail address, e.g. olivia.smith@example.com; got ${echo(value)}`);
-    return email;
+    return email && /^[^\s@]+@[^\s@]+$/.test(email) ? email : null;
   }
   if (kind === "phone") {
-    const e164 = toE164(value);
-    if (!e164) throw invalidRequest(`${at} must be an international number with its country code, e.g. +44 7700 900123; got ${echo(value)}`);
     // Stored phones are compared by their digits (gcs_phone_digits), whatever formatting they were stored in.
-    return e164.slice(1);
+    return toE164(value)?.slice(1) ?? null;
   }
   return value.toLowerCase();
 }
@@ -73,34 +83,40 @@ function listInputs(input: GuestLookupInput): Input[] {
     (input[field] ?? []).forEach((value, i) => {
       if (seen.has(`${kind}\u0000${value}`)) return;
       seen.add(`${kind}\u0000${value}`);
-      inputs.push({ kind, value, key: keyOf(kind, value, `${name}[${i}]`) });
+      const key = keyOf(kind, value, `${name}[${i}]`);
+      inputs.push(key === null ? { kind, value, key, reason: UNREADABLE[kind] } : { kind, value, key });
     });
   }
   return inputs;
 }
 
-/** A page of a table's members as inputs (ids of their kind), and the next page's offset. */
-async function tableInputs(ctx: RequestContext, tableId: string, offset: number): Promise<{ inputs: Input[]; nextOffset: number | null }> {
+/**
+ * A page of a table's members as inputs (ids of their kind), and the next page's offset: an offset
+ * page as the members route pages (offsetPage: offset checked and clamped to MAX_OFFSET, where a
+ * walk ends, so following next_offset never loops).
+ */
+async function tableInputs(ctx: RequestContext, tableId: string, offset: number | null | undefined): Promise<{ inputs: Input[]; nextOffset: number | null }> {
   const table = await ctx.data.tables.byId(tableId);
   if (!table) throw notFound("table", tableId);
   const memberType = table.memberType as MemberType;
-  const take = MAX_LOOKUP_INPUTS + 1;
-  const ids =
-    table.kind === "filter"
-      ? (await ctx.data.tables.matching(memberType, table.filterDoc).ids(offset, take)).map((m) => m.id)
-      : (await ctx.data.tables.members(table.id, memberType, offset, take)).map((m) => m.memberId);
+  const page = await offsetPage({
+    limit: MAX_LOOKUP_INPUTS,
+    offset,
+    fetch: async (skip, take) =>
+      table.kind === "filter"
+        ? (await ctx.data.tables.matching(memberType, table.filterDoc).ids(skip, take)).map((m) => m.id)
+        : (await ctx.data.tables.members(table.id, memberType, skip, take)).map((m) => m.memberId),
+    count: async () => 0, // never asked: no total
+  });
   const kind: Kind = memberType === "guest_profile" ? "guest_profile_id" : "master_profile_id";
-  const inputs = ids.slice(0, MAX_LOOKUP_INPUTS).map((id) => ({ kind, value: id, key: id }));
-  return { inputs, nextOffset: ids.length > MAX_LOOKUP_INPUTS ? offset + MAX_LOOKUP_INPUTS : null };
+  return { inputs: page.nodes.map((id) => ({ kind, value: id, key: id })), nextOffset: page.hasMore ? page.nextOffset : null };
 }
 
 async function readInputs(ctx: RequestContext, input: GuestLookupInput) {
   const lists = LISTS.filter(([field]) => (input[field]?.length ?? 0) > 0);
   if (input.tableId != null) {
     if (lists.length > 0) throw invalidRequest("table_id cannot be combined with guest_profile_ids, master_profile_ids, emails or phones");
-    const offset = input.offset ?? 0;
-    if (!Number.isInteger(offset) || offset < 0) throw invalidRequest(`offset must be an integer ≥ 0 (values above ${MAX_OFFSET} are clamped), e.g. offset=100`);
-    return tableInputs(ctx, input.tableId, Math.min(offset, MAX_OFFSET));
+    return tableInputs(ctx, input.tableId, input.offset);
   }
   if (input.offset != null) throw invalidRequest("offset pages a table's members: give it with table_id");
   if (lists.length === 0) {
@@ -110,7 +126,7 @@ async function readInputs(ctx: RequestContext, input: GuestLookupInput) {
 }
 
 const distinct = <T>(values: T[]) => [...new Set(values)];
-const ofKind = (inputs: Input[], kind: Kind) => distinct(inputs.filter((i) => i.kind === kind).map((i) => i.key));
+const ofKind = (inputs: Input[], kind: Kind) => distinct(inputs.flatMap((i) => (i.kind === kind && i.key !== null ? [i.key] : [])));
 
 interface Tier {
   code: string;
@@ -128,7 +144,7 @@ async function lookupGuests(_: unknown, args: { input: GuestLookupInput }, ctx: 
     emails: ofKind(inputs, "email"),
     phoneDigits: ofKind(inputs, "phone"),
   };
-  const hits = inputs.length ? await ctx.data.people.find(wanted) : [];
+  const hits = inputs.some((i) => i.key !== null) ? await ctx.data.people.find(wanted) : [];
   // The person each hit names: its master profile, or the lone guest profile.
   const personOfHit = (h: PersonHit) => h.masterProfileId ?? h.guestProfileId!;
   const masterIds = distinct(hits.flatMap((h) => (h.masterProfileId ? [h.masterProfileId] : [])));
@@ -139,7 +155,7 @@ async function lookupGuests(_: unknown, args: { input: GuestLookupInput }, ctx: 
     ? await Promise.all([ctx.data.masterProfiles.byIds(masterIds), ctx.data.people.guests(masterIds, loneGuestIds)])
     : [[] as MasterProfileRow[], [] as PersonGuestRow[]];
   const guestIds = guests.map((g) => g.id);
-  const contactValues = distinct([...masters, ...guests].flatMap((p) => contactPoints(p).map((c) => c.value)));
+  const contactValues = distinct([...masters, ...guests].flatMap((p) => contactPoints(p).flatMap((c) => (c.decidable ? [c.value] : []))));
   const [stays, spend, memberships, decisions] = found
     ? await Promise.all([
         ctx.data.people.stays(guests),
@@ -162,7 +178,7 @@ async function lookupGuests(_: unknown, args: { input: GuestLookupInput }, ctx: 
   const notFound: Input[] = [];
   const hitsOf = groupBy(hits, (h) => `${h.kind}\u0000${h.key}`);
   for (const i of inputs) {
-    const mine = (hitsOf.get(`${i.kind}\u0000${i.key}`) ?? []).map(personOfHit).filter((p) => masterById.has(p) || guestsOf.has(p));
+    const mine = (i.key === null ? [] : (hitsOf.get(`${i.kind}\u0000${i.key}`) ?? [])).map(personOfHit).filter((p) => masterById.has(p) || guestsOf.has(p));
     if (mine.length === 0) notFound.push(i);
     for (const person of distinct(mine)) {
       const entry = people.get(person) ?? { person, matched: [] };
@@ -196,29 +212,35 @@ async function lookupGuests(_: unknown, args: { input: GuestLookupInput }, ctx: 
         lastStay: (stay?.lastStay ?? null) as StayRef | null,
         nextStay: (stay?.nextStay ?? null) as StayRef | null,
         spend: (spendOf.get(person) ?? []).map((s) => ({ currency: s.currency, amountMinor: BigInt(s.amountMinor) })),
-        contacts: uniqueContacts([master, ...own].flatMap((p) => (p ? contactPoints(p) : []))).map((c) => ({
+        contacts: uniqueContacts([master, ...own].flatMap((p) => (p ? contactPoints(p) : []))).map(({ decidable, ...c }) => ({
           ...c,
-          consent: purpose === null ? null : (consentOf.get(`${c.type}\u0000${c.value}`) ?? "unknown"),
+          consent: purpose === null || !decidable ? null : (consentOf.get(`${c.type}\u0000${c.value}`) ?? "unknown"),
         })),
         matched: matched.map(({ kind, value }) => ({ kind, value })),
       };
     }),
-    notFound: notFound.map(({ kind, value }) => ({ kind, value })),
+    notFound: notFound.map(({ kind, value, reason }) => ({ kind, value, reason: reason ?? null })),
     nextOffset,
   };
 }
 
-/** A profile's e-mail and phone as consent observations store them (a phone that is not E.164 as stored, trimmed). */
-function contactPoints(p: { email: string | null; phone: string | null }): { type: ContactType; value: string }[] {
-  const points: { type: ContactType; value: string }[] = [];
+/**
+ * A profile's e-mail and phone as consent observations store them (normaliseContact). A stored phone
+ * that is not E.164 ("07700 900123", no country code) is shown as stored, trimmed, and `decidable`
+ * false: no consent can be decided for it (check_contact_permission refuses it, a table's
+ * reachability counts it as no_contact), so its consent is null.
+ */
+function contactPoints(p: { email: string | null; phone: string | null }): { type: ContactType; value: string; decidable: boolean }[] {
+  const points: { type: ContactType; value: string; decidable: boolean }[] = [];
   const email = p.email && normaliseContact("email", p.email);
-  if (email) points.push({ type: "email", value: email });
-  const phone = p.phone && (normaliseContact("phone", p.phone) ?? (p.phone.trim() || null));
-  if (phone) points.push({ type: "phone", value: phone });
+  if (email) points.push({ type: "email", value: email, decidable: true });
+  const phone = p.phone && normaliseContact("phone", p.phone);
+  if (phone) points.push({ type: "phone", value: phone, decidable: true });
+  else if (p.phone?.trim()) points.push({ type: "phone", value: p.phone.trim(), decidable: false });
   return points;
 }
 
-function uniqueContacts(points: { type: ContactType; value: string }[]) {
+function uniqueContacts<C extends { type: ContactType; value: string }>(points: C[]): C[] {
   const seen = new Set<string>();
   return points.filter((c) => !seen.has(`${c.type}\u0000${c.value}`) && seen.add(`${c.type}\u0000${c.value}`));
 }

@@ -7,6 +7,7 @@ import type { RequestContext } from "../../context";
 import type { ConsentDimension, GuestDimension, ReviewDimension, ReviewMetricsFilter, StayDimension } from "../../data/metrics";
 import { invalidRequest, missingScope } from "../../errors";
 import { selectedFields } from "../selection";
+import { checkedPurpose } from "./contact-permission";
 
 /** The longest arrival-date range stayMetrics counts: two years, so a year can be compared with the one before. */
 export const MAX_STAY_RANGE_DAYS = 731;
@@ -29,10 +30,15 @@ function needScope(ctx: RequestContext, scope: string) {
   if (!ctx.credential.scopes.has(scope)) throw missingScope(scope);
 }
 
-function purposeOf(name: string, value: string): string {
-  const purpose = value.trim();
-  if (purpose === "" || purpose.length > 100) throw invalidRequest(`${name} must be a purpose of 1 to 100 characters, e.g. email_marketing`);
-  return purpose;
+/**
+ * The purposes guestMetrics defaults to, which the dashboard also asks consentMetrics for: answered
+ * (zeros) even by a group that never records them, so a default is never an error.
+ */
+const DEFAULT_PURPOSES = new Set(["email_marketing", "sms_marketing"]);
+
+/** A purpose argument: a default as is, any other checked as every consent question checks it (a typo is an error). */
+async function aggregatePurpose(ctx: RequestContext, name: string, value: string): Promise<string> {
+  return DEFAULT_PURPOSES.has(value.trim()) ? value.trim() : checkedPurpose(ctx, value, name);
 }
 
 const dateText = (d: Date) => d.toISOString().slice(0, 10);
@@ -68,8 +74,7 @@ export const metricResolvers = {
     ) {
       const groupBy = dimensions(args.groupBy, 4);
       if (groupBy.includes("loyalty_tier")) needScope(ctx, "read:loyalty");
-      const emailPurpose = purposeOf("emailPurpose", args.emailPurpose);
-      const smsPurpose = purposeOf("smsPurpose", args.smsPurpose);
+      const [emailPurpose, smsPurpose] = await Promise.all([aggregatePurpose(ctx, "emailPurpose", args.emailPurpose), aggregatePurpose(ctx, "smsPurpose", args.smsPurpose)]);
       const selected = selectedFields(info);
       const reach = (selected.has("reachableByEmail") || selected.has("reachableBySms")) && ctx.credential.scopes.has("read:consents");
       return ctx.data.metrics.guests(groupBy, reach ? { email: emailPurpose, sms: smsPurpose } : null);
@@ -83,7 +88,7 @@ export const metricResolvers = {
       // The contact points counted are the guest profiles' own.
       needScope(ctx, "read:guests");
       const groupBy = dimensions(args.groupBy, 2);
-      const purpose = purposeOf("purpose", args.purpose);
+      const purpose = await aggregatePurpose(ctx, "purpose", args.purpose);
       return ctx.data.metrics.consent(purpose, args.contactType ?? null, groupBy);
     },
 

@@ -1,60 +1,29 @@
 // Table.reachability (GET /v1/tables/{id}/reachability, the table_reachability MCP tool): who on a
 // table may be contacted for a purpose, counted. Each member's own e-mail and phone (what a
 // destination delivers to) get the effective consent contactPermission gives them: the same
-// normalisation and the same decision (data/consents.ts decideInSql, consent/precedence.ts), read
-// for all members at once, so the statement count does not grow with the table.
+// normalisation and the same decision (consent/precedence.ts), counted in SQL in one statement
+// (data/tables.ts reachability), so neither the statement count nor what reaches Node grows with the table.
+import type { GraphQLResolveInfo } from "graphql";
 import type { RequestContext } from "../../context";
-import { normaliseContact, type ContactType, type EffectiveStatus } from "../../consent/precedence";
 import { bindingView } from "../../delivery/bindings";
-import type { MemberContactRow, TableRow } from "../../data/tables";
-import { notFound } from "../../errors";
+import type { TableRow } from "../../data/tables";
+import { invalidRequest, notFound } from "../../errors";
 import { checkedPurpose } from "./contact-permission";
 
-type Verdict = EffectiveStatus | "noContact";
-type Counts = Record<Verdict, number>;
-
-const zero = (): Counts => ({ granted: 0, withdrawn: 0, denied: 0, unknown: 0, noContact: 0 });
-const TYPES: ContactType[] = ["email", "phone"];
-
-/** The member's contact point of `type` as observations store it; null when it has none usable. */
-const contactOf = (m: MemberContactRow, type: ContactType) => {
-  const raw = type === "email" ? m.email : m.phone;
-  return raw ? normaliseContact(type, raw) : null;
-};
+/** The field sits under a list (an index in its path): `tables { nodes { reachability } }`. */
+function inList(info: GraphQLResolveInfo): boolean {
+  for (let p = info.path.prev; p; p = p.prev) if (typeof p.key === "number") return true;
+  return false;
+}
 
 async function reachability(table: TableRow, args: { purpose: string }, ctx: RequestContext) {
   const purpose = await checkedPurpose(ctx, args.purpose);
-  const [members, bindings] = await Promise.all([ctx.data.tables.memberContacts(table), ctx.loaders.bindingsByTable.load(table.id)]);
-
-  const values = members.flatMap((m) => TYPES.map((type) => contactOf(m, type)).filter((v): v is string => v !== null));
-  const decisions = await ctx.data.consents.decideInSql(values, { purpose });
-  const status = new Map(decisions.map((d) => [`${d.contactType}\u0000${d.contactValue}`, d.effective.status]));
-
-  const byType: Record<ContactType, Counts> = { email: zero(), phone: zero() };
-  const reachable = { email: 0, phone: 0, any: 0 };
-  for (const m of members) {
-    let any = false;
-    for (const type of TYPES) {
-      const value = contactOf(m, type);
-      const verdict: Verdict = value === null ? "noContact" : (status.get(`${type}\u0000${value}`) ?? "unknown");
-      byType[type][verdict]++;
-      if (verdict === "granted") {
-        reachable[type]++;
-        any = true;
-      }
-    }
-    if (any) reachable.any++;
-  }
-
+  const [counts, bindings] = await Promise.all([ctx.data.tables.reachability(table, purpose), ctx.loaders.bindingsByTable.load(table.id)]);
   return {
     tableId: table.id,
     purpose,
     memberType: table.memberType,
-    memberCount: members.length,
-    // A person is a master profile, or a guest profile without one.
-    personCount: new Set(members.map((m) => m.masterProfileId ?? m.memberId)).size,
-    byContactType: byType,
-    reachable,
+    ...counts,
     destinations: bindings.map((b) => {
       const v = bindingView(b);
       return { provider: v.provider, state: v.state, lag: v.lag, lastFlushAt: v.last_flush_at, lastError: v.last_error };
@@ -70,5 +39,11 @@ export const tableReachabilityResolvers = {
       return reachability(table, args, ctx);
     },
   },
-  Table: { reachability },
+  Table: {
+    // Each table's count scans its members and their consent: one table per request, never a page of them.
+    reachability: (table: TableRow, args: { purpose: string }, ctx: RequestContext, info: GraphQLResolveInfo) => {
+      if (inList(info)) throw invalidRequest("Table.reachability answers one table at a time: ask table(id) { reachability } or tableReachability, not inside a list of tables");
+      return reachability(table, args, ctx);
+    },
+  },
 };

@@ -130,9 +130,9 @@ describe("POST /v1/guests/lookup", () => {
       { kind: "phone", value: formatted },
     ]);
     expect(body.not_found).toEqual([
-      { kind: "guest_profile_id", value: UNKNOWN_ID },
-      { kind: "email", value: "nobody@nowhere.example" },
-      { kind: "phone", value: "+44 20 0000 0000" },
+      { kind: "guest_profile_id", value: UNKNOWN_ID, reason: null },
+      { kind: "email", value: "nobody@nowhere.example", reason: null },
+      { kind: "phone", value: "+44 20 0000 0000", reason: null },
     ]);
     expect(body.next_offset).toBeNull();
   });
@@ -199,6 +199,47 @@ describe("POST /v1/guests/lookup", () => {
     expect(await refused({ master_profile_ids: [A().master_with_two_guests], purpose: "  " })).toMatch(/purpose must not be empty/);
   });
 
+  it("lists an e-mail without @ or a phone without its country code as not found, with the reason, and looks up the rest", async () => {
+    const [p] = await clusteredGuests(A().id, 1);
+    const national = `0${p.phone.slice(3, 7)} ${p.phone.slice(7)}`; // "+447700900123" → "07700 900123"
+    const body = await found({ phones: [p.phone, national, "not a phone"], emails: ["not-an-address", "  ", p.email] });
+    expect(body.data.map((x: Json) => x.master_profile_id)).toEqual([p.master_profile_id]);
+    expect(body.data[0].matched).toEqual([
+      { kind: "email", value: p.email },
+      { kind: "phone", value: p.phone },
+    ]);
+    const phone = "a phone needs its country code, e.g. +44 7700 900123";
+    const email = "an e-mail address needs an @, e.g. olivia.smith@example.com";
+    expect(body.not_found).toEqual([
+      { kind: "email", value: "not-an-address", reason: email },
+      { kind: "email", value: "  ", reason: email },
+      { kind: "phone", value: national, reason: phone },
+      { kind: "phone", value: "not a phone", reason: phone },
+    ]);
+    // Only unreadable entries: all not found, nothing read.
+    expect((await found({ phones: [national] })).not_found).toEqual([{ kind: "phone", value: national, reason: phone }]);
+    // GraphQL and MCP list them alike.
+    const { data, errors } = await graphql(`query($p: [String!]) { lookupGuests(input: { phones: $p }) { notFound { kind value reason } } }`, { p: [national] });
+    expect(errors).toBeUndefined();
+    expect(data!.lookupGuests.notFound).toEqual([{ kind: "phone", value: national, reason: phone }]);
+    const result = (await mcp.callTool({ name: "lookup_guests", arguments: { phones: [national] } })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    expect(JSON.parse((result.content[0] as { text: string }).text).not_found).toEqual([{ kind: "phone", value: national, reason: phone }]);
+  });
+
+  it("shows a stored phone without its country code with consent null, as reachability counts it no_contact", async () => {
+    const [person] = await insertPeople(1);
+    await pg.query("UPDATE guest_profiles SET phone = ' 07700 900123 ' WHERE id = $1", [person.id]);
+    await pg.query("UPDATE master_profiles SET phone = NULL WHERE id = $1", [person.master_profile_id]);
+    const body = await found({ guest_profile_ids: [person.id], purpose: "sms_marketing" });
+    expect(body.data[0].contacts).toEqual([
+      { type: "email", value: person.email, consent: "unknown" },
+      { type: "phone", value: "07700 900123", consent: null },
+    ]);
+    const { errors } = await graphql(`{ contactPermission(phone: "07700 900123", purpose: "sms_marketing") { status } }`, {});
+    expect(errors![0].extensions!.code).toBe("invalid_request");
+  });
+
   it("refuses more than 100 inputs in all, naming the limit", async () => {
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`);
     expect(await refused({ guest_profile_ids: ids(101) })).toMatch(/at most 100 inputs in all/);
@@ -225,8 +266,8 @@ describe("POST /v1/guests/lookup", () => {
     expect(await refused({ guest_profile_ids: ["not-a-uuid"] })).toMatch(/^guest_profile_ids must be an array of guest profile uuids/);
     expect(await refused({ master_profile_ids: "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f" })).toMatch(/^master_profile_ids must be an array/);
     expect(await refused({ emails: [42] })).toMatch(/^emails must be an array/);
-    expect(await refused({ emails: ["not-an-address"] })).toMatch(/^emails\[0\] must be an e-mail address/);
-    expect(await refused({ phones: ["+44 7700 900123", "07700 900123"] })).toMatch(/^phones\[1\] must be an international number with its country code/);
+    expect(await refused({ phones: ["+44 7700 900123", 7700900123] })).toMatch(/^phones must be an array/);
+    expect(await refused({ emails: ["a@example.com", null] })).toMatch(/^emails must be an array/);
     expect(await refused({ table_id: "nope" })).toMatch(/^table_id must be a uuid/);
     expect(await refused({})).toMatch(/^give guest_profile_ids, master_profile_ids, emails or phones/);
     expect(await refused({ emails: [] })).toMatch(/^give guest_profile_ids/);
@@ -298,6 +339,24 @@ describe("POST /v1/guests/lookup", () => {
     for (const p of granted.data) expect(p.contacts.some((c: Json) => c.type === "email" && c.consent === "granted")).toBe(true);
   });
 
+  it("ends a walk at the offset clamp: next_offset is null there, so following it never loops", async () => {
+    // 50,102 stored members (ids no profile has: each is not found), enough for a 101st row past the clamp.
+    const tableId = "5e1f0c4d-0000-4000-8000-000000050102";
+    await pg.query(`INSERT INTO tables (id, property_group_id, name, kind, member_type) VALUES ($1, $2, 'lookup clamp', 'curated', 'guest_profile')`, [tableId, A().id]);
+    await pg.query(
+      `INSERT INTO table_members (table_id, property_group_id, member_id, position) SELECT $1, $2, gen_random_uuid(), n FROM generate_series(1, 50102) n`,
+      [tableId, A().id],
+    );
+    const before = await found({ table_id: tableId, offset: 49_900 });
+    expect([before.not_found.length, before.next_offset]).toEqual([100, 50_000]);
+    const atClamp = await found({ table_id: tableId, offset: before.next_offset });
+    expect([atClamp.not_found.length, atClamp.next_offset]).toEqual([100, null]);
+    // Past the clamp: the clamp's page, and the walk ends there too.
+    const past = await found({ table_id: tableId, offset: 60_000 });
+    expect(past.not_found).toEqual(atClamp.not_found);
+    expect(past.next_offset).toBeNull();
+  });
+
   it("keeps to the caller's group and, for a pinned credential, to its property", async () => {
     const master = A().master_with_two_guests;
     const { rows: guests } = await pg.query("SELECT id, property_id, email FROM guest_profiles WHERE master_profile_id = $1", [master]);
@@ -328,7 +387,7 @@ describe("POST /v1/guests/lookup", () => {
     const seen = await found({ master_profile_ids: [master], guest_profile_ids: [there.id] }, pinned.token);
     expect(seen.data).toHaveLength(1);
     expect(seen.data[0]).toMatchObject({ master_profile_id: master, guest_profile_ids: [here.id], property_ids: [pinned.property_id] });
-    expect(seen.not_found).toEqual([{ kind: "guest_profile_id", value: there.id }]);
+    expect(seen.not_found).toEqual([{ kind: "guest_profile_id", value: there.id, reason: null }]);
     for (const stay of [seen.data[0].last_stay, seen.data[0].next_stay]) if (stay) expect(stay.property_id).toBe(pinned.property_id);
     const { rows: stays } = await pg.query(
       `SELECT count(*)::int AS n FROM reservations WHERE guest_profile_id = $1 AND kind = 'stay' AND status NOT IN ('cancelled', 'no_show') AND arrival_date <= current_date`,
@@ -368,7 +427,7 @@ describe("GraphQL lookupGuests and MCP lookup_guests", () => {
     const { data, errors } = await graphql(
       `query($input: GuestLookupInput!) { lookupGuests(input: $input) {
         nodes { masterProfileId guestProfileIds stayCount spend { currency amountMinor } contacts { type value consent } matched { kind value } }
-        notFound { kind value } nextOffset } }`,
+        notFound { kind value reason } nextOffset } }`,
       { input: { masterProfileIds: body.master_profile_ids, phones: body.phones, purpose: body.purpose } },
     );
     expect(errors).toBeUndefined();
@@ -394,9 +453,9 @@ describe("GraphQL lookupGuests and MCP lookup_guests", () => {
     const bad = (await mcp.callTool({ name: "lookup_guests", arguments: { email: ["a@example.com"] } })) as CallToolResult;
     expect(bad.isError).toBe(true);
     expect((bad.content[0] as { text: string }).text).toMatch(/unknown argument email; did you mean emails\?/);
-    const phone = (await mcp.callTool({ name: "lookup_guests", arguments: { phones: ["07700 900123"] } })) as CallToolResult;
+    const phone = (await mcp.callTool({ name: "lookup_guests", arguments: { phones: [42] } })) as CallToolResult;
     expect(phone.isError).toBe(true);
-    expect((phone.content[0] as { text: string }).text).toMatch(/phones\[0\] must be an international number/);
+    expect((phone.content[0] as { text: string }).text).toMatch(/phones/);
   });
 
   it("lists lookup_guests within its budget of 1,500 characters", async () => {

@@ -251,6 +251,54 @@ describe("GET /v1/tables/{id}/reachability", () => {
   });
 });
 
+describe("reachability is counted in SQL, priced as an aggregate and one table per request", () => {
+  it("counts 20,000 members in a constant number of statements (a few integers reach Node)", async () => {
+    const small = await tableOf(5);
+    const large = await tableOf(20_000);
+    const timed = async (tableId: string) => {
+      const started = performance.now();
+      const res = await reach(tableId, `?purpose=${PURPOSE}`);
+      expect(res.status).toBe(200);
+      return { statements: Number(res.headers["x-sql-statements"]), ms: performance.now() - started, body: res.body.data };
+    };
+    const few = await timed(small);
+    const many = await timed(large);
+    expect(many.statements).toBe(few.statements);
+    // i % 5 cycles e-mail consent (4,000 each), i % 4 = 0 has no phone, i % 3 = 0 of the others a granted one.
+    expect(many.body.by_contact_type.email).toEqual({ granted: 4000, withdrawn: 8000, denied: 4000, unknown: 4000, no_contact: 0 });
+    expect(many.body.by_contact_type.phone).toEqual({ granted: 5000, withdrawn: 0, denied: 0, unknown: 10000, no_contact: 5000 });
+    expect(many.body.member_count).toBe(20_000);
+    console.log(`reachability of 20,000 members: ${many.ms.toFixed(0)} ms, ${many.statements} statements`);
+    expect(many.ms).toBeLessThan(5000);
+  });
+
+  it("a phone stored without its country code is no contact, as check_contact_permission refuses it; an e-mail is read trimmed of any whitespace", async () => {
+    const tableId = await tableOf(4);
+    const { rows } = await pg.query("SELECT member_id FROM table_members WHERE table_id = $1 ORDER BY position", [tableId]);
+    await pg.query("UPDATE guest_profiles SET phone = '07700 900123' WHERE id = $1", [rows[0].member_id]);
+    // i = 1 (withdrawn e-mail) and i = 2 (denied) with a tab and a newline around their e-mails: still decided.
+    await pg.query("UPDATE guest_profiles SET email = E'\\t' || email || E'\\n' WHERE id = ANY($1::uuid[])", [[rows[0].member_id, rows[1].member_id]]);
+    const answer = await reachability(tableId);
+    expect(answer).toMatchObject(await memberByMember(tableId));
+    expect(answer.by_contact_type.email).toEqual({ granted: 0, withdrawn: 2, denied: 1, unknown: 1, no_contact: 0 });
+    // i = 1, 2, 3 had phones; the first has none usable now; i = 3 stays granted.
+    expect(answer.by_contact_type.phone).toEqual({ granted: 1, withdrawn: 0, denied: 0, unknown: 1, no_contact: 2 });
+  });
+
+  it("refuses Table.reachability inside a list of tables, and prices both fields as aggregates", async () => {
+    const listed = await graphql(`{ tables(limit: 2) { nodes { reachability(purpose: "email_marketing") { memberCount } } } }`, {});
+    expect(listed.errors![0].extensions!.code).toBe("invalid_request");
+    expect(listed.errors![0].message).toMatch(/one table at a time/);
+    const one = await graphql(`query($id: UUID!) { table(id: $id) { reachability(purpose: "email_marketing") { memberCount } } }`, { id: A().tables.bound });
+    expect(one.errors).toBeUndefined();
+    // Aliased 30 times, the root field costs what 30 aggregates cost: over the cost bound, refused before it runs.
+    const aliased = Array.from({ length: 30 }, (_, i) => `a${i}: tableReachability(tableId: $id, purpose: "email_marketing") { memberCount }`).join(" ");
+    const res = await t.api.post("/graphql").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: `query($id: UUID!) { ${aliased} }`, variables: { id: A().tables.bound } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toMatch(/cost/i);
+  });
+});
+
 describe("GraphQL and MCP table_reachability", () => {
   it("answer what REST answers", async () => {
     const rest = await reachability(A().tables.bound);
