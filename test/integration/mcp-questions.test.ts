@@ -658,7 +658,7 @@ describe("the same questions from another group, or from a key pinned to one pro
     expect(lookup.data).toHaveLength(1);
     expect(lookup.data[0].guest_profile_ids).toEqual([g(0).id]);
     expect(lookup.data[0].property_ids).toEqual([brighton]);
-    expect(lookup.not_found).toEqual([{ kind: "email", value: sheet[1] }]);
+    expect(lookup.not_found).toEqual([{ kind: "email", value: sheet[1], reason: null }]);
     const arrivals = JSON.parse((await ask(pinned, "list_records", { type: "reservations", arrival_from: addDays(today(), 1), arrival_to: addDays(today(), 7), expand: "guest", limit: 100 })).text);
     expect(arrivals.data.length).toBeGreaterThan(0);
     for (const r of arrivals.data) expect([r.id, r.property_id]).toEqual([r.id, brighton]);

@@ -291,8 +291,8 @@ describe("reachability is counted in SQL, priced as an aggregate and one table p
     expect(listed.errors![0].message).toMatch(/one table at a time/);
     const one = await graphql(`query($id: UUID!) { table(id: $id) { reachability(purpose: "email_marketing") { memberCount } } }`, { id: A().tables.bound });
     expect(one.errors).toBeUndefined();
-    // Aliased 30 times, the root field costs what 30 aggregates cost: over the cost bound, refused before it runs.
-    const aliased = Array.from({ length: 30 }, (_, i) => `a${i}: tableReachability(tableId: $id, purpose: "email_marketing") { memberCount }`).join(" ");
+    // Aliased 40 times, the root field costs what 40 aggregates cost (40 × 500): over the cost bound, refused before it runs.
+    const aliased = Array.from({ length: 40 }, (_, i) => `a${i}: tableReachability(tableId: $id, purpose: "email_marketing") { memberCount }`).join(" ");
     const res = await t.api.post("/graphql").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: `query($id: UUID!) { ${aliased} }`, variables: { id: A().tables.bound } });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toMatch(/cost/i);
