@@ -167,7 +167,7 @@ export interface paths {
         };
         /**
          * Search master profiles
-         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), not matches. With `include_total` and no cursor, the first page also carries `total_count`.
+         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with their `similarity` (0 to 1), not matches. With `include_total` and no cursor, the first page also carries `total_count`.
          *
          *     Requires the scope `read:guests`.
          */
@@ -2228,8 +2228,8 @@ export interface components {
         };
         /** @description A master profile whose name is close to the query, not a match (issue 42). */
         MasterProfileCandidate: {
-            /** @description How close its name is to q, 0 to 1 (1 - edit distance / length, the name in either order, accents and case folded). */
-            score: number;
+            /** @description How close its name is to q, 0 to 1 (1 - edit distance / length, the name in either order, accents and case folded), as GuestCandidate.similarity. */
+            similarity: number;
             /** @description The master profile. */
             master_profile: components["schemas"]["MasterProfile"];
         };
@@ -2291,7 +2291,8 @@ export interface components {
             total_count?: number;
             /**
              * @description When q matched nothing (a first page): the master profiles whose name is closest to q, best first,
-             *     at most 5, each with its score; candidates, not matches. Null when q is not given or matched.
+             *     at most 5, each with its similarity; candidates, not matches (as guestSearch's closest). Null when q
+             *     is not given or matched.
              */
             candidates?: components["schemas"]["MasterProfileCandidate"][];
         };
@@ -4276,7 +4277,7 @@ export interface operations {
                      *       "total_count": 1284,
                      *       "candidates": [
                      *         {
-                     *           "score": 0.92,
+                     *           "similarity": 0.92,
                      *           "master_profile": {
                      *             "id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
                      *             "given_name": "Olivia",

@@ -175,7 +175,7 @@ export const ROUTES: Record<string, RouteProse> = {
     summary: "Search master profiles",
     description:
       "Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) " +
-      "and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), " +
+      "and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with their `similarity` (0 to 1), " +
       "not matches. With `include_total` and no cursor, the first page also carries `total_count`.",
     response:
       "A keyset page of master profiles; `total_count` only on a first page asked with `include_total`, `candidates` only " +

@@ -4,6 +4,7 @@
 // (errors naming the tool's or route's own argument), and guest_context's `more` names a tool that
 // tools/list offers. REST, GraphQL and MCP run on one app and one PostgreSQL, as a client would.
 import { randomUUID } from "node:crypto";
+import { createApiKey } from "../../src/auth/credentials";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 let t: TestApp;
@@ -316,7 +317,7 @@ describe("guest_context's more names the tools tools/list offers", () => {
   });
 });
 
-describe("nothing found: the closest candidates, with their scores, on every door", () => {
+describe("nothing found: the closest candidates, with their similarity, on every door", () => {
   /** A clustered guest of group A with a name long enough to misspell and a +44 phone, and its master profile's name. */
   let person: { masterId: string; given: string; family: string; phone: string; masterGiven: string; masterFamily: string };
   beforeAll(async () => {
@@ -370,14 +371,16 @@ describe("nothing found: the closest candidates, with their scores, on every doo
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([]);
     const mine = res.body.candidates.find((c: Json) => c.master_profile.id === person.masterId);
-    expect(mine.score).toBeGreaterThanOrEqual(0.8);
-    expect(mine.score).toBeLessThan(1);
+    // One vocabulary with find_guests: similarity 0 to 1, no score on this door.
+    expect(mine.similarity).toBeGreaterThanOrEqual(0.8);
+    expect(mine.similarity).toBeLessThan(1);
+    expect(mine).not.toHaveProperty("score");
     expect(mine.master_profile.guest_profile_ids.length).toBeGreaterThan(0);
     expect(res.body.candidates.length).toBeLessThanOrEqual(5);
 
-    const { masterProfiles } = await gqlData(`query($q: String) { masterProfiles(filter: { q: $q }) { nodes { id } candidates { score masterProfile { id } } } }`, { q: near });
+    const { masterProfiles } = await gqlData(`query($q: String) { masterProfiles(filter: { q: $q }) { nodes { id } candidates { similarity masterProfile { id } } } }`, { q: near });
     expect(masterProfiles.nodes).toEqual([]);
-    expect(masterProfiles.candidates.map((c: Json) => [c.masterProfile.id, c.score])).toEqual(res.body.candidates.map((c: Json) => [c.master_profile.id, c.score]));
+    expect(masterProfiles.candidates.map((c: Json) => [c.masterProfile.id, c.similarity])).toEqual(res.body.candidates.map((c: Json) => [c.master_profile.id, c.similarity]));
     const viaTool = await mcpOk("list_records", { type: "master_profiles", q: near });
     expect(viaTool.candidates).toEqual(res.body.candidates);
     // Nothing close at all: an empty list of candidates, still beside empty data.
@@ -430,5 +433,63 @@ describe("nothing found: the closest candidates, with their scores, on every doo
       masters.push(Number(res.headers["x-sql-statements"]));
     }
     expect(masters[0]).toBe(masters[1]);
+  });
+});
+
+// Last in the file: it renames group A's Olivia Smiths (so "Olivia Smith" matches nothing) and adds
+// older master profiles, which no test above must see.
+describe("closest names: a typo in any name part's first letters, and the nearest names within the master search's cap", () => {
+  let smyth: { masterId: string; guestId: string };
+  beforeAll(async () => {
+    const olivias = { propertyGroupId: A().id, givenName: { equals: "Olivia", mode: "insensitive" as const }, familyName: { startsWith: "Sm", mode: "insensitive" as const } };
+    await t.admin.guestProfile.updateMany({ where: olivias, data: { familyName: "Jones" } });
+    await t.admin.masterProfile.updateMany({ where: olivias, data: { familyName: "Jones" } });
+    const pinned = A().credentials.api_key_pinned.property_id;
+    const integration = await t.admin.integration.findFirstOrThrow({ where: { propertyId: pinned } });
+    smyth = { masterId: randomUUID(), guestId: randomUUID() };
+    await t.admin.masterProfile.create({ data: { id: smyth.masterId, propertyGroupId: A().id, givenName: "Olivia", familyName: "Smyth" } });
+    await t.admin.guestProfile.create({
+      data: { id: smyth.guestId, propertyGroupId: A().id, propertyId: pinned, integrationId: integration.id, sourceId: `smyth-${smyth.guestId}`, masterProfileId: smyth.masterId, givenName: "Olivia", familyName: "Smyth" },
+    });
+    // More near-named master profiles than the closest search reads, all older: read oldest first, they would push Olivia Smyth out.
+    await t.admin.masterProfile.createMany({
+      data: Array.from({ length: 600 }, (_, i) => ({ id: randomUUID(), propertyGroupId: A().id, givenName: `Xavier${i}`, familyName: `Smithson${i}`, createdAt: new Date("2001-01-01T00:00:00Z") })),
+    });
+  });
+
+  // Typos after the prefix letters were found before; these are in the first letters of one part (or both parts' later letters).
+  it.each(["Olivia Smith", "Olivia Symth", "Olivia Msyth", "Oilvia Smyth", "Olivai Smtyh", "Smith Olivia"])(
+    "%s finds Olivia Smyth as a closest candidate on find_guests, the master profiles route and list_records",
+    async (query) => {
+      const viaTool = await mcpOk("find_guests", { query, limit: 25 });
+      expect(viaTool.closest).toBe(true);
+      const found = viaTool.candidates.find((c: Json) => c.master_profile_id === smyth.masterId);
+      expect(found?.matched_on).toEqual(["similar_name"]);
+      expect(found.similarity).toBeGreaterThanOrEqual(0.5);
+
+      const res = await rest(`/v1/master-profiles?q=${encodeURIComponent(query)}`);
+      expect(res.body.data).toEqual([]);
+      const master = res.body.candidates.find((c: Json) => c.master_profile.id === smyth.masterId);
+      expect(master?.similarity).toBeGreaterThanOrEqual(0.5);
+      const listed = await mcpOk("list_records", { type: "master_profiles", q: query });
+      expect(listed.candidates).toEqual(res.body.candidates);
+    },
+  );
+
+  it("group B never gets Olivia Smyth; a key pinned to her property does, one pinned elsewhere does not", async () => {
+    const ofB = await mcpOk("find_guests", { query: "Olivia Smith", limit: 25 }, B().credentials.api_key);
+    expect(ofB.candidates.some((c: Json) => c.master_profile_id === smyth.masterId)).toBe(false);
+    const mastersOfB = await rest(`/v1/master-profiles?q=${encodeURIComponent("Olivia Smith")}`, B().credentials.api_key);
+    expect((mastersOfB.body.candidates ?? []).some((c: Json) => c.master_profile.id === smyth.masterId)).toBe(false);
+
+    const pinned = await mcpOk("find_guests", { query: "Olivia Smith", limit: 25 }, A().credentials.api_key_pinned.token);
+    expect(pinned.candidates.find((c: Json) => c.master_profile_id === smyth.masterId)?.guest_profile_ids).toEqual([smyth.guestId]);
+    const elsewhere = await t.admin.property.findFirstOrThrow({ where: { propertyGroupId: A().id, id: { not: A().credentials.api_key_pinned.property_id } } });
+    const { token } = await createApiKey(t.admin, { propertyGroupId: A().id, propertyId: elsewhere.id, name: "pinned elsewhere", scopes: ["read:guests"] });
+    const notHere = await mcpOk("find_guests", { query: "Olivia Smith", limit: 25 }, token);
+    expect(notHere.candidates.some((c: Json) => c.master_profile_id === smyth.masterId)).toBe(false);
+    const mastersElsewhere = await rest(`/v1/master-profiles?q=${encodeURIComponent("Olivia Smith")}`, token);
+    expect(mastersElsewhere.status).toBe(200);
+    expect((mastersElsewhere.body.candidates ?? []).some((c: Json) => c.master_profile.id === smyth.masterId)).toBe(false);
   });
 });

@@ -87,7 +87,7 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
     description:
       "Lists master profiles (one real person merged across source systems and properties) by filters: q is a " +
       "case-insensitive substring of given name, family name, the full name or e-mail (matching nothing: candidates with " +
-      "a score, not matches), email matches exactly, vip, property_id. To find someone by phone or any other identifier, " +
+      "a similarity, not matches), email matches exactly, vip, property_id. To find someone by phone or any other identifier, " +
       "use find_guests. Each row's id is the " +
       "master_profile_id that list_reservations, list_transactions, list_consent_observations, list_reviews, " +
       `list_loyalty_members, list_actions and guest_events filter by.`,
