@@ -269,12 +269,3 @@ export const MERGED_TOOLS: { name: string; title: string; description: string; t
     },
   },
 ];
-
-/** A call of a tool a merged tool stands for, as the merged tool takes it (list_reservations {…} → list_records {type: "reservations", …}). */
-export function listedCall(tool: string, args: Record<string, unknown>): { tool: string; arguments: Record<string, unknown> } {
-  for (const merged of MERGED_TOOLS) {
-    const type = Object.keys(merged.types).find((t) => merged.types[t] === tool);
-    if (type) return { tool: merged.name, arguments: { type, ...args } };
-  }
-  return { tool, arguments: args };
-}
