@@ -285,6 +285,16 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
 });
 
 describe("guest_context's more names the tools tools/list offers", () => {
+  it("the recent events' more (list_records events, order desc) says it is commit order, not occurred_at as the events are", async () => {
+    const { __type } = await gqlData(`{ __type(name: "GuestRecentEvents") { fields { name description } } }`);
+    const described = Object.fromEntries(__type.fields.map((f: Json) => [f.name, f.description]));
+    expect(described.events).toContain("occurred_at");
+    expect(described.more).toMatch(/order desc.*commit order.*not by occurred_at/);
+    const master = await t.admin.masterProfile.findFirstOrThrow({ where: { propertyGroupId: A().id } });
+    const context = await mcpOk("guest_context", { master_profile_id: master.id });
+    expect(context.recent_events.more.arguments).toMatchObject({ type: "events", order: "desc" });
+  });
+
   it("on /graphql and through the guest_context tool: list_records with the type, get_record for an unclustered guest", async () => {
     const listed = await t.api
       .post("/mcp")
