@@ -4614,9 +4614,11 @@ export interface operations {
                 updated_since?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -4887,9 +4889,11 @@ export interface operations {
                 occurred_to?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5136,9 +5140,11 @@ export interface operations {
                 observed_to?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5264,9 +5270,11 @@ export interface operations {
                 guest_profile_id?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }): the guest profile in your scope that holds the contact point, the oldest of them when all are one master profile; null when none, or when different people hold it. One batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5424,9 +5432,11 @@ export interface operations {
                 updated_since?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5839,9 +5849,11 @@ export interface operations {
                 published_to?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -6203,9 +6215,11 @@ export interface operations {
                 updated_since?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -6664,9 +6678,11 @@ export interface operations {
                 order?: "asc" | "desc";
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -7395,9 +7411,11 @@ export interface operations {
                 include_total?: "true" | "false" | "1" | "0";
                 /**
                  * @description `guest`: a guest profile member's `guest` also carries `name` and `vip`. A master profile member is already the person (`master_profile` has the name and `vip`): its `guest` stays null. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**

@@ -448,7 +448,7 @@ export const PARAMETERS: Record<string, { description?: string; example?: unknow
   },
   id: { description: "The resource's id; missing or outside scope is `not_found`." },
   expand: {
-    example: "guest",
+    example: ["guest"],
     description:
       "`guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile " +
       "or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated " +

@@ -58,6 +58,14 @@ describe("expand and order (issue 42)", () => {
     }
   });
 
+  it("the OpenAPI schemas say what the parsers take: a range bound either form (its own first), expand a comma-separated list", () => {
+    expect(instant("x").schema()).toEqual({ anyOf: [{ type: "string", format: "date-time" }, { type: "string", format: "date" }] });
+    expect(date("x").schema()).toEqual({ anyOf: [{ type: "string", format: "date" }, { type: "string", format: "date-time" }] });
+    expect(parseQuery({ d: "2026-03-14T10:00:00Z", i: "2026-03-14" }, { d: date("d"), i: instant("i") })).toEqual({ d: "2026-03-14", i: "2026-03-14" });
+    expect(expand("guest").schema()).toEqual({ type: "array", items: { type: "string", enum: ["guest"] } });
+    expect(expand("guest").list).toBe(true);
+  });
+
   it("expand refuses any other value, naming the one allowed; expand given twice is refused", () => {
     for (const raw of ["guests", "guest,property", "", "GUEST"]) {
       expect(detailOf(() => parseQuery({ expand: raw }, listSpecs))).toMatch(/^expand must be a comma-separated list of guest; got/);
