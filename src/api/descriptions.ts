@@ -54,7 +54,7 @@ Filters are ANDed. An unknown query parameter is a 400 that names the parameter 
 parameter (\`*_from\`, \`*_to\`, \`updated_since\`) takes a date \`2026-11-01\` or an instant
 \`2026-11-01T00:00:00Z\` alike: a date where an instant is kept means that day's start in UTC, and as
 \`*_to\` the whole day (up to the next day's start); an instant where a date is kept
-(\`arrival_*\`, \`departure_*\`) means its UTC date. E-mail filters ignore case and surrounding
+(\`arrival_*\`, \`departure_*\`) means the date it is written in (\`2026-03-14T00:00:00+01:00\` is 14 March). E-mail filters ignore case and surrounding
 spaces. Amounts are integers in the currency's minor unit.
 
 ## Errors

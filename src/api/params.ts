@@ -84,7 +84,7 @@ export const instant = (variable: string): ParamSpec => ({
   },
 });
 
-/** A calendar date YYYY-MM-DD; an ISO 8601 instant is accepted too and means its UTC date (issue 42). */
+/** A calendar date YYYY-MM-DD; an ISO 8601 instant is accepted too and means the date it is written in (issue 42). */
 export const date = (variable: string): ParamSpec => ({
   variable,
   schema: () => ({ anyOf: [DATE_FORM, INSTANT_FORM] }),
@@ -92,7 +92,7 @@ export const date = (variable: string): ParamSpec => ({
     try {
       return parseDay(raw).toISOString().slice(0, 10);
     } catch {
-      throw invalidRequest(`${name} must be a date YYYY-MM-DD (or an ISO 8601 instant, read as its UTC date) in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
+      throw invalidRequest(`${name} must be a date YYYY-MM-DD (or an ISO 8601 instant, read as the date it is written in) in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
     }
   },
 });

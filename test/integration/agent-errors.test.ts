@@ -210,7 +210,7 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     day = tx.occurredAt.toISOString().slice(0, 10);
   });
 
-  it("REST: a date as an instant bound is the day's start (from) or takes the whole day in (_to); an instant as a date bound is its UTC date", async () => {
+  it("REST: a date as an instant bound is the day's start (from) or takes the whole day in (_to); an instant as a date bound is the date it is written in", async () => {
     const asDates = await rest(`/v1/transactions?occurred_from=${day}&occurred_to=${day}&limit=500`);
     const asInstants = await rest(`/v1/transactions?occurred_from=${day}T00:00:00Z&occurred_to=${nextDay(day)}T00:00:00Z&limit=500`);
     expect(asDates.status).toBe(200);
@@ -224,6 +224,9 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     const byInstant = await rest(`/v1/reservations?arrival_from=${arrival}T09:30:00Z&arrival_to=${arrival}T23:59:59Z&limit=500`);
     expect(byDate.body.data.length).toBeGreaterThan(0);
     expect(ids(byInstant.body.data)).toEqual(ids(byDate.body.data));
+    // In the instant's own offset, not UTC: 23:30-02:00 is the client's day (in UTC the day after), 00:00+01:00 too (in UTC the day before).
+    const local = `arrival_from=${encodeURIComponent(`${arrival}T23:30:00-02:00`)}&arrival_to=${encodeURIComponent(`${arrival}T00:00:00+01:00`)}`;
+    expect(ids((await rest(`/v1/reservations?${local}&limit=500`)).body.data)).toEqual(ids(byDate.body.data));
 
     for (const path of ["/v1/guests", "/v1/master-profiles", "/v1/reservations", "/v1/actions", "/v1/loyalty/members"]) {
       const [d, i] = [await rest(`${path}?updated_since=2000-01-01&limit=5`), await rest(`${path}?updated_since=2000-01-01T00:00:00Z&limit=5`)];
@@ -253,9 +256,30 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     expect(ids(dates.transactions.nodes)).toEqual(ids(instants.transactions.nodes));
     const literal = await gqlData(`{ reservations(filter: { arrivalFrom: "2000-01-01T10:00:00Z", updatedSince: "2000-01-01" }, limit: 1) { nodes { id } } }`);
     expect(literal.reservations.nodes.length).toBe(1);
+    const reservation = await t.admin.reservation.findFirstOrThrow({ where: { propertyGroupId: A().id }, orderBy: { arrivalDate: "asc" } });
+    const arrival = reservation.arrivalDate.toISOString().slice(0, 10);
+    const stays = `query($f: ReservationFilter) { reservations(filter: $f, limit: 500) { nodes { id } } }`;
+    const byDate = await gqlData(stays, { f: { arrivalFrom: arrival, arrivalTo: arrival } });
+    const byLocal = await gqlData(stays, { f: { arrivalFrom: `${arrival}T23:30:00-02:00`, arrivalTo: `${arrival}T00:00:00+01:00` } });
+    expect(byDate.reservations.nodes.length).toBeGreaterThan(0);
+    expect(ids(byLocal.reservations.nodes)).toEqual(ids(byDate.reservations.nodes));
     const bad = await t.api.post("/graphql").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: `{ transactions(filter: { occurredTo: "yesterday" }) { nodes { id } } }` });
     expect(bad.status).toBe(400); // a literal no scalar reads fails validation
     expect(bad.body.errors[0].message).toMatch(/ISO 8601 instant .* or a date YYYY-MM-DD/);
+  });
+
+  it("review_trend: an instant to is an exclusive instant (not its whole day), an instant from inclusive, as /v1/reviews/summary", async () => {
+    const review = await t.admin.review.findFirstOrThrow({ where: { propertyGroupId: A().id }, orderBy: { publishedAt: "desc" } });
+    const at = review.publishedAt.toISOString();
+    const justAfter = new Date(review.publishedAt.getTime() + 1).toISOString();
+    const count = async (args: Json) => (await mcpOk("review_trend", args)).buckets.reduce((n: number, b: Json) => n + b.count, 0);
+    const sameMs = await t.admin.review.count({ where: { propertyGroupId: A().id, publishedAt: review.publishedAt } });
+    const dayOf = at.slice(0, 10);
+    expect(await count({ from: dayOf, to: justAfter })).toBe((await count({ from: dayOf, to: at })) + sameMs);
+    expect(await count({ from: at, to: justAfter })).toBe(sameMs);
+    expect(await count({ from: justAfter, to: dayOf })).toBe((await count({ from: dayOf, to: dayOf })) - (await count({ from: dayOf, to: justAfter })));
+    const summary = await rest(`/v1/reviews/summary?published_from=${dayOf}&published_to=${encodeURIComponent(at)}`);
+    expect(summary.status).toBe(200);
   });
 
   it("MCP: list_records and the summary tools take either form; errors name the tool's own argument", async () => {
@@ -267,9 +291,10 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     const [from, to] = [t.manifest.anchor_date.slice(0, 8) + "01", t.manifest.anchor_date];
     const stays = await mcpOk("stay_performance", { from, to });
     expect(await mcpOk("stay_performance", { from: `${from}T12:00:00Z`, to: `${to}T23:59:59Z` })).toEqual(stays);
+    expect(await mcpOk("stay_performance", { from: `${from}T23:30:00-02:00`, to: `${to}T00:00:00+01:00` })).toEqual(stays); // the dates written
     const reviews = await mcpOk("review_trend", { from: "2000-01-01", to });
     expect(reviews.buckets[0].count).toBeGreaterThan(0);
-    expect(await mcpOk("review_trend", { from: "2000-01-01T00:00:00Z", to: `${to}T08:00:00Z` })).toEqual(reviews);
+    expect(await mcpOk("review_trend", { from: "2000-01-01T00:00:00Z", to: `${nextDay(to)}T00:00:00Z` })).toEqual(reviews);
 
     const listError = await mcp("list_records", { type: "reservations", arrival_to: "bogus" });
     expect(listError.isError).toBe(true);

@@ -168,8 +168,9 @@ describe("dates and timestamps alike wherever a range is asked (issue 42)", () =
     expect(rangeEnd(instant)!.toISOString()).toBe("2026-11-01T00:00:00.000Z");
     expect(() => parseInstantOrDay("2026-02-30")).toThrow(/ISO 8601 instant .* or a date YYYY-MM-DD/);
   });
-  it("an instant where a date is asked is its UTC date", () => {
-    expect(parseQuery({ d: "2026-11-01T23:30:00-02:00" }, { d: date("d") })).toEqual({ d: "2026-11-02" });
+  it("an instant where a date is asked is the date it is written in (its own offset, not UTC)", () => {
+    expect(parseQuery({ d: "2026-11-01T23:30:00-02:00" }, { d: date("d") })).toEqual({ d: "2026-11-01" });
+    expect(parseQuery({ d: "2026-03-14T00:00:00+01:00" }, { d: date("d") })).toEqual({ d: "2026-03-14" });
     expect(parseQuery({ d: "2026-11-01T00:00:00Z" }, { d: date("d") })).toEqual({ d: "2026-11-01" });
     expect(parseDay("2026-11-01").toISOString()).toBe("2026-11-01T00:00:00.000Z");
     expect(detailOf(() => parseQuery({ d: "yesterday" }, { d: date("d") }))).toMatch(/^d must be a date YYYY-MM-DD \(or an ISO 8601 instant/);

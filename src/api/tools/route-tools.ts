@@ -16,8 +16,8 @@ export const CONVENTIONS =
   "include_total: true adds total_count. get_ tools take an id and answer {data}. Filters: an argument named after a " +
   "record's id (property_id, master_profile_id …) keeps that record's rows; _from, _to, updated_since and the summary " +
   "tools' from and to take a date (YYYY-MM-DD) or an ISO 8601 instant alike: _from and updated_since are inclusive " +
-  "(a date: from its start, UTC), _to is exclusive for an instant and takes a date's whole day in; an instant where " +
-  "a date is kept (arrival, departure) is its UTC date; min_ and max_ are inclusive; kind, status, priority, " +
+  "(a date: from its start, UTC), _to and to are exclusive for an instant and take a date's whole day in; an instant " +
+  "where a date is kept (arrival, departure) is the date it is written in; min_ and max_ are inclusive; kind, status, priority, " +
   "category, tier, vip and active match exactly; e-mails ignore case and surrounding spaces; expand: \"guest\" adds each row's guest " +
   "{id, master_profile_id, name, vip}; order: \"desc\" reads events newest first.";
 
