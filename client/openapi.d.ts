@@ -167,7 +167,7 @@ export interface paths {
         };
         /**
          * Search master profiles
-         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), not matches. With `include_total` and no cursor, the first page also carries `total_count`.
+         * @description Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with their `similarity` (0 to 1), not matches. With `include_total` and no cursor, the first page also carries `total_count`.
          *
          *     Requires the scope `read:guests`.
          */
@@ -2244,8 +2244,8 @@ export interface components {
         };
         /** @description A master profile whose name is close to the query, not a match (issue 42). */
         MasterProfileCandidate: {
-            /** @description How close its name is to q, 0 to 1 (1 - edit distance / length, the name in either order, accents and case folded). */
-            score: number;
+            /** @description How close its name is to q, 0 to 1 (1 - edit distance / length, the name in either order, accents and case folded), as GuestCandidate.similarity. */
+            similarity: number;
             /** @description The master profile. */
             master_profile: components["schemas"]["MasterProfile"];
         };
@@ -2307,7 +2307,8 @@ export interface components {
             total_count?: number;
             /**
              * @description When q matched nothing (a first page): the master profiles whose name is closest to q, best first,
-             *     at most 5, each with its score; candidates, not matches. Null when q is not given or matched.
+             *     at most 5, each with its similarity; candidates, not matches (as guestSearch's closest). Null when q
+             *     is not given or matched.
              */
             candidates?: components["schemas"]["MasterProfileCandidate"][];
         };
@@ -4294,7 +4295,7 @@ export interface operations {
                      *       "total_count": 1284,
                      *       "candidates": [
                      *         {
-                     *           "score": 0.92,
+                     *           "similarity": 0.92,
                      *           "master_profile": {
                      *             "id": "c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f",
                      *             "given_name": "Olivia",
@@ -4631,9 +4632,11 @@ export interface operations {
                 updated_since?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -4904,9 +4907,11 @@ export interface operations {
                 occurred_to?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5153,9 +5158,11 @@ export interface operations {
                 observed_to?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5281,9 +5288,11 @@ export interface operations {
                 guest_profile_id?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }): the guest profile in your scope that holds the contact point, the oldest of them when all are one master profile; null when none, or when different people hold it. One batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5441,9 +5450,11 @@ export interface operations {
                 updated_since?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -5856,9 +5867,11 @@ export interface operations {
                 published_to?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -6220,9 +6233,11 @@ export interface operations {
                 updated_since?: string;
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -6681,9 +6696,11 @@ export interface operations {
                 order?: "asc" | "desc";
                 /**
                  * @description `guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**
@@ -7412,9 +7429,11 @@ export interface operations {
                 include_total?: "true" | "false" | "1" | "0";
                 /**
                  * @description `guest`: a guest profile member's `guest` also carries `name` and `vip`. A master profile member is already the person (`master_profile` has the name and `vip`): its `guest` stays null. Comma-separated (`expand[]=guest` too); another value is `invalid_request`.
-                 * @example guest
+                 * @example [
+                 *       "guest"
+                 *     ]
                  */
-                expand?: "guest";
+                expand?: "guest"[];
             };
             header?: {
                 /**

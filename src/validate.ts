@@ -75,10 +75,12 @@ export function instantOrDayOf(value: unknown): Date | undefined {
   return day ? new WholeDay(day.getTime()) : instantOf(value);
 }
 
-/** Where a date is asked: a date, or an instant's UTC date; undefined otherwise. */
+/**
+ * Where a date is asked: a date, or the date an instant is written in, in its own offset (the
+ * client's local date: 2026-03-14T00:00:00+01:00 is 14 March, not the UTC 13th); undefined otherwise.
+ */
 export function dayOf(value: unknown): Date | undefined {
-  const instant = dateOf(value) ? undefined : instantOf(value);
-  return instant ? new Date(Math.floor(instant.getTime() / DAY_MS) * DAY_MS) : dateOf(value);
+  return dateOf(value) ?? (instantOf(value) ? dateOf((value as string).slice(0, 10)) : undefined);
 }
 
 /**
@@ -95,7 +97,7 @@ export function rangeEnd(to: Date): Date | null {
 export const rangeStart = (from: Date): Date => new Date(from.getTime());
 
 export const INSTANT_OR_DAY_HINT = `an ISO 8601 instant (e.g. 2026-03-14T09:30:00Z) or a date YYYY-MM-DD (its start, UTC; as a _to bound, the whole day) ${YEARS_HINT}`;
-export const DAY_OR_INSTANT_HINT = `a real calendar date YYYY-MM-DD (or an ISO 8601 instant: its UTC date) ${YEARS_HINT}`;
+export const DAY_OR_INSTANT_HINT = `a real calendar date YYYY-MM-DD (or an ISO 8601 instant: the date it is written in) ${YEARS_HINT}`;
 
 export function parseInstantOrDay(value: unknown): Date {
   const date = instantOrDayOf(value);

@@ -54,7 +54,7 @@ Filters are ANDed. An unknown query parameter is a 400 that names the parameter 
 parameter (\`*_from\`, \`*_to\`, \`updated_since\`) takes a date \`2026-11-01\` or an instant
 \`2026-11-01T00:00:00Z\` alike: a date where an instant is kept means that day's start in UTC, and as
 \`*_to\` the whole day (up to the next day's start); an instant where a date is kept
-(\`arrival_*\`, \`departure_*\`) means its UTC date. E-mail filters ignore case and surrounding
+(\`arrival_*\`, \`departure_*\`) means the date it is written in (\`2026-03-14T00:00:00+01:00\` is 14 March). E-mail filters ignore case and surrounding
 spaces. Amounts are integers in the currency's minor unit.
 
 ## Errors
@@ -177,7 +177,7 @@ export const ROUTES: Record<string, RouteProse> = {
     summary: "Search master profiles",
     description:
       "Identity-resolved master profiles, oldest first, keyset-paged. `q` searches names (a full name in either order too) " +
-      "and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with a `score` (0 to 1), " +
+      "and e-mail; when it matches nothing, the first page carries `candidates`: the closest names with their `similarity` (0 to 1), " +
       "not matches. With `include_total` and no cursor, the first page also carries `total_count`.",
     response:
       "A keyset page of master profiles; `total_count` only on a first page asked with `include_total`, `candidates` only " +
@@ -453,7 +453,7 @@ export const PARAMETERS: Record<string, { description?: string; example?: unknow
   },
   id: { description: "The resource's id; missing or outside scope is `not_found`." },
   expand: {
-    example: "guest",
+    example: ["guest"],
     description:
       "`guest`: each row also carries `guest` ({ id, master_profile_id, name, vip }, null when the row has no guest profile " +
       "or it is outside your scope), read in one batch per page; needs the scope `read:guests`. Comma-separated " +

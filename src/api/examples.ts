@@ -194,7 +194,7 @@ export const RECORD_EXAMPLES: Record<string, unknown> = {
     linked_at: "2026-01-14T09:31:00.000Z",
     linked_by: "identity_resolution",
   },
-  MasterProfileCandidate: { score: 0.92, master_profile: MASTER_PROFILE },
+  MasterProfileCandidate: { similarity: 0.92, master_profile: MASTER_PROFILE },
   Reservation: {
     id: IDS.reservation,
     property_id: IDS.property,

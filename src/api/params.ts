@@ -26,6 +26,10 @@ export const requiredParam = (spec: ParamSpec, example: string): ParamSpec => ({
 
 const ISO_INSTANT_HINT = "2026-03-14T09:30:00Z";
 
+/** The two forms a range bound takes (issue 42), the one the bound keeps first. */
+const INSTANT_FORM = { type: "string", format: "date-time" };
+const DATE_FORM = { type: "string", format: "date" };
+
 /** @param bounds documented bounds; the resolver enforces them (they are business rules). */
 export const int = (variable: string, bounds: { minimum?: number; maximum?: number } = {}): ParamSpec => ({
   variable,
@@ -71,7 +75,7 @@ export const uuidOrNotFound = (variable: string, noun: string): ParamSpec => ({
  */
 export const instant = (variable: string): ParamSpec => ({
   variable,
-  schema: () => ({ type: "string", format: "date-time" }),
+  schema: () => ({ anyOf: [INSTANT_FORM, DATE_FORM] }),
   parse: (raw, name) => {
     const at = instantOf(raw);
     if (at) return at.toISOString();
@@ -80,15 +84,15 @@ export const instant = (variable: string): ParamSpec => ({
   },
 });
 
-/** A calendar date YYYY-MM-DD; an ISO 8601 instant is accepted too and means its UTC date (issue 42). */
+/** A calendar date YYYY-MM-DD; an ISO 8601 instant is accepted too and means the date it is written in (issue 42). */
 export const date = (variable: string): ParamSpec => ({
   variable,
-  schema: () => ({ type: "string", format: "date" }),
+  schema: () => ({ anyOf: [DATE_FORM, INSTANT_FORM] }),
   parse: (raw, name) => {
     try {
       return parseDay(raw).toISOString().slice(0, 10);
     } catch {
-      throw invalidRequest(`${name} must be a date YYYY-MM-DD (or an ISO 8601 instant, read as its UTC date) in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
+      throw invalidRequest(`${name} must be a date YYYY-MM-DD (or an ISO 8601 instant, read as the date it is written in) in the years 0001 to 9999, e.g. ${name}=2026-03-14; got ${echo(raw)}`);
     }
   },
 });
@@ -115,11 +119,12 @@ export const oneOf = (variable: string, values: readonly string[]): ParamSpec =>
 /**
  * Stripe's `expand` on a list: a comma-separated list of the relations each row may carry (also
  * `expand[]=guest`). One relation today, `guest`: it sets the operation's `$expandGuest`, which the
- * row's `guest @include(if: $expandGuest)` reads.
+ * row's `guest @include(if: $expandGuest)` reads. Described as an array sent comma-separated
+ * (OpenAPI's form style without explode).
  */
 export const expand = (relation: "guest"): ParamSpec => ({
   variable: "expandGuest",
-  schema: () => ({ type: "string", enum: [relation] }),
+  schema: () => ({ type: "array", items: { type: "string", enum: [relation] } }),
   list: true,
   parse: (raw, name) => {
     const unknown = raw.split(",").map((v) => v.trim()).find((v) => v !== relation);

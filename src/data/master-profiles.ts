@@ -7,7 +7,7 @@ import { createdAtKey, createdAtSql } from "./keyset";
 import type { Readers } from "./readers";
 import { anyOf, columns, equals, equalsEmail, join, sql, type RowShape } from "./sql";
 import { masterAtProperty } from "./tenant";
-import { closeNameConditions, CLOSE_ENOUGH, nameSimilarity, nameWords } from "./search";
+import { closeNameConditions, closeNameRank, CLOSE_ENOUGH, nameSimilarity, nameWords } from "./search";
 import { MasterProfile, MasterProfileCount, pick, type RowOf } from "./models";
 
 /** Every column of a master profile, as the API renders it (data/models.ts). */
@@ -70,23 +70,25 @@ export function masterProfiles(r: Readers) {
     /**
      * When q matched nothing: the master profiles (under the other filters) whose name is closest to
      * q, best first, with their similarity (0 to 1; data/search.ts). One statement over a bounded set
-     * read by the name parts' first letters.
+     * read by the name parts' first letters, nearest first.
      */
-    async closest(filter: MasterProfileFilter, limit: number): Promise<{ id: string; score: number }[]> {
+    async closest(filter: MasterProfileFilter, limit: number): Promise<{ id: string; similarity: number }[]> {
       const words = nameWords(filter.q?.trim() ?? "");
       if (words.length === 0) return [];
       const near = closeNameConditions(words, c("givenName"), c("familyName"));
+      // Capped: the nearest names first (not the oldest rows), so the real near miss is within the cap.
+      const nearest = closeNameRank(words, c("givenName"), c("familyName"));
       const rows = await r.sql.rows<{ id: string; givenName: string | null; familyName: string | null }>({
         from: "MasterProfile",
         shape: pick(MasterProfile, "id", "givenName", "familyName"),
         where: [...conditions({ ...filter, q: null }), sql`(${join(near.map((n) => n.condition), " OR ")})`],
-        orderBy: byCreatedAt.orderBy,
+        orderBy: sql`${nearest} DESC, ${byCreatedAt.orderBy}`,
         limit: CLOSEST_CAP,
       });
       return rows
-        .map((row) => ({ id: row.id, score: nameSimilarity(filter.q!, row.givenName, row.familyName) }))
-        .filter((row) => row.score >= CLOSE_ENOUGH)
-        .sort((a, b) => b.score - a.score || a.id.localeCompare(b.id))
+        .map((row) => ({ id: row.id, similarity: nameSimilarity(filter.q!, row.givenName, row.familyName) }))
+        .filter((row) => row.similarity >= CLOSE_ENOUGH)
+        .sort((a, b) => b.similarity - a.similarity || a.id.localeCompare(b.id))
         .slice(0, limit);
     },
 

@@ -212,13 +212,25 @@ export function nameWords(query: string): string[] {
   return query.split(/[\s,]+/).filter((w) => /\p{L}/u.test(w)).slice(0, MAX_NAME_WORDS);
 }
 
+const start = (w: string) => w.slice(0, PREFIX_LETTERS);
+
 /**
- * Conditions that hold for every name close to the query's words: each given/family split's parts
- * start with their first letters, or the family part alone does (a typo in the given name). One
- * word: the given or the family name starts with its first letters.
+ * The family name starts with the word's first letter or, for a swap of the first two ("Msith"),
+ * its second: with the given name's prefix, a typo in the family name's first letters is still read.
+ */
+const familyInitial = (family: Sql, w: string) =>
+  w.length > 1 && w[0] !== w[1]
+    ? sql`(${startsWith(family, w.slice(0, 1))} OR ${startsWith(family, w.slice(1, 2))})`
+    : startsWith(family, w.slice(0, 1));
+
+/**
+ * Conditions that hold for every name close to the query's words, for each given/family split:
+ * both parts start with their first letters; or the family part does (a typo in the given name's
+ * first letters); or the given part does and the family name starts with its initial (a typo in
+ * the family name's: "Olivia Smyth" for Olivia Smith). One word: the given or the family name
+ * starts with its first letters.
  */
 export function closeNameConditions(words: string[], given: Sql, family: Sql): { condition: Sql; byFamily: boolean }[] {
-  const start = (w: string) => w.slice(0, PREFIX_LETTERS);
   if (words.length === 1) {
     return [
       { condition: startsWith(family, start(words[0])), byFamily: true },
@@ -228,7 +240,25 @@ export function closeNameConditions(words: string[], given: Sql, family: Sql): {
   return nameSplits(words).flatMap((s) => [
     { condition: sql`${startsWith(family, start(s.family))} AND ${startsWith(given, start(s.given))}`, byFamily: true },
     { condition: startsWith(family, start(s.family)), byFamily: true },
+    { condition: sql`${startsWith(given, start(s.given))} AND ${familyInitial(family, s.family)}`, byFamily: false },
   ]);
+}
+
+/**
+ * How near a name is to the query's words, in SQL, for reading a capped candidate set best first
+ * (higher is nearer): per given/family split, a point for each part equal to its words and for each
+ * part starting with their first letters, the best split counting; without an extension, so only a
+ * coarse rank, which the edit distance then refines.
+ */
+export function closeNameRank(words: string[], given: Sql, family: Sql): Sql {
+  const point = (condition: Sql) => sql`(CASE WHEN ${condition} THEN 1 ELSE 0 END)`;
+  const splits = words.length === 1 ? [{ given: words[0], family: words[0] }] : nameSplits(words);
+  const ranks = splits.map(
+    (s) =>
+      sql`${point(sameFolded(family, s.family))} + ${point(sameFolded(given, s.given))}
+        + ${point(startsWith(family, start(s.family)))} + ${point(startsWith(given, start(s.given)))}`,
+  );
+  return sql`GREATEST(${join(ranks, ", ")})`;
 }
 
 /** The stored phone digits a number written without its country code may be: each code before it, with or without its trunk 0. */

@@ -29,7 +29,7 @@ export const DateTime = new GraphQLScalarType<Date, string>({
 export const DateScalar = new GraphQLScalarType<Date, string>({
   name: "Date",
   serialize: (value) => value as string,
-  // An instant is accepted too (issue 42): its UTC date.
+  // An instant is accepted too (issue 42): the date it is written in (its own offset).
   parseValue: parseDay,
   parseLiteral: (ast) => parseDay(stringLiteral(ast)),
 });

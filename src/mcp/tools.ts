@@ -198,7 +198,9 @@ function argumentsSchema(docs: Record<string, ArgumentDoc>): z.ZodType {
   const described = new Map<string, string>();
   for (const [name, doc] of Object.entries(docs)) {
     // The string bounds every parameter has (1 to 512 characters) tell a model nothing; the parsers keep them.
-    const { minLength: _min, maxLength: _max, ...schema } = doc.schema as Record<string, unknown>;
+    const { minLength: _min, maxLength: _max, ...listed } = doc.schema as Record<string, unknown>;
+    // A range bound's two forms (a date or an instant) are said once, in CONVENTIONS.
+    const schema = listed.anyOf && describedByConvention(name) ? { type: "string" } : listed;
     // An alias (email for contact_value) is described by the name it stands for.
     const same = described.get(doc.description);
     if (!same) described.set(doc.description, name);
@@ -226,6 +228,11 @@ function routeInput(route: RouteSpec, args: Record<string, unknown>) {
     if (value === undefined || value === null) continue; // a model's way of leaving an argument out
     if (route.body && own(route.body, name)) {
       body[name] = value; // parseBody takes JSON values (filter_doc is an object)
+      continue;
+    }
+    // A list (expand) as an array of strings, the form models most often send, or comma-separated.
+    if (Array.isArray(value) && route.query && own(route.query, name)?.list && value.every((v) => typeof v === "string")) {
+      query[name] = value.join(",");
       continue;
     }
     if (typeof value === "object") throw invalidRequest(`${name} must be a string, number or boolean, not an object or array`);

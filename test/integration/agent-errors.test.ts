@@ -4,6 +4,7 @@
 // (errors naming the tool's or route's own argument), and guest_context's `more` names a tool that
 // tools/list offers. REST, GraphQL and MCP run on one app and one PostgreSQL, as a client would.
 import { randomUUID } from "node:crypto";
+import { createApiKey } from "../../src/auth/credentials";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 let t: TestApp;
@@ -255,7 +256,7 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     day = tx.occurredAt.toISOString().slice(0, 10);
   });
 
-  it("REST: a date as an instant bound is the day's start (from) or takes the whole day in (_to); an instant as a date bound is its UTC date", async () => {
+  it("REST: a date as an instant bound is the day's start (from) or takes the whole day in (_to); an instant as a date bound is the date it is written in", async () => {
     const asDates = await rest(`/v1/transactions?occurred_from=${day}&occurred_to=${day}&limit=500`);
     const asInstants = await rest(`/v1/transactions?occurred_from=${day}T00:00:00Z&occurred_to=${nextDay(day)}T00:00:00Z&limit=500`);
     expect(asDates.status).toBe(200);
@@ -269,6 +270,9 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     const byInstant = await rest(`/v1/reservations?arrival_from=${arrival}T09:30:00Z&arrival_to=${arrival}T23:59:59Z&limit=500`);
     expect(byDate.body.data.length).toBeGreaterThan(0);
     expect(ids(byInstant.body.data)).toEqual(ids(byDate.body.data));
+    // In the instant's own offset, not UTC: 23:30-02:00 is the client's day (in UTC the day after), 00:00+01:00 too (in UTC the day before).
+    const local = `arrival_from=${encodeURIComponent(`${arrival}T23:30:00-02:00`)}&arrival_to=${encodeURIComponent(`${arrival}T00:00:00+01:00`)}`;
+    expect(ids((await rest(`/v1/reservations?${local}&limit=500`)).body.data)).toEqual(ids(byDate.body.data));
 
     for (const path of ["/v1/guests", "/v1/master-profiles", "/v1/reservations", "/v1/actions", "/v1/loyalty/members"]) {
       const [d, i] = [await rest(`${path}?updated_since=2000-01-01&limit=5`), await rest(`${path}?updated_since=2000-01-01T00:00:00Z&limit=5`)];
@@ -298,9 +302,30 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     expect(ids(dates.transactions.nodes)).toEqual(ids(instants.transactions.nodes));
     const literal = await gqlData(`{ reservations(filter: { arrivalFrom: "2000-01-01T10:00:00Z", updatedSince: "2000-01-01" }, limit: 1) { nodes { id } } }`);
     expect(literal.reservations.nodes.length).toBe(1);
+    const reservation = await t.admin.reservation.findFirstOrThrow({ where: { propertyGroupId: A().id }, orderBy: { arrivalDate: "asc" } });
+    const arrival = reservation.arrivalDate.toISOString().slice(0, 10);
+    const stays = `query($f: ReservationFilter) { reservations(filter: $f, limit: 500) { nodes { id } } }`;
+    const byDate = await gqlData(stays, { f: { arrivalFrom: arrival, arrivalTo: arrival } });
+    const byLocal = await gqlData(stays, { f: { arrivalFrom: `${arrival}T23:30:00-02:00`, arrivalTo: `${arrival}T00:00:00+01:00` } });
+    expect(byDate.reservations.nodes.length).toBeGreaterThan(0);
+    expect(ids(byLocal.reservations.nodes)).toEqual(ids(byDate.reservations.nodes));
     const bad = await t.api.post("/graphql").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: `{ transactions(filter: { occurredTo: "yesterday" }) { nodes { id } } }` });
     expect(bad.status).toBe(400); // a literal no scalar reads fails validation
     expect(bad.body.errors[0].message).toMatch(/ISO 8601 instant .* or a date YYYY-MM-DD/);
+  });
+
+  it("review_trend: an instant to is an exclusive instant (not its whole day), an instant from inclusive, as /v1/reviews/summary", async () => {
+    const review = await t.admin.review.findFirstOrThrow({ where: { propertyGroupId: A().id }, orderBy: { publishedAt: "desc" } });
+    const at = review.publishedAt.toISOString();
+    const justAfter = new Date(review.publishedAt.getTime() + 1).toISOString();
+    const count = async (args: Json) => (await mcpOk("review_trend", args)).buckets.reduce((n: number, b: Json) => n + b.count, 0);
+    const sameMs = await t.admin.review.count({ where: { propertyGroupId: A().id, publishedAt: review.publishedAt } });
+    const dayOf = at.slice(0, 10);
+    expect(await count({ from: dayOf, to: justAfter })).toBe((await count({ from: dayOf, to: at })) + sameMs);
+    expect(await count({ from: at, to: justAfter })).toBe(sameMs);
+    expect(await count({ from: justAfter, to: dayOf })).toBe((await count({ from: dayOf, to: dayOf })) - (await count({ from: dayOf, to: justAfter })));
+    const summary = await rest(`/v1/reviews/summary?published_from=${dayOf}&published_to=${encodeURIComponent(at)}`);
+    expect(summary.status).toBe(200);
   });
 
   it("MCP: list_records and the summary tools take either form; errors name the tool's own argument", async () => {
@@ -312,9 +337,10 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
     const [from, to] = [t.manifest.anchor_date.slice(0, 8) + "01", t.manifest.anchor_date];
     const stays = await mcpOk("stay_performance", { from, to });
     expect(await mcpOk("stay_performance", { from: `${from}T12:00:00Z`, to: `${to}T23:59:59Z` })).toEqual(stays);
+    expect(await mcpOk("stay_performance", { from: `${from}T23:30:00-02:00`, to: `${to}T00:00:00+01:00` })).toEqual(stays); // the dates written
     const reviews = await mcpOk("review_trend", { from: "2000-01-01", to });
     expect(reviews.buckets[0].count).toBeGreaterThan(0);
-    expect(await mcpOk("review_trend", { from: "2000-01-01T00:00:00Z", to: `${to}T08:00:00Z` })).toEqual(reviews);
+    expect(await mcpOk("review_trend", { from: "2000-01-01T00:00:00Z", to: `${nextDay(to)}T00:00:00Z` })).toEqual(reviews);
 
     const listError = await mcp("list_records", { type: "reservations", arrival_to: "bogus" });
     expect(listError.isError).toBe(true);
@@ -330,6 +356,16 @@ describe("dates and timestamps are accepted alike wherever a range is asked", ()
 });
 
 describe("guest_context's more names the tools tools/list offers", () => {
+  it("the recent events' more (list_records events, order desc) says it is commit order, not occurred_at as the events are", async () => {
+    const { __type } = await gqlData(`{ __type(name: "GuestRecentEvents") { fields { name description } } }`);
+    const described = Object.fromEntries(__type.fields.map((f: Json) => [f.name, f.description]));
+    expect(described.events).toContain("occurred_at");
+    expect(described.more).toMatch(/order desc.*commit order.*not by occurred_at/);
+    const master = await t.admin.masterProfile.findFirstOrThrow({ where: { propertyGroupId: A().id } });
+    const context = await mcpOk("guest_context", { master_profile_id: master.id });
+    expect(context.recent_events.more.arguments).toMatchObject({ type: "events", order: "desc" });
+  });
+
   it("on /graphql and through the guest_context tool: list_records with the type, get_record for an unclustered guest", async () => {
     const listed = await t.api
       .post("/mcp")
@@ -362,7 +398,7 @@ describe("guest_context's more names the tools tools/list offers", () => {
   });
 });
 
-describe("nothing found: the closest candidates, with their scores, on every door", () => {
+describe("nothing found: the closest candidates, with their similarity, on every door", () => {
   /** A clustered guest of group A with a name long enough to misspell and a +44 phone, and its master profile's name. */
   let person: { masterId: string; given: string; family: string; phone: string; masterGiven: string; masterFamily: string };
   beforeAll(async () => {
@@ -416,14 +452,16 @@ describe("nothing found: the closest candidates, with their scores, on every doo
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([]);
     const mine = res.body.candidates.find((c: Json) => c.master_profile.id === person.masterId);
-    expect(mine.score).toBeGreaterThanOrEqual(0.8);
-    expect(mine.score).toBeLessThan(1);
+    // One vocabulary with find_guests: similarity 0 to 1, no score on this door.
+    expect(mine.similarity).toBeGreaterThanOrEqual(0.8);
+    expect(mine.similarity).toBeLessThan(1);
+    expect(mine).not.toHaveProperty("score");
     expect(mine.master_profile.guest_profile_ids.length).toBeGreaterThan(0);
     expect(res.body.candidates.length).toBeLessThanOrEqual(5);
 
-    const { masterProfiles } = await gqlData(`query($q: String) { masterProfiles(filter: { q: $q }) { nodes { id } candidates { score masterProfile { id } } } }`, { q: near });
+    const { masterProfiles } = await gqlData(`query($q: String) { masterProfiles(filter: { q: $q }) { nodes { id } candidates { similarity masterProfile { id } } } }`, { q: near });
     expect(masterProfiles.nodes).toEqual([]);
-    expect(masterProfiles.candidates.map((c: Json) => [c.masterProfile.id, c.score])).toEqual(res.body.candidates.map((c: Json) => [c.master_profile.id, c.score]));
+    expect(masterProfiles.candidates.map((c: Json) => [c.masterProfile.id, c.similarity])).toEqual(res.body.candidates.map((c: Json) => [c.master_profile.id, c.similarity]));
     const viaTool = await mcpOk("list_records", { type: "master_profiles", q: near });
     expect(viaTool.candidates).toEqual(res.body.candidates);
     // Nothing close at all: an empty list of candidates, still beside empty data.
@@ -476,5 +514,63 @@ describe("nothing found: the closest candidates, with their scores, on every doo
       masters.push(Number(res.headers["x-sql-statements"]));
     }
     expect(masters[0]).toBe(masters[1]);
+  });
+});
+
+// Last in the file: it renames group A's Olivia Smiths (so "Olivia Smith" matches nothing) and adds
+// older master profiles, which no test above must see.
+describe("closest names: a typo in any name part's first letters, and the nearest names within the master search's cap", () => {
+  let smyth: { masterId: string; guestId: string };
+  beforeAll(async () => {
+    const olivias = { propertyGroupId: A().id, givenName: { equals: "Olivia", mode: "insensitive" as const }, familyName: { startsWith: "Sm", mode: "insensitive" as const } };
+    await t.admin.guestProfile.updateMany({ where: olivias, data: { familyName: "Jones" } });
+    await t.admin.masterProfile.updateMany({ where: olivias, data: { familyName: "Jones" } });
+    const pinned = A().credentials.api_key_pinned.property_id;
+    const integration = await t.admin.integration.findFirstOrThrow({ where: { propertyId: pinned } });
+    smyth = { masterId: randomUUID(), guestId: randomUUID() };
+    await t.admin.masterProfile.create({ data: { id: smyth.masterId, propertyGroupId: A().id, givenName: "Olivia", familyName: "Smyth" } });
+    await t.admin.guestProfile.create({
+      data: { id: smyth.guestId, propertyGroupId: A().id, propertyId: pinned, integrationId: integration.id, sourceId: `smyth-${smyth.guestId}`, masterProfileId: smyth.masterId, givenName: "Olivia", familyName: "Smyth" },
+    });
+    // More near-named master profiles than the closest search reads, all older: read oldest first, they would push Olivia Smyth out.
+    await t.admin.masterProfile.createMany({
+      data: Array.from({ length: 600 }, (_, i) => ({ id: randomUUID(), propertyGroupId: A().id, givenName: `Xavier${i}`, familyName: `Smithson${i}`, createdAt: new Date("2001-01-01T00:00:00Z") })),
+    });
+  });
+
+  // Typos after the prefix letters were found before; these are in the first letters of one part (or both parts' later letters).
+  it.each(["Olivia Smith", "Olivia Symth", "Olivia Msyth", "Oilvia Smyth", "Olivai Smtyh", "Smith Olivia"])(
+    "%s finds Olivia Smyth as a closest candidate on find_guests, the master profiles route and list_records",
+    async (query) => {
+      const viaTool = await mcpOk("find_guests", { query, limit: 25 });
+      expect(viaTool.closest).toBe(true);
+      const found = viaTool.candidates.find((c: Json) => c.master_profile_id === smyth.masterId);
+      expect(found?.matched_on).toEqual(["similar_name"]);
+      expect(found.similarity).toBeGreaterThanOrEqual(0.5);
+
+      const res = await rest(`/v1/master-profiles?q=${encodeURIComponent(query)}`);
+      expect(res.body.data).toEqual([]);
+      const master = res.body.candidates.find((c: Json) => c.master_profile.id === smyth.masterId);
+      expect(master?.similarity).toBeGreaterThanOrEqual(0.5);
+      const listed = await mcpOk("list_records", { type: "master_profiles", q: query });
+      expect(listed.candidates).toEqual(res.body.candidates);
+    },
+  );
+
+  it("group B never gets Olivia Smyth; a key pinned to her property does, one pinned elsewhere does not", async () => {
+    const ofB = await mcpOk("find_guests", { query: "Olivia Smith", limit: 25 }, B().credentials.api_key);
+    expect(ofB.candidates.some((c: Json) => c.master_profile_id === smyth.masterId)).toBe(false);
+    const mastersOfB = await rest(`/v1/master-profiles?q=${encodeURIComponent("Olivia Smith")}`, B().credentials.api_key);
+    expect((mastersOfB.body.candidates ?? []).some((c: Json) => c.master_profile.id === smyth.masterId)).toBe(false);
+
+    const pinned = await mcpOk("find_guests", { query: "Olivia Smith", limit: 25 }, A().credentials.api_key_pinned.token);
+    expect(pinned.candidates.find((c: Json) => c.master_profile_id === smyth.masterId)?.guest_profile_ids).toEqual([smyth.guestId]);
+    const elsewhere = await t.admin.property.findFirstOrThrow({ where: { propertyGroupId: A().id, id: { not: A().credentials.api_key_pinned.property_id } } });
+    const { token } = await createApiKey(t.admin, { propertyGroupId: A().id, propertyId: elsewhere.id, name: "pinned elsewhere", scopes: ["read:guests"] });
+    const notHere = await mcpOk("find_guests", { query: "Olivia Smith", limit: 25 }, token);
+    expect(notHere.candidates.some((c: Json) => c.master_profile_id === smyth.masterId)).toBe(false);
+    const mastersElsewhere = await rest(`/v1/master-profiles?q=${encodeURIComponent("Olivia Smith")}`, token);
+    expect(mastersElsewhere.status).toBe(200);
+    expect((mastersElsewhere.body.candidates ?? []).some((c: Json) => c.master_profile.id === smyth.masterId)).toBe(false);
   });
 });

@@ -56,7 +56,14 @@ const text: fc.Arbitrary<string> = fc.oneof(
 function validValues(route: RouteSpec, name: string): string[] {
   const specs = { ...route.query, ...route.pathParams };
   if (!Object.hasOwn(specs, name)) return [];
-  const schema = specs[name].schema() as { enum?: string[]; format?: string; type?: string };
+  return valuesOf(specs[name].schema() as ValueSchema);
+}
+
+type ValueSchema = { enum?: string[]; format?: string; type?: string; anyOf?: ValueSchema[]; items?: ValueSchema };
+/** A range bound's forms (anyOf: a date and an instant) each, a list's (expand) items. */
+function valuesOf(schema: ValueSchema): string[] {
+  if (schema.anyOf) return schema.anyOf.flatMap(valuesOf);
+  if (schema.type === "array" && schema.items) return valuesOf(schema.items);
   if (schema.enum) return schema.enum;
   if (schema.format === "date") return ["2026-03-14", "0001-01-01", "9999-12-31"];
   if (schema.format === "date-time") return ["2026-03-14T09:30:00Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"];

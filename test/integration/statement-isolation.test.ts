@@ -329,7 +329,11 @@ const PAGING = new Set(["limit", "cursor", "offset"]);
 
 function queryValues(route: RouteSpec, name: string, s: Samples): string[] {
   const spec = route.query![name];
-  const schema = spec.schema() as { type?: string; format?: string; enum?: string[] };
+  type ValueSchema = { type?: string; format?: string; enum?: string[]; anyOf?: ValueSchema[]; items?: ValueSchema };
+  const listed = spec.schema() as ValueSchema;
+  // A range bound takes a date and an instant (anyOf): both; a list (expand) its items.
+  if (listed.anyOf) return listed.anyOf.map((form) => (form.format === "date" ? "2020-01-01" : "2020-01-01T00:00:00Z"));
+  const schema = listed.type === "array" && listed.items ? listed.items : listed;
   if (schema.enum) return schema.enum.includes("true") ? ["true"] : schema.enum; // a boolean, or every enum value
   if (schema.format === "uuid") {
     const value = UUID_FILTERS[name]?.(s);

@@ -58,6 +58,14 @@ describe("expand and order (issue 42)", () => {
     }
   });
 
+  it("the OpenAPI schemas say what the parsers take: a range bound either form (its own first), expand a comma-separated list", () => {
+    expect(instant("x").schema()).toEqual({ anyOf: [{ type: "string", format: "date-time" }, { type: "string", format: "date" }] });
+    expect(date("x").schema()).toEqual({ anyOf: [{ type: "string", format: "date" }, { type: "string", format: "date-time" }] });
+    expect(parseQuery({ d: "2026-03-14T10:00:00Z", i: "2026-03-14" }, { d: date("d"), i: instant("i") })).toEqual({ d: "2026-03-14", i: "2026-03-14" });
+    expect(expand("guest").schema()).toEqual({ type: "array", items: { type: "string", enum: ["guest"] } });
+    expect(expand("guest").list).toBe(true);
+  });
+
   it("expand refuses any other value, naming the one allowed; expand given twice is refused", () => {
     for (const raw of ["guests", "guest,property", "", "GUEST"]) {
       expect(detailOf(() => parseQuery({ expand: raw }, listSpecs))).toMatch(/^expand must be a comma-separated list of guest; got/);
@@ -160,8 +168,9 @@ describe("dates and timestamps alike wherever a range is asked (issue 42)", () =
     expect(rangeEnd(instant)!.toISOString()).toBe("2026-11-01T00:00:00.000Z");
     expect(() => parseInstantOrDay("2026-02-30")).toThrow(/ISO 8601 instant .* or a date YYYY-MM-DD/);
   });
-  it("an instant where a date is asked is its UTC date", () => {
-    expect(parseQuery({ d: "2026-11-01T23:30:00-02:00" }, { d: date("d") })).toEqual({ d: "2026-11-02" });
+  it("an instant where a date is asked is the date it is written in (its own offset, not UTC)", () => {
+    expect(parseQuery({ d: "2026-11-01T23:30:00-02:00" }, { d: date("d") })).toEqual({ d: "2026-11-01" });
+    expect(parseQuery({ d: "2026-03-14T00:00:00+01:00" }, { d: date("d") })).toEqual({ d: "2026-03-14" });
     expect(parseQuery({ d: "2026-11-01T00:00:00Z" }, { d: date("d") })).toEqual({ d: "2026-11-01" });
     expect(parseDay("2026-11-01").toISOString()).toBe("2026-11-01T00:00:00.000Z");
     expect(detailOf(() => parseQuery({ d: "yesterday" }, { d: date("d") }))).toMatch(/^d must be a date YYYY-MM-DD \(or an ISO 8601 instant/);

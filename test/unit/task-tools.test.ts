@@ -68,9 +68,17 @@ describe("task tools", () => {
       filter: { arrivalFrom: "2026-10-01", arrivalTo: "2026-10-31", propertyId: "p" },
       groupBy: ["week"],
     });
-    // A review day range is whole UTC days: `to` is inclusive, publishedTo exclusive.
+    // from and to go to the DateTime filter as given: a date `to` is its whole UTC day there (the
+    // scalar's WholeDay), an instant `to` the exclusive instant itself.
     expect(tool("review_trend").toVariables({ from: "2026-10-01", to: "2026-10-31" })).toEqual({
-      filter: { publishedFrom: "2026-10-01T00:00:00.000Z", publishedTo: "2026-11-01T00:00:00.000Z" },
+      filter: { publishedFrom: "2026-10-01", publishedTo: "2026-10-31" },
+    });
+    expect(tool("review_trend").toVariables({ from: "2026-10-01T06:00:00+01:00", to: "2026-10-31T12:00:00Z" })).toEqual({
+      filter: { publishedFrom: "2026-10-01T06:00:00+01:00", publishedTo: "2026-10-31T12:00:00Z" },
+    });
+    expect(tool("stay_performance").toVariables({ from: "2026-10-01T23:30:00-02:00", to: "2026-10-31T00:00:00+01:00" }).filter).toEqual({
+      arrivalFrom: "2026-10-01",
+      arrivalTo: "2026-10-31",
     });
     expect(tool("guest_reach").toVariables({})).toEqual({ emailPurpose: "email_marketing", smsPurpose: "sms_marketing" });
     expect(tool("guest_reach").toResult({ guestMetrics: [{ reachableByEmail: 3 }] })).toEqual({ buckets: [{ reachable_by_email: 3 }] });

@@ -255,6 +255,8 @@ function parameters(
       in: location,
       required: location === "path" || spec.required === true,
       description: parameterDescription(name, route, prose, inputOf(schema, op, spec.variable), gaps),
+      // A list is sent comma-separated (expand=guest,guest), or as expand[]=guest.
+      ...(spec.list ? { style: "form", explode: false } : {}),
       schema: valueSchema,
       example: parameterExample(name, route, prose, valueSchema, gaps),
     };

@@ -4,13 +4,14 @@
 // consent precedence, costs and errors are the resolvers'.
 import { z } from "zod";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
-import { DAY_OR_INSTANT_HINT, dateOf, dayOf } from "../../validate";
+import { DAY_OR_INSTANT_HINT, dayOf } from "../../validate";
 import { snakeKeys, type TaskTool } from "./task-tools";
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
 // A day that does not exist (2026-02-30) is a tool error naming the argument, never rolled over. An
-// instant is accepted too and means its UTC date (issue 42: dates and timestamps alike).
+// instant is accepted too (issue 42: dates and timestamps alike): where dates are kept, the date it is
+// written in; where instants are (review_trend), the instant itself.
 const date = z.string().refine((v) => dayOf(v) !== undefined, `must be ${DAY_OR_INSTANT_HINT}`);
 /** A date argument as YYYY-MM-DD (checked by `date`). */
 const day = (v: unknown) => dayOf(v)!.toISOString().slice(0, 10);
@@ -22,10 +23,6 @@ function pick(args: Record<string, unknown>, names: Record<string, string>): Rec
   for (const [arg, name] of Object.entries(names)) if (args[arg] !== undefined) out[name] = args[arg];
   return out;
 }
-
-const LAST_DAY = "9999-12-31";
-/** The instant a whole last day ends (exclusive); none after the last storable day, which nothing follows. */
-const endOfDay = (d: string) => (d === LAST_DAY ? undefined : new Date(dateOf(d)!.getTime() + 86_400_000).toISOString());
 
 const money = z.object({
   currency: z.string(),
@@ -112,8 +109,9 @@ const reviewTrend: TaskTool = {
   toVariables: (args) => ({
     filter: {
       ...pick(args, { property_id: "propertyId", source: "source" }),
-      ...(args.from ? { publishedFrom: `${day(args.from)}T00:00:00.000Z` } : {}),
-      ...(args.to && endOfDay(day(args.to)) ? { publishedTo: endOfDay(day(args.to)) } : {}),
+      // Passed as given: the DateTime filter takes a date as its start (from) or whole day (to), an
+      // instant as itself, exclusive as the end.
+      ...pick(args, { from: "publishedFrom", to: "publishedTo" }),
     },
     ...pick(args, { group_by: "groupBy" }),
   }),

@@ -16,8 +16,8 @@ export const CONVENTIONS =
   "include_total: true adds total_count. get_ tools take an id and answer {data}. Filters: an argument named after a " +
   "record's id (property_id, master_profile_id …) keeps that record's rows; _from, _to, updated_since and the summary " +
   "tools' from and to take a date (YYYY-MM-DD) or an ISO 8601 instant alike: _from and updated_since are inclusive " +
-  "(a date: from its start, UTC), _to is exclusive for an instant and takes a date's whole day in; an instant where " +
-  "a date is kept (arrival, departure) is its UTC date; min_ and max_ are inclusive; kind, status, priority, " +
+  "(a date: from its start, UTC), _to and to are exclusive for an instant and take a date's whole day in; an instant " +
+  "where a date is kept (arrival, departure) is the date it is written in; min_ and max_ are inclusive; kind, status, priority, " +
   "category, tier, vip and active match exactly; e-mails ignore case and surrounding spaces; expand: \"guest\" adds each row's guest " +
   "{id, master_profile_id, name, vip}; order: \"desc\" reads events newest first.";
 
@@ -87,7 +87,7 @@ export const ROUTE_TOOLS: Record<string, RouteToolEntry> = {
     description:
       "Lists master profiles (one real person merged across source systems and properties) by filters: q is a " +
       "case-insensitive substring of given name, family name, the full name or e-mail (matching nothing: candidates with " +
-      "a score, not matches), email matches exactly, vip, property_id. To find someone by phone or any other identifier, " +
+      "a similarity, not matches), email matches exactly, vip, property_id. To find someone by phone or any other identifier, " +
       "use find_guests. Each row's id is the " +
       "master_profile_id that list_reservations, list_transactions, list_consent_observations, list_reviews, " +
       `list_loyalty_members, list_actions and guest_events filter by.`,
@@ -269,12 +269,3 @@ export const MERGED_TOOLS: { name: string; title: string; description: string; t
     },
   },
 ];
-
-/** A call of a tool a merged tool stands for, as the merged tool takes it (list_reservations {…} → list_records {type: "reservations", …}). */
-export function listedCall(tool: string, args: Record<string, unknown>): { tool: string; arguments: Record<string, unknown> } {
-  for (const merged of MERGED_TOOLS) {
-    const type = Object.keys(merged.types).find((t) => merged.types[t] === tool);
-    if (type) return { tool: merged.name, arguments: { type, ...args } };
-  }
-  return { tool, arguments: args };
-}

@@ -22,14 +22,14 @@ const CANDIDATES_SHOWN = 5;
 
 /**
  * When q matched nothing on a first page, the master profiles whose name is closest to it, as
- * candidates with their score, not as rows; null otherwise (the REST body then leaves it out).
+ * candidates with their similarity, not as rows; null otherwise (the REST body then leaves it out).
  */
 async function closestCandidates(ctx: RequestContext, args: PageArgs<MasterProfileFilter>, found: number, info: GraphQLResolveInfo) {
   if (found > 0 || args.cursor || !args.filter?.q?.trim() || !selectedUnder(info, "candidates").size) return null;
   const scored = await ctx.data.masterProfiles.closest(args.filter, CANDIDATES_SHOWN);
   if (scored.length === 0) return [];
   const rows = new Map((await ctx.data.masterProfiles.byIds(scored.map((s) => s.id))).map((row) => [row.id, row]));
-  return scored.map((s) => ({ score: s.score, masterProfile: rows.get(s.id)! }));
+  return scored.map((s) => ({ similarity: s.similarity, masterProfile: rows.get(s.id)! }));
 }
 
 /**

@@ -284,6 +284,25 @@ describe("MCP: the same routes' tools take expand: \"guest\"", () => {
     expect(other.body.detail).toMatch(/unknown argument expand/);
   });
 
+  it("expand as an array of strings (the form models most often send) is expand as a string; a bad member is an error naming expand", async () => {
+    const asString = await mcp(A().credentials.api_key, "list_records", { type: "reservations", limit: 5, expand: "guest" });
+    const asArray = await mcp(A().credentials.api_key, "list_records", { type: "reservations", limit: 5, expand: ["guest"] });
+    expect(asArray.isError).toBe(false);
+    expect(asArray.body.data).toEqual(asString.body.data);
+    expect(asArray.body.data.some((r: Row) => r.guest !== null)).toBe(true);
+    const viaTool = await mcp(A().credentials.api_key, "guest_events", { limit: 5, expand: ["guest", "guest"] });
+    expect(viaTool.isError).toBe(false);
+    expect(viaTool.body.data.every((r: Row) => "guest" in r)).toBe(true);
+    for (const bad of [["guest", "property"], [1], [["guest"]]]) {
+      const res = await mcp(A().credentials.api_key, "list_records", { type: "reservations", expand: bad });
+      expect([bad, res.isError, res.body.error]).toEqual([bad, true, "invalid_request"]);
+      expect(res.body.detail).toMatch(/^expand /);
+    }
+    // Other arguments still take one value.
+    const listed = await mcp(A().credentials.api_key, "list_records", { type: "reservations", status: ["confirmed"] });
+    expect(listed.body.detail).toMatch(/status must be a string, number or boolean/);
+  });
+
   it("a pinned key's tool rows name only guests at its property", async () => {
     const pinned = A().credentials.api_key_pinned;
     const { body } = await mcp(pinned.token, "list_records", { type: "reviews", limit: 50, expand: "guest" });
