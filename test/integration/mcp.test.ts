@@ -105,6 +105,7 @@ describe("tools/list", () => {
     // 19,637 for 15, trimmed to 15,497 to leave room for issue 42's lookup_guests, table_reachability, explain_merge and arguments).
     const tools = (res.body.result.tools as Tool[]).filter((x) => x.name !== propertyName.name);
     const json = JSON.stringify({ ...res.body.result, tools });
+    console.log(`tools/list: ${tools.length} tools, ${json.length} characters`);
     expect(json.length).toBeLessThan(20_000);
     expect(json.match(/"\$schema"/g)?.length ?? 0).toBeLessThanOrEqual(1);
     expect(json).not.toContain("9007199254740991");
