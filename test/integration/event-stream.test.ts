@@ -24,7 +24,7 @@ afterAll(async () => {
 
 const openStream = (token: string, opts: { query?: string; lastEventId?: string } = {}) => sseOpen(base, token, opts);
 
-async function until(check: () => boolean, ms = 15_000) {
+async function until(check: () => boolean, ms = 30_000) {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error("timed out");

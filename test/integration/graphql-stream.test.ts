@@ -83,7 +83,7 @@ async function raw(body: unknown, headers: Record<string, string>, stopAt = "eve
   return { status: res.status, type: res.headers.get("content-type"), text };
 }
 
-async function until(check: () => boolean, ms = 15_000) {
+async function until(check: () => boolean, ms = 30_000) {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error("timed out");

@@ -41,8 +41,8 @@ async function walk(query: string, token?: string, between?: () => Promise<void>
 
 const seqs = (rows: { seq: string }[]) => rows.map((r) => r.seq);
 
-/** Retries until `check` passes: a commit is served once every older transaction of the cluster has finished. */
-async function eventually(check: () => Promise<void>, ms = 10_000) {
+/** Retries until `check` passes: a commit is served once every older transaction of the cluster has finished (parallel test files hold write transactions open in other databases for seconds: CI saw more than 10 s). */
+async function eventually(check: () => Promise<void>, ms = 45_000) {
   const deadline = Date.now() + ms;
   for (;;) {
     try {

@@ -37,7 +37,7 @@ async function walkEvents(query: string, between?: () => Promise<void>, from: st
  * Retries until `check` passes: the timeline serves a commit once every older transaction of the
  * PostgreSQL cluster has finished, and parallel test files keep transactions open in other databases.
  */
-async function eventually(check: () => Promise<void>, ms = 10_000) {
+async function eventually(check: () => Promise<void>, ms = 45_000) {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
