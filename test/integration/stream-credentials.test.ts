@@ -289,7 +289,9 @@ describe("streams end when their credential stops opening them", () => {
         }
       }
       const unwritten = responses.map((res) => res.writableLength);
-      for (const bytes of unwritten) expect(bytes).toBeLessThan(STREAM_BUFFER_BYTES);
+      // The bound is STREAM_BUFFER_BYTES plus the one event that crossed it (an event is ~64 KB of delta here):
+      // CI saw 1,054,955 bytes, 6 KB past 1 MiB.
+      for (const bytes of unwritten) expect(bytes).toBeLessThan(STREAM_BUFFER_BYTES + 66 * 1024);
       // The cap is full with a third, reading stream.
       opened.push(await openStream(base, key.token));
       opened.push(await openStream(base, key.token));
