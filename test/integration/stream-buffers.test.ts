@@ -365,8 +365,8 @@ describe("a stream never repeats an event", () => {
     const timeline = rows.map((row: { seq: string }) => row.seq);
     const last = timeline[timeline.length - 1];
     expect(appended).toContain(last);
-    await until(() => readers.every((r) => (r as { s?: SseStream }).s?.events.some((e) => seqOf(e) === last) ?? r.seqs.includes(last)), 30_000);
-    await until(() => stalledText.every((text) => seqsIn(text).includes(last)), 30_000);
+    await until(() => readers.every((r) => (r as { s?: SseStream }).s?.events.some((e) => seqOf(e) === last) ?? r.seqs.includes(last)), 45_000);
+    await until(() => stalledText.every((text) => seqsIn(text).includes(last)), 45_000);
     await sleep(300);
     for (const r of readers) r.close();
     for (const res of stalled) res.destroy();
