@@ -12,15 +12,20 @@
 //
 // Environment: REST_GUESTS (default 20000), REST_ROUNDS (default 3), REST_DURATION (s, default 8),
 // REST_CONNECTIONS (default 32), REST_LIMIT (page size, default 100), REST_TREE_ENV (JSON: extra
-// environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting).
+// environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting),
+// REST_CASES (comma-separated, default "first page,90% deep"; also "empty timeline" (the events
+// timeline of a guest with no events: the fixed cost with the database) and "healthz" (no database)),
+// REST_DATABASE_URL + REST_PGDATA + REST_MANIFEST (reuse a loaded database, its data directory and
+// its fixture manifest instead of starting PostgreSQL and loading one: quicker bisecting).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { Client } from "pg";
 import { freePort } from "../src/embedded/server";
 import { encodeCursor } from "../src/pagination/cursor";
+import type { FixtureManifest } from "../src/fixtures";
 import { startTestPostgres } from "../test/helpers/postgres";
 import { buildBaseAndTree, cpuMs, recordBaseMigrationTexts, fixtureDatabase, medianSample, postgresCpuMs, stopChildren, waitFor, type Sample } from "./process";
 
@@ -42,12 +47,17 @@ type System = "base" | "tree" | "ceiling";
 const SYSTEMS: System[] = ["base", "tree", "ceiling"];
 
 async function main() {
-  const pg = await startTestPostgres();
+  const reuse = process.env.REST_DATABASE_URL;
+  const pg = reuse ? undefined : await startTestPostgres();
+  const pgDataDir = process.env.REST_PGDATA ?? pg?.dataDir;
+  if (!pgDataDir) throw new Error("REST_DATABASE_URL needs REST_PGDATA (the server's data directory, for its CPU time)");
   const children: ChildProcess[] = [];
   const baseDir = mkdtempSync(path.join(os.tmpdir(), "gcs-rest-base-"));
   try {
     log(`loading ${GUESTS} guests per group; building ${BASE} and this tree`);
-    const { databaseUrl, manifest } = await fixtureDatabase(pg, "rest", GUESTS, path.join(baseDir, "manifest.json"));
+    const { databaseUrl, manifest } = reuse
+      ? { databaseUrl: reuse, manifest: JSON.parse(readFileSync(process.env.REST_MANIFEST!, "utf8")) as FixtureManifest }
+      : await fixtureDatabase(pg!, "rest", GUESTS, path.join(baseDir, "manifest.json"));
     const baseRoot = path.join(baseDir, "tree");
     buildBaseAndTree(BASE, baseRoot);
     await recordBaseMigrationTexts(databaseUrl, baseRoot);
@@ -86,7 +96,15 @@ async function main() {
     await waitFor(`http://127.0.0.1:${ports.ceiling}${first}`, headers);
     pids.ceiling = ceiling.pid!;
 
-    const cases = { "first page": first, "90% deep": deep };
+    const allCases: Record<string, string> = {
+      "first page": first,
+      "90% deep": deep,
+      "empty timeline": `/v1/events?guest_profile_id=00000000-0000-4000-8000-000000000000&limit=${LIMIT}`,
+      healthz: "/healthz",
+    };
+    const wanted = (process.env.REST_CASES ?? "first page,90% deep").split(",").map((c) => c.trim());
+    for (const name of wanted) if (!(name in allCases)) throw new Error(`REST_CASES: no case "${name}" (${Object.keys(allCases).join(", ")})`);
+    const cases = Object.fromEntries(wanted.map((name) => [name, allCases[name]]));
     const results = new Map<string, Sample[]>();
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [name, p] of Object.entries(cases)) {
@@ -95,12 +113,12 @@ async function main() {
           const url = `http://127.0.0.1:${ports[system]}${p}`;
           await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 }); // warm-up
           const before = cpuMs(pids[system]);
-          const postgresBefore = postgresCpuMs(pg.dataDir);
+          const postgresBefore = postgresCpuMs(pgDataDir);
           const loadBefore = process.cpuUsage();
           const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
           const perRequest = (ms: number) => (ms * 1000) / r.requests.total;
           const cpuUs = perRequest(cpuMs(pids[system]) - before);
-          const postgresUs = perRequest(postgresCpuMs(pg.dataDir) - postgresBefore);
+          const postgresUs = perRequest(postgresCpuMs(pgDataDir) - postgresBefore);
           const load = process.cpuUsage(loadBefore);
           const loadUs = perRequest((load.user + load.system) / 1000);
           if (r.non2xx || r.errors) throw new Error(`${system} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
@@ -110,7 +128,7 @@ async function main() {
         }
       }
     }
-    process.stdout.write(`GET /v1/guests?limit=${LIMIT}, ${GUESTS} guests per group, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION} s\n`);
+    process.stdout.write(`${Object.values(cases).join(", ")}; ${GUESTS} guests per group, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION} s\n`);
     for (const name of Object.keys(cases)) {
       const c = medianSample(results.get(`${name} / ceiling`)!);
       for (const system of ["base", "tree", "ceiling"] as const) {
@@ -124,7 +142,7 @@ async function main() {
   } finally {
     // Servers exit (writing any CPU profiles) before the database stops.
     await stopChildren(children);
-    pg.stop();
+    pg?.stop();
     rmSync(baseDir, { recursive: true, force: true });
   }
 }

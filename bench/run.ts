@@ -27,9 +27,10 @@
 // server (an admin URL) that holds or gets the per-size databases.
 import { randomBytes } from "node:crypto";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import autocannon from "autocannon";
+import { Kind, parse, print, visit, type FragmentDefinitionNode, type OperationDefinitionNode } from "graphql";
 import { Client } from "pg";
 import { encodeCursor } from "../src/pagination/cursor";
 import { freePort } from "../src/embedded/server";
@@ -551,6 +552,8 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
   const json = { ...auth, "content-type": "application/json" };
   const get = (p: string): Request => ({ path: p, headers: auth });
   const gql = (query: string, headers: Record<string, string> = json): Request => ({ method: "POST", path: "/graphql", headers, body: JSON.stringify({ query }) });
+  const gqlWith = (query: string, operationName: string, variables: Record<string, unknown>): Request =>
+    ({ method: "POST", path: "/graphql", headers: json, body: JSON.stringify({ query, operationName, variables }) });
   const { integration_id, source_id, guest_id } = A.guest_lookup;
   const ceilingToo = (request: Request) => ({ service: request, ceiling: request });
   const pgGuests = `{ allGuestProfiles(first: 100, condition: { propertyGroupId: "${A.id}" }, orderBy: [CREATED_AT_ASC, PRIMARY_KEY_ASC]) { nodes { ${GUEST_FIELDS_PG} } pageInfo { hasNextPage endCursor } } }`;
@@ -590,7 +593,51 @@ function buildScenarios(manifest: FixtureManifest, setup: Setup): Scenario[] {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "guest_context", arguments: { master_profile_id: A.master_with_two_guests } } }),
     }) },
     { name: "GraphQL: 100 guests + reservations + transactions", systems: { service: gql(nested), postgraphile: gql(pgNested, { "content-type": "application/json" }) } },
+    // The two doors on one operation (issue 43): the route's own operation text posted to /graphql as
+    // a dashboard sends a trusted document, beside the REST route that runs it compiled in-process.
+    ...doorScenarios(A, gqlWith, get),
     ...postGraphileAggregates(aggregateScenarios(manifest, gql, get), A.id),
+  ];
+}
+
+/** A route operation's document as the REST door runs it: the operation and the fragments it spreads. */
+function routeOperationText(name: string): string {
+  const dir = path.join(ROOT, "src/api/operations/routes");
+  const source = readdirSync(dir).filter((f) => f.endsWith(".graphql")).map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n");
+  const document = parse(source);
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && d.name?.value === name);
+  if (!operation) throw new Error(`no operation ${name} in ${dir}`);
+  const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((f) => [f.name.value, f]));
+  const used = new Map<string, FragmentDefinitionNode>();
+  const collect = (node: OperationDefinitionNode | FragmentDefinitionNode) => visit(node, {
+    FragmentSpread(spread) {
+      const fragment = fragments.get(spread.name.value)!;
+      if (!used.has(fragment.name.value)) (used.set(fragment.name.value, fragment), collect(fragment));
+    },
+  });
+  collect(operation);
+  return [operation, ...used.values()].map((d) => print(d)).join("\n\n");
+}
+
+/**
+ * One operation through both doors (issue 43: a trusted operation over /graphql costs at most 1.3×
+ * the REST door's): a review summary (an aggregate, of one guest's reviews: read by index) and the
+ * events timeline of a guest with no events (the fixed cost). Same variables, same rows.
+ */
+function doorScenarios(A: FixtureManifest["groups"]["A"], gqlWith: (query: string, operationName: string, variables: Record<string, unknown>) => Request, get: (p: string) => Request): Scenario[] {
+  const summary = routeOperationText("GetReviewSummary");
+  const events = routeOperationText("ListEvents");
+  const pair = (name: string, rest: Request, graphql: Request): Scenario[] => [
+    { name: `${name} (REST door)`, systems: { service: rest } },
+    { name: `${name} (GraphQL door)`, systems: { service: graphql } },
+  ];
+  return [
+    ...pair("aggregate: review summary of one guest",
+      get(`/v1/reviews/summary?guest_profile_id=${A.guest_with_events}`),
+      gqlWith(summary, "GetReviewSummary", { filter: { guestProfileId: A.guest_with_events } })),
+    ...pair("events timeline, a guest with no events",
+      get(`/v1/events?guest_profile_id=${NO_SUCH_GUEST}&limit=100`),
+      gqlWith(events, "ListEvents", { filter: { guestProfileId: NO_SUCH_GUEST }, limit: 100 })),
   ];
 }
 
@@ -848,7 +895,7 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[], r
     ...rows.map((r) => `| ${r.scenario} | ${r.system}${loadNote(scenarios, r)}${r.failed ? " (failed)" : ""} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_us_per_request} | ${r.postgres_cpu_us_per_request ?? "–"} | ${r.rss_mb} | ${r.sql_per_request ?? "–"} | ${r.vs_ceiling ?? "–"} | ${r.vs_peer ?? "–"} |`),
   ].join("\n");
   const notes = scenarios.filter((s) => s.note).map((s) => `- ${s.name}: ${s.note}`);
-  const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}${rlsCost(rows, runs)}`;
+  const markdown = `${header}${table}\n${notes.length ? `\nNot equivalent:\n${notes.join("\n")}\n` : ""}${targets(rows)}${rlsCost(rows, runs)}`;
   process.stdout.write(markdown);
   const dir = path.join(__dirname, "results");
   mkdirSync(dir, { recursive: true });
@@ -858,6 +905,40 @@ function report(rows: Row[], manifest: FixtureManifest, scenarios: Scenario[], r
   writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(rows, null, 2) + "\n");
   log(`written bench/results/${name}.md and .json`);
 }
+
+/**
+ * Issue 43's targets, each figure beside its bound (CPU per request is the service's plus
+ * PostgreSQL's where the bench knows PostgreSQL's; medians of the rounds).
+ */
+function targets(rows: Row[]): string {
+  const row = (scenario: string, system: System) => rows.find((r) => r.scenario === scenario && r.system === system);
+  const both = (r: Row) => r.cpu_us_per_request + (r.postgres_cpu_us_per_request ?? 0);
+  const lines: string[] = [];
+  const check = (what: string, value: number, bound: string, ok: boolean) => lines.push(`- ${what}: ${value} (${bound}) ${ok ? "met" : "NOT met"}`);
+  const fixed = row("events timeline, a guest with no events (fixed cost)", "service");
+  const fixedCeiling = row("events timeline, a guest with no events (fixed cost)", "ceiling");
+  if (fixed && fixedCeiling) check("empty timeline, service + PostgreSQL CPU beyond the ceiling's, µs", both(fixed) - both(fixedCeiling), "at most 100", both(fixed) - both(fixedCeiling) <= 100);
+  const health = row("GET /healthz (fixed cost, no database)", "service");
+  const healthCeiling = row("GET /healthz (fixed cost, no database)", "ceiling");
+  if (health && healthCeiling) check("GET /healthz, CPU against the ceiling's", round2(health.cpu_us_per_request / healthCeiling.cpu_us_per_request), "at most 1.5", health.cpu_us_per_request <= 1.5 * healthCeiling.cpu_us_per_request);
+  for (const r of rows.filter((x) => x.system === "service" && row(x.scenario, "ceiling") && !/fixed cost|^aggregate:/.test(x.scenario))) {
+    const bound = /^guests page \(limit 100\)$/.test(r.scenario) ? 1.15 : 1.25;
+    const ratio = round2(both(r) / both(row(r.scenario, "ceiling")!));
+    check(`${r.scenario}, service + PostgreSQL CPU against the ceiling's`, ratio, `at most ${bound}`, ratio <= bound);
+  }
+  for (const [scenario, bound] of [["guests page (limit 100)", 2], ["GraphQL: 100 guests + reservations + transactions", 1.5]] as const) {
+    const service = row(scenario, "service");
+    const peer = row(scenario, "postgraphile");
+    if (service && peer) check(`${scenario}, req/s against PostGraphile's`, round2(service.rps / peer.rps), `at least ${bound}`, service.rps >= bound * peer.rps);
+  }
+  for (const graphql of rows.filter((r) => r.system === "service" && r.scenario.endsWith(" (GraphQL door)"))) {
+    const rest = row(graphql.scenario.replace(" (GraphQL door)", " (REST door)"), "service");
+    if (rest) check(`${graphql.scenario.replace(" (GraphQL door)", "")}, GraphQL door's CPU against the REST door's`, round2(graphql.cpu_us_per_request / rest.cpu_us_per_request), "at most 1.3", graphql.cpu_us_per_request <= 1.3 * rest.cpu_us_per_request);
+  }
+  return lines.length ? `\nTargets (issue 43):\n${lines.join("\n")}\n` : "";
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
 
 /** What the tenant wall costs each A/B scenario: req/s and CPU per request, on against off, paired by round. */
 function rlsCost(rows: Row[], runs: Map<string, RunSamples>): string {
