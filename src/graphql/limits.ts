@@ -212,12 +212,7 @@ function costRefusal(operation: OperationDefinitionNode, m: OperationMeasure & {
   );
 }
 
-/**
- * Prices an operation whose cost depends on its variables from their coerced values, before it runs
- * (the validation rule, cached per document, could not): `guests(limit: $l)` with $l = 500 costs
- * what `guests(limit: 500)` does. Variables that do not coerce are left to execution to report.
- * The refusal, or undefined; one check serves Apollo (costPlugin) and the /graphql fast path.
- */
+/** The refusal of an operation over the cost bound once its variables are known, or undefined. */
 export type VariableCostCheck = (
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -225,6 +220,12 @@ export type VariableCostCheck = (
   variables: Record<string, unknown> | undefined,
 ) => GraphQLError | undefined;
 
+/**
+ * Prices an operation whose cost depends on its variables from their coerced values, before it runs
+ * (the validation rule, cached per document, could not): `guests(limit: $l)` with $l = 500 costs
+ * what `guests(limit: 500)` does. Variables that do not coerce are left to execution to report.
+ * One check serves Apollo (costPlugin) and the /graphql fast path (app/graphql-fast.ts).
+ */
 export function variableCostCheck(maxCost: number): VariableCostCheck {
   /** Documents whose cost does not depend on variables: the validation rule priced them already. */
   const fixed = new WeakMap<DocumentNode, Set<string | undefined>>();
