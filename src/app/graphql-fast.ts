@@ -156,10 +156,18 @@ export function fastPath(options: FastPathOptions) {
       return next();
     }
     graphqlFastPath.served++;
-    // As Apollo's Express integration writes its answer (runHttpQuery's field order, stringifyResult).
-    res.setHeader("content-type", type);
+    // As Apollo's Express integration writes its answer (runHttpQuery's field order, stringifyResult,
+    // then res.send). A POST is never fresh (304) nor HEAD: res.send then sets exactly these two
+    // headers, under these names, which is all it would do; a GET keeps res.send's freshness rules.
+    const body = stringifyResult({ errors: undefined, data: result.data, extensions: result.extensions });
     res.statusCode = 200;
-    res.send(stringifyResult({ errors: undefined, data: result.data, extensions: result.extensions }));
+    if (req.method !== "POST") {
+      res.setHeader("content-type", type);
+      return void res.send(body);
+    }
+    res.setHeader("Content-Type", type);
+    res.setHeader("Content-Length", Buffer.byteLength(body));
+    res.end(body);
   };
 
   return {
