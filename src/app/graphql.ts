@@ -1,5 +1,6 @@
 // mountGraphql: GraphQL subscriptions over Server-Sent Events (graphql/stream.ts) and Apollo 5 on
-// /graphql, executed by graphql-jit (graphql/compiled.ts), with the same context factory as every door.
+// /graphql, executed by graphql-jit (graphql/compiled.ts), with the same context factory as every door;
+// documents Apollo has already run without an error skip its per-request pipeline (app/graphql-fast.ts).
 // Below it, how Apollo's errors are given our codes, masked and bounded.
 import type express from "express";
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from "@apollo/server";
@@ -8,13 +9,13 @@ import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/di
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
-import { createContext } from "../context";
+import { createContext, type RequestContext } from "../context";
 import { currentRecord } from "../observability/request";
 import { boundMessage, errorCodeOf, withHttpStatus } from "../errors";
 import { compiledExecutorGateway } from "../graphql/compiled";
 import { stringifyResult } from "../graphql/raw-json";
 import { GRAPHQL_STREAM_PATH, graphqlStream } from "../graphql/stream";
-import { costPlugin, holdsSubscription, subscriptionsElsewhere, validationRules } from "../graphql/limits";
+import { costPlugin, holdsSubscription, subscriptionsElsewhere, validationRules, variableCostCheck } from "../graphql/limits";
 import { inputGuardPlugin } from "../graphql/input-guard";
 import { loadTrustedDocuments, trustedDocumentsPlugin } from "../graphql/trusted-documents";
 import { RETRY_AFTER_SECONDS, type DatabaseFaults } from "../db/faults";
@@ -22,6 +23,7 @@ import type { Logger } from "../logger";
 import type { Services } from "../services";
 import type { LiveStreams } from "../streams/event-stream";
 import { jsonBody } from "./body";
+import { fastPath, type PersistedQueries } from "./graphql-fast";
 
 export async function mountGraphql(app: express.Express, services: Services, schema: GraphQLSchema, faults: DatabaseFaults, live: LiveStreams) {
   // GraphQL subscriptions over Server-Sent Events (graphql/stream.ts), before Apollo's /graphql mount would take the path.
@@ -30,9 +32,35 @@ export async function mountGraphql(app: express.Express, services: Services, sch
 
   // Read at start-up, so a missing or malformed allow-list stops the service instead of a request.
   const trusted = services.config.graphqlTrustedDocuments ? [trustedDocumentsPlugin(loadTrustedDocuments(services.config.graphqlTrustedDocuments))] : [];
+  // One check for Apollo's plugin and the fast path: it remembers which documents no variable prices.
+  const cost = variableCostCheck(services.config.graphqlMaxCost);
+  // The request's context, made once: the fast path (app/graphql-fast.ts) may make it and then leave
+  // the request to Apollo, whose context function gets the same promise (a credential slot is held once).
+  const contexts = new WeakMap<express.Request, Promise<RequestContext>>();
+  const contextFor = (req: express.Request, res: express.Response): Promise<RequestContext> => {
+    let context = contexts.get(req);
+    if (!context) {
+      context = createContext(services, {
+        authorization: req.get("authorization"),
+        propertyHeader: req.get("x-property-id"),
+        surface: "graphql",
+        address: req.ip,
+        response: res,
+      }).then(
+        (made) => ((res.locals.credential = made.credential), made),
+        (err) => {
+          throw withFaultStatus(withHttpStatus(faults.errorFor(err, "/graphql") ?? err));
+        },
+      );
+      contexts.set(req, context);
+    }
+    return context;
+  };
+  const maxResponseBytes = services.config.graphqlMaxResponseBytes;
+  const fast = fastPath({ schema, maxResponseBytes, cost, contextFor });
   const apollo = new ApolloServer({
     // The schema, executed by graphql-jit; results over the response cap answer response_too_large.
-    gateway: compiledExecutorGateway(schema, services.config.graphqlMaxResponseBytes),
+    gateway: compiledExecutorGateway(schema, maxResponseBytes),
 
     introspection: services.config.graphqlIntrospection,
     // The parser stops after this many tokens, so a huge document costs little to refuse.
@@ -44,15 +72,29 @@ export async function mountGraphql(app: express.Express, services: Services, sch
     // Apollo's own handler stops the server and re-raises the signal, killing the process mid-drain;
     // server.ts drains instead.
     stopOnTerminationSignals: false,
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled(), inputGuardPlugin(), ...trusted, costPlugin(services.config.graphqlMaxCost), faultStatus, boundErrors],
+    plugins: [
+      ApolloServerPluginCacheControlDisabled(),
+      ApolloServerPluginLandingPageDisabled(),
+      inputGuardPlugin(),
+      ...trusted,
+      costPlugin(cost),
+      faultStatus,
+      boundErrors,
+      fast.plugin,
+    ],
     // With introspection off (production) errors do not suggest the schema's names either.
     formatError: (formatted, error) =>
       boundFormatted(maskUnexpected(ownValidationCode(formatted, error), error, services.logger, faults), !services.config.graphqlIntrospection),
   });
   await apollo.start();
+  // Apollo's persisted-query cache, which the fast path reads and writes as Apollo does (not part of
+  // its API: when it cannot be found, persisted queries are all Apollo's).
+  fast.persistedQueries((apollo as unknown as { internals?: { persistedQueries?: PersistedQueries } }).internals?.persistedQueries);
   app.use(
     "/graphql",
     jsonBody("1mb"),
+    // Documents Apollo has already run without an error skip its per-request pipeline.
+    fast.handler,
     (req, res, next) => {
       // graphql/limits.ts holdsSubscription: refused here, as the validation rule would, before Apollo's 500.
       const query = req.method === "GET" ? req.query.query : (req.body as { query?: unknown } | undefined)?.query;
@@ -60,23 +102,15 @@ export async function mountGraphql(app: express.Express, services: Services, sch
       const { message, extensions } = subscriptionsElsewhere();
       res.status(400).json({ errors: [{ message, extensions }] });
     },
-    expressMiddleware(apollo, {
-      context: ({ req, res }) =>
-        createContext(services, {
-          authorization: req.get("authorization"),
-          propertyHeader: req.get("x-property-id"),
-          surface: "graphql",
-          address: req.ip,
-          response: res,
-        }).then(
-          (context) => ((res.locals.credential = context.credential), context),
-          (err) => {
-            throw withFaultStatus(withHttpStatus(faults.errorFor(err, "/graphql") ?? err));
-          },
-        ),
-    }),
+    expressMiddleware(apollo, { context: ({ req, res }) => contextFor(req, res) }),
   );
-  return { closeStreams: () => graphqlSse.close(), stop: () => apollo.stop() };
+  return {
+    closeStreams: () => graphqlSse.close(),
+    stop: () => {
+      fast.off();
+      return apollo.stop();
+    },
+  };
 }
 
 /**

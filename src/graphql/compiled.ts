@@ -8,7 +8,15 @@
 // /graphql runs a document on the JSON read path instead when it has a plan (graphql/json-plan.ts).
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 import { getVariableValues } from "graphql/execution/values";
-import { GraphQLError, getOperationAST, printSchema, type DocumentNode, type ExecutionResult, type GraphQLSchema } from "graphql";
+import {
+  GraphQLError,
+  getOperationAST,
+  printSchema,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
 import type { GatewayExecutor, GatewayInterface } from "@apollo/server-gateway-interface";
 import { invalidRequest, responseTooLarge, withHttpStatus } from "../errors";
 import { jsonSize } from "./limits";
@@ -84,35 +92,76 @@ export function operationRunner(schema: GraphQLSchema, document: DocumentNode, o
   return query;
 }
 
+/** What one execution of a document needs: the gateway request's parts, or the /graphql fast path's. */
+export interface DocumentRun {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  /** The operation's own name (null when anonymous), as Apollo resolves it. */
+  operationName: string | null;
+  variables: Record<string, unknown>;
+  context: RequestContext;
+}
+
+/**
+ * One /graphql execution, whoever resolved the operation (Apollo's gateway below, or
+ * app/graphql-fast.ts): compiled or planned (operationRunner), the variables' coercion errors in
+ * graphql-js's words, the response cap. A result larger than `maxResponseBytes` as JSON is answered
+ * with `response_too_large` instead, measured before it is serialised.
+ */
+export async function executeDocument(schema: GraphQLSchema, run: DocumentRun, maxResponseBytes = Infinity): Promise<ExecutionResult> {
+  const query = operationRunner(schema, run.document, run.operationName);
+  if (typeof query !== "function") return query;
+  const { variables } = run;
+  const result = await query(undefined, run.context, variables);
+  if (result.data === undefined && result.errors?.length) {
+    // The variables did not coerce; graphql-js says why in the scalar's own words ("expected a
+    // uuid, e.g. ..."), where graphql-jit only names the type. At most 50 errors, as graphql-js's
+    // execute allows: each quotes the whole variable, and an object of 50,000 unknown members made
+    // one error each (the process ran out of memory).
+    const coerced = getVariableValues(schema, run.operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
+    // Past the limit graphql-js adds an error of no code ("Too many errors …"): the client's input too.
+    if (coerced.errors) return { errors: coerced.errors.map((e) => (e.nodes?.length ? e : (invalidRequest(e.message) as GraphQLError))) };
+  }
+  if (jsonSize(result, maxResponseBytes) > maxResponseBytes) {
+    return { errors: [withHttpStatus(responseTooLarge(maxResponseBytes)) as GraphQLError] };
+  }
+  if (!result.errors?.some((e) => !e.extensions)) return result;
+  // graphql-jit leaves `extensions` undefined on an error whose cause has none (a database error),
+  // and Apollo's error formatting then fails before formatError sees it: give it graphql-js's `{}`.
+  const errors = result.errors.map((e) => (e.extensions ? e : new GraphQLError(e.message, { path: e.path, originalError: e.originalError })));
+  return { ...result, errors };
+}
+
+/**
+ * Executions the /graphql fast path ran and hands to Apollo to answer, by the request's data handle:
+ * Apollo gives its executor a shallow copy of the context it was handed (internalExecuteOperation
+ * clones it per operation), and the copy shares the request's own `data`.
+ */
+const executed = new WeakMap<object, Promise<ExecutionResult>>();
+
+/**
+ * Apollo answers this request with `execution`, already run (app/graphql-fast.ts): its gateway
+ * executor returns it (or its rejection) instead of executing again, and Apollo formats it as it
+ * would its own.
+ */
+export function answerWith(context: RequestContext, execution: Promise<ExecutionResult>) {
+  executed.set(context.data, execution);
+}
+
 /**
  * Apollo Server runs a gateway's executor in place of graphql-js `execute`; parsing, validation
- * (depth and cost limits included), the context and error formatting stay Apollo's. A result larger
- * than `maxResponseBytes` as JSON is answered with `response_too_large` instead, measured before
- * Apollo serialises it.
+ * (depth and cost limits included), the context and error formatting stay Apollo's.
  */
 export function compiledExecutorGateway(schema: GraphQLSchema, maxResponseBytes = Infinity): GatewayInterface {
   const executor: GatewayExecutor = async (request) => {
-    const query = operationRunner(schema, request.document, request.operationName);
-    if (typeof query !== "function") return query;
-    const variables = request.request.variables ?? {};
-    const result = await query(undefined, request.context, variables);
-    if (result.data === undefined && result.errors?.length) {
-      // The variables did not coerce; graphql-js says why in the scalar's own words ("expected a
-      // uuid, e.g. ..."), where graphql-jit only names the type. At most 50 errors, as graphql-js's
-      // execute allows: each quotes the whole variable, and an object of 50,000 unknown members made
-      // one error each (the process ran out of memory).
-      const coerced = getVariableValues(schema, request.operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
-      // Past the limit graphql-js adds an error of no code ("Too many errors …"): the client's input too.
-      if (coerced.errors) return { errors: coerced.errors.map((e) => (e.nodes?.length ? e : (invalidRequest(e.message) as GraphQLError))) };
+    const context = request.context as RequestContext;
+    const done = context && executed.get(context.data);
+    if (done) {
+      executed.delete(context.data);
+      return done;
     }
-    if (jsonSize(result, maxResponseBytes) > maxResponseBytes) {
-      return { errors: [withHttpStatus(responseTooLarge(maxResponseBytes)) as GraphQLError] };
-    }
-    if (!result.errors?.some((e) => !e.extensions)) return result;
-    // graphql-jit leaves `extensions` undefined on an error whose cause has none (a database error),
-    // and Apollo's error formatting then fails before formatError sees it: give it graphql-js's `{}`.
-    const errors = result.errors.map((e) => (e.extensions ? e : new GraphQLError(e.message, { path: e.path, originalError: e.originalError })));
-    return { ...result, errors };
+    const { document, operation, operationName } = request;
+    return executeDocument(schema, { document, operation, operationName: operationName ?? null, variables: request.request.variables ?? {}, context }, maxResponseBytes);
   };
   return {
     onSchemaLoadOrUpdate(callback) {

@@ -9,6 +9,15 @@ import { isStorableText, unstorableDetail, unstorablePath } from "./text";
 /** Documents already found free of such literals: Apollo hands back the same parsed document per query text. */
 const cleanDocuments = new WeakSet<DocumentNode>();
 
+/**
+ * Whether the plugin below lets this request through: its variables hold only storable text and its
+ * document was already found free of unstorable literals (the /graphql fast path asks, and leaves
+ * any other request to Apollo, whose plugin then refuses it).
+ */
+export function passesInputGuard(document: DocumentNode, variables: Record<string, unknown> | undefined): boolean {
+  return cleanDocuments.has(document) && unstorablePath(variables ?? {}, "") === undefined;
+}
+
 export function inputGuardPlugin(): ApolloServerPlugin {
   return {
     async requestDidStart() {

@@ -50,6 +50,7 @@ import {
   type GraphQLNamedType,
   type GraphQLObjectType,
   type GraphQLResolveInfo,
+  type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionNode,
   type SelectionSetNode,
@@ -211,31 +212,48 @@ function costRefusal(operation: OperationDefinitionNode, m: OperationMeasure & {
   );
 }
 
+/** The refusal of an operation over the cost bound once its variables are known, or undefined. */
+export type VariableCostCheck = (
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode | null | undefined,
+  variables: Record<string, unknown> | undefined,
+) => GraphQLError | undefined;
+
 /**
  * Prices an operation whose cost depends on its variables from their coerced values, before it runs
  * (the validation rule, cached per document, could not): `guests(limit: $l)` with $l = 500 costs
  * what `guests(limit: 500)` does. Variables that do not coerce are left to execution to report.
+ * One check serves Apollo (costPlugin) and the /graphql fast path (app/graphql-fast.ts).
  */
-export function costPlugin(maxCost: number): ApolloServerPlugin {
+export function variableCostCheck(maxCost: number): VariableCostCheck {
   /** Documents whose cost does not depend on variables: the validation rule priced them already. */
   const fixed = new WeakMap<DocumentNode, Set<string | undefined>>();
+  return (schema, document, operation, variables) => {
+    if (!operation?.variableDefinitions?.length || fixed.get(document)?.has(operation.name?.value)) return undefined;
+    // maxErrors: a variable with 50,000 unknown fields would otherwise build an error per field, each
+    // quoting the whole value (out of memory); execution reports the errors, bounded, anyway.
+    const coerced = getVariableValues(schema, operation.variableDefinitions, variables ?? {}, { maxErrors: 1 });
+    if (coerced.errors) return undefined;
+    const context = new ValidationContext(schema, document, new TypeInfo(schema), () => {});
+    const m = measureOperation(context, operation, maxCost, coerced.coerced);
+    if (!m.variablePriced) {
+      if (!fixed.has(document)) fixed.set(document, new Set());
+      fixed.get(document)!.add(operation.name?.value);
+      return undefined;
+    }
+    return m.cost > maxCost ? (withHttpStatus(costRefusal(operation, m, maxCost)) as GraphQLError) : undefined;
+  };
+}
+
+/** Apollo's side of variableCostCheck: refuses before execution, with the check's 400. */
+export function costPlugin(check: VariableCostCheck): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ document, operation, request, schema }) {
-          if (!operation?.variableDefinitions?.length || fixed.get(document)?.has(operation.name?.value)) return;
-          // maxErrors: a variable with 50,000 unknown fields would otherwise build an error per field, each
-          // quoting the whole value (out of memory); execution reports the errors, bounded, anyway.
-          const coerced = getVariableValues(schema, operation.variableDefinitions, request.variables ?? {}, { maxErrors: 1 });
-          if (coerced.errors) return;
-          const context = new ValidationContext(schema, document, new TypeInfo(schema), () => {});
-          const m = measureOperation(context, operation, maxCost, coerced.coerced);
-          if (!m.variablePriced) {
-            if (!fixed.has(document)) fixed.set(document, new Set());
-            fixed.get(document)!.add(operation.name?.value);
-            return;
-          }
-          if (m.cost > maxCost) throw withHttpStatus(costRefusal(operation, m, maxCost));
+          const refusal = check(schema, document, operation, request.variables);
+          if (refusal) throw refusal;
         },
       };
     },
