@@ -2,10 +2,12 @@
 // whole-pair rebuild it replaces. On a fresh PostgreSQL with `gcs fixtures --guests GUESTS`: builds
 // every rollup, then for each N in SIZES writes N single-row updates to the stays of N distinct
 // persons of group A (nights +1, then back), and refreshes once; prints the pass's duration (the
-// refresh transaction: lock, change rows, facts, delta, state) per N, then the whole rebuild's.
+// refresh transaction: lock, change rows, facts, delta, state) and the server's CPU time per pass
+// (all its processes, from /proc), per N; then the whole rebuild's.
 // Usage: npx tsx bench/stay-rollup-pass.ts   (GUESTS=20000 SIZES=1,10,50,200 ROUNDS=3 EXPLAIN=1)
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { Client } from "pg";
 import { openDatabase } from "../src/db/database";
 import { rebuildFamily, refreshRollups } from "../src/rollups/refresh";
@@ -17,6 +19,23 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** CPU time (user + system, ms) of the server's processes so far: the postmaster's and its children's. */
+function serverCpuMs(dataDir: string): number {
+  const postmaster = Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+  let ticks = 0;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // exited meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pid) === postmaster || Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1000) / 100; // USER_HZ: 100 ticks a second
+}
+
 async function main() {
   const pg = await startTestPostgres();
   const admin = new Client({ connectionString: pg.adminUrl() });
@@ -27,7 +46,7 @@ async function main() {
   const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "warn" };
   execFileSync(process.execPath, ["bin/gcs.js", "migrate"], { env, stdio: "inherit" });
   mkdirSync("bench/.data", { recursive: true });
-  let started = performance.now();
+  const started = performance.now();
   execFileSync(process.execPath, ["bin/gcs.js", "fixtures", "--out", "bench/.data/stay-rollup-pass-manifest.json", "--guests", String(GUESTS)], { env, stdio: "inherit" });
   console.log(`fixtures and first build: ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const manifest = JSON.parse(readFileSync("bench/.data/stay-rollup-pass-manifest.json", "utf8"));
@@ -54,10 +73,11 @@ async function main() {
     [groupId, Math.max(...SIZES) * ROUNDS * 2],
   );
   let next = 0;
-  console.log("| touched persons | pass (median of " + ROUNDS + " × 2) | units re-applied |");
-  console.log("|---:|---:|---:|");
+  console.log("| touched persons | pass (median of " + ROUNDS + " × 2) | PostgreSQL CPU per pass (mean) | units re-applied |");
+  console.log("|---:|---:|---:|---:|");
   for (const n of SIZES) {
     const durations: number[] = [];
+    let cpuMs = 0;
     let units = 0;
     for (let round = 0; round < ROUNDS * 2; round++) {
       const delta = round % 2 ? -1 : 1;
@@ -65,16 +85,18 @@ async function main() {
         await c.query("UPDATE reservations SET departure_date = departure_date + $2::int WHERE id = $1", [stays[(next + i) % stays.length].id, delta]);
       }
       if (round % 2) next += n;
+      const cpuBefore = serverCpuMs(pg.dataDir);
       const [report] = (await refreshRollups(db, { groupId })).filter((r) => r.metric === "stays");
+      cpuMs += serverCpuMs(pg.dataDir) - cpuBefore;
       if (report.path !== "touches") throw new Error(`expected the touches path, got ${JSON.stringify(report)}`);
       durations.push(report.durationMs);
       units = report.rows;
     }
-    console.log(`| ${n} | ${median(durations)} ms | ${units} |`);
+    console.log(`| ${n} | ${median(durations)} ms | ${(cpuMs / (ROUNDS * 2)).toFixed(1)} ms | ${units} |`);
   }
-  started = performance.now();
+  const cpuBefore = serverCpuMs(pg.dataDir);
   const whole = await rebuildFamily(db, groupId, "stays");
-  console.log(`whole rebuild of group A's stays: ${whole.durationMs} ms (${whole.rows} buckets); wall ${Math.round(performance.now() - started)} ms`);
+  console.log(`whole rebuild of group A's stays: ${whole.durationMs} ms, PostgreSQL CPU ${Math.round(serverCpuMs(pg.dataDir) - cpuBefore)} ms (${whole.rows} buckets)`);
   await c.end();
   await db.close();
   if (process.env.EXPLAIN) copyFileSync(pg.logFile, "bench/.data/stay-rollup-pass-plans.log");
