@@ -112,19 +112,8 @@ const SHAPE_ROWS = raw(
   }).join(",\n      "),
 );
 
-/**
- * The facts `where` selects (on stay_rollup_facts aliased sf), with their periods and, when asked,
- * each person's first stay in the group and at each property.
- */
-const facts = (where: Sql, firstStays: boolean) => sql`
-  SELECT sf.*, date_trunc('week', sf.arrival_date)::date AS week, date_trunc('month', sf.arrival_date)::date AS month,
-    date_trunc('year', sf.arrival_date)::date AS year${firstStays ? sql`,
-    min(sf.arrival_date) OVER (PARTITION BY sf.person) AS first_stay,
-    min(sf.arrival_date) OVER (PARTITION BY sf.person, sf.property_id) AS first_stay_here` : empty}
-  FROM stay_rollup_facts sf WHERE ${where}`;
-
-/** Each row of `f` in every stored bucket it counts in (b: shape, period, starts and the dimensions). */
-const inBuckets = sql`f CROSS JOIN LATERAL (VALUES
+/** Each row of `relation` (as f) in every stored bucket it counts in (b: shape, period, starts and the dimensions). */
+const inBuckets = (relation: string) => sql`${raw(relation)} f CROSS JOIN LATERAL (VALUES
       ${SHAPE_ROWS}) AS b(shape, period, starts, property_id, channel, guest_country, in_month)`;
 
 /** The bucket key columns of a contributions row, as the stored bucket names them. */
@@ -161,41 +150,51 @@ interface BucketKey {
 
 const keyText = (k: BucketKey) => JSON.stringify([k.shape, k.period, k.propertyId, k.channel, k.guestCountry, k.inMonth]);
 
+type ContributionRow = BucketKey & Omit<Sums, "money"> & { currency: string | null; revenue: string | null; room: string | null; roomNights: number };
+
 /**
- * The facts `where` selects (a predicate on stay_rollup_facts aliased sf) summed per stored bucket,
- * as the live statement counts them: stays, nights, distinct persons, persons whose first stay
- * (among their own facts: all of a person's stays are one unit) precedes the bucket, the same at the
- * bucket's property, and the folio per currency. Two statements (the counts, the money), joined here.
+ * The facts rows `facts` names (a relation: the rows a data-modifying CTE of `change` returns, or a
+ * selection of stay_rollup_facts) summed per stored bucket, as the live statement counts them, in one
+ * statement: stays, nights, distinct persons, persons whose first stay (among their own facts: all of
+ * a person's stays are one unit) precedes the bucket, the same at the bucket's property; and, in rows
+ * of their own, the folio per currency with its stays.
  */
-async function contributions(client: PoolClient, where: Sql): Promise<Map<string, BucketKey & Sums>> {
-  const { rows: counts } = await run<BucketKey & Omit<Sums, "money">>(
+async function contributions(client: PoolClient, change: Sql, facts: Sql): Promise<Map<string, BucketKey & Sums>> {
+  const { rows } = await run<ContributionRow>(
     client,
-    // Per person first (the stays without a guest profile share a null person), so that the
-    // distinct counts are plain counts.
-    sql`WITH f AS (${facts(where, true)}),
+    sql`WITH ${change}
+      f AS (
+        SELECT sf.*, date_trunc('week', sf.arrival_date)::date AS week, date_trunc('month', sf.arrival_date)::date AS month,
+          date_trunc('year', sf.arrival_date)::date AS year,
+          min(sf.arrival_date) OVER (PARTITION BY sf.person) AS first_stay,
+          min(sf.arrival_date) OVER (PARTITION BY sf.person, sf.property_id) AS first_stay_here
+        FROM ${facts} sf),
+      -- Per person first (the stays without a guest profile share a null person), so that the
+      -- distinct counts are plain counts.
       per_person AS (
         SELECT ${BY_BUCKET}, f.person, count(*) AS stays, sum(f.nights) AS nights,
           bool_or(f.first_stay < b.starts) AS returning_in_group, bool_or(f.first_stay_here < b.starts) AS returning_at_property
-        FROM ${inBuckets} GROUP BY ${BY_BUCKET}, f.person)
-      SELECT ${KEY_COLUMNS}, sum(b.stays)::int AS stays, sum(b.nights)::int AS nights, count(b.person)::int AS "distinctGuests",
+        FROM ${inBuckets("f")} GROUP BY ${BY_BUCKET}, f.person),
+      folio AS (
+        SELECT f.*, m->>'c' AS currency, (m->>'r')::numeric AS revenue, (m->>'a')::numeric AS room
+        FROM f CROSS JOIN LATERAL jsonb_array_elements(f.folio) AS m)
+      SELECT ${KEY_COLUMNS}, NULL AS currency, sum(b.stays)::int AS stays, sum(b.nights)::int AS nights, count(b.person)::int AS "distinctGuests",
         (count(b.person) FILTER (WHERE b.returning_in_group))::int AS "returningGuests",
         -- (only the shapes by property store it)
-        (count(b.person) FILTER (WHERE b.returning_at_property AND b.property_id IS NOT NULL))::int AS "propertyReturningGuests"
-      FROM per_person b GROUP BY ${BY_BUCKET}`,
-  );
-  const { rows: money } = await run<BucketKey & { currency: string; revenue: string; room: string | null; roomNights: number; stays: number }>(
-    client,
-    sql`WITH f AS (
-        SELECT f.*, m->>'c' AS currency, (m->>'r')::numeric AS revenue, (m->>'a')::numeric AS room
-        FROM (${facts(where, false)}) f CROSS JOIN LATERAL jsonb_array_elements(f.folio) AS m)
-      SELECT ${KEY_COLUMNS}, f.currency, sum(f.revenue)::text AS revenue, sum(f.room)::text AS room,
-        (coalesce(sum(f.nights) FILTER (WHERE f.room IS NOT NULL), 0))::int AS "roomNights", count(*)::int AS stays
-      FROM ${inBuckets} GROUP BY ${BY_BUCKET}, f.currency`,
+        (count(b.person) FILTER (WHERE b.returning_at_property AND b.property_id IS NOT NULL))::int AS "propertyReturningGuests",
+        NULL AS revenue, NULL AS room, 0 AS "roomNights"
+      FROM per_person b GROUP BY ${BY_BUCKET}
+      UNION ALL
+      SELECT ${KEY_COLUMNS}, f.currency, count(*)::int, 0, 0, 0, 0, sum(f.revenue)::text, sum(f.room)::text,
+        (coalesce(sum(f.nights) FILTER (WHERE f.room IS NOT NULL), 0))::int
+      FROM ${inBuckets("folio")} GROUP BY ${BY_BUCKET}, f.currency`,
   );
   const out = new Map<string, BucketKey & Sums>();
-  for (const row of counts) out.set(keyText(row), { ...row, money: new Map() });
-  for (const { currency, revenue, room, roomNights, stays, ...key } of money) {
-    out.get(keyText(key))!.money.set(currency, { revenue: BigInt(revenue), room: BigInt(room ?? "0"), roomNights, stays });
+  for (const { currency, revenue, room, roomNights, ...row } of rows) {
+    if (currency === null) out.set(keyText(row), { ...row, money: out.get(keyText(row))?.money ?? new Map() });
+  }
+  for (const { currency, revenue, room, roomNights, stays, ...key } of rows) {
+    if (currency !== null) out.get(keyText(key))!.money.set(currency, { revenue: BigInt(revenue!), room: BigInt(room ?? "0"), roomNights, stays });
   }
   return out;
 }
@@ -342,21 +341,15 @@ async function applyDelta(client: PoolClient, groupId: string, old: Map<string, 
       inserts.push({ shape: key.shape, period: key.period, bucket: bucketOf(key, next) });
     }
   }
-  if (deletes.length) await client.query("DELETE FROM metric_rollups WHERE property_group_id = $1 AND id = ANY($2::bigint[])", [groupId, deletes]);
-  if (updates.length) {
-    await client.query(
-      `UPDATE metric_rollups m SET bucket = x.bucket FROM jsonb_to_recordset($2::jsonb) AS x(id bigint, bucket jsonb)
-       WHERE m.property_group_id = $1 AND m.id = x.id`,
-      [groupId, JSON.stringify(updates)],
-    );
-  }
-  if (inserts.length) {
-    await client.query(
-      `INSERT INTO metric_rollups (property_group_id, metric, shape, variant, period, bucket)
-       SELECT $1, 'stays', x.shape, '', x.period::date, x.bucket FROM jsonb_to_recordset($2::jsonb) AS x(shape text, period text, bucket jsonb)`,
-      [groupId, JSON.stringify(inserts)],
-    );
-  }
+  // One statement: the buckets deleted, updated and inserted.
+  await client.query(
+    `WITH gone AS (DELETE FROM metric_rollups WHERE property_group_id = $1 AND id = ANY($2::bigint[])),
+       changed AS (UPDATE metric_rollups m SET bucket = x.bucket FROM jsonb_to_recordset($3::jsonb) AS x(id bigint, bucket jsonb)
+         WHERE m.property_group_id = $1 AND m.id = x.id)
+     INSERT INTO metric_rollups (property_group_id, metric, shape, variant, period, bucket)
+     SELECT $1, 'stays', x.shape, '', x.period::date, x.bucket FROM jsonb_to_recordset($4::jsonb) AS x(shape text, period text, bucket jsonb)`,
+    [groupId, deletes, JSON.stringify(updates), JSON.stringify(inserts)],
+  );
 }
 
 // ---- the family ----------------------------------------------------------------------------------
@@ -369,7 +362,8 @@ export const staysFamily: IncrementalFamily = {
     await client.query("DELETE FROM stay_rollup_facts WHERE property_group_id = $1", [groupId]);
     await run(client, sql`INSERT INTO stay_rollup_facts (${FACT_COLUMNS}) ${liveFacts(allStays(groupId))}`);
     await client.query("DELETE FROM metric_rollups WHERE property_group_id = $1 AND metric = 'stays'", [groupId]);
-    await applyDelta(client, groupId, new Map(), await contributions(client, sql`sf.property_group_id = ${groupId}::uuid`));
+    const all = await contributions(client, empty, sql`(SELECT * FROM stay_rollup_facts WHERE property_group_id = ${groupId}::uuid)`);
+    await applyDelta(client, groupId, new Map(), all);
     // Fresh statistics (as the table's owner: migration 20261128211500), or the planner takes the
     // next passes' lookups by person for scans of the group's facts until autovacuum analyzes them.
     await client.query("SELECT stay_rollup_facts_analyze()");
@@ -378,14 +372,22 @@ export const staysFamily: IncrementalFamily = {
   async applyTouches(client, groupId, _variants, touched) {
     const units = await touchedUnits(client, groupId, touched.flat() as Record<string, unknown>[]);
     if (!units.length) return 0;
-    const ofUnits = sql`sf.property_group_id = ${groupId}::uuid AND sf.unit = ANY(${units}::uuid[])`;
-    const old = await contributions(client, ofUnits);
-    await run(client, sql`DELETE FROM stay_rollup_facts sf WHERE ${ofUnits}`);
-    // A stay that still has a fact is counted under a unit not touched here: a write moved it after
-    // this pass read its keys, and that write's change row re-applies both units on the next pass.
-    await run(client, sql`INSERT INTO stay_rollup_facts (${FACT_COLUMNS}) ${liveFacts(staysOfUnits(groupId, units))}
-      ON CONFLICT (property_group_id, reservation_id) DO NOTHING`);
-    await applyDelta(client, groupId, old, await contributions(client, ofUnits));
+    // The units' facts as last applied, deleted and summed in one statement; then their facts from
+    // the live rows, inserted and summed. A stay that still has a fact is counted under a unit not
+    // touched here: a write moved it after this pass read its keys, and that write's change row
+    // re-applies both units on the next pass.
+    const old = await contributions(
+      client,
+      sql`gone AS (DELETE FROM stay_rollup_facts WHERE property_group_id = ${groupId}::uuid AND unit = ANY(${units}::uuid[]) RETURNING *),`,
+      raw("gone"),
+    );
+    const now = await contributions(
+      client,
+      sql`added AS (INSERT INTO stay_rollup_facts (${FACT_COLUMNS}) ${liveFacts(staysOfUnits(groupId, units))}
+        ON CONFLICT (property_group_id, reservation_id) DO NOTHING RETURNING *),`,
+      raw("added"),
+    );
+    await applyDelta(client, groupId, old, now);
     return units.length;
   },
 };
