@@ -87,7 +87,8 @@ const envSchema = z.object({
   GCS_WEBHOOKS_PIPELINE: z.coerce.number().int().min(1).max(64).default(8),
   // 0: this instance does not refresh the dashboard rollups (another instance, or none: then every
   // aggregate is counted live once the stored answers are older than data/metric-rollups.ts MAX_STALENESS_SECONDS allows).
-  GCS_ROLLUP_REFRESH_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+  // Every second: a pass that applies a few writes' touches takes milliseconds (docs/aggregates.md).
+  GCS_ROLLUP_REFRESH_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
   // GET /v1/events/stream (src/streams/event-stream.ts): open streams per credential and instance,
   // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
   GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
