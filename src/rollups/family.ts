@@ -1,3 +1,6 @@
+/** One family of rollups that follows the writes (issue 44): its facts table, as last applied, and the
+ * delta a change row's touches make to its stored buckets. src/rollups/refresh.ts picks, per due pair,
+ * applyTouches (the daily path) or the whole-pair rebuild (the repair path), which calls rebuildFacts. */
 import type { PoolClient } from "pg";
 export interface IncrementalFamily {
   /** Whole-pair rebuild, same transaction and lock: rebuild the family's facts from the live tables (the stored buckets are rebuilt by refresh.ts as today, or by this when it says so). */
