@@ -63,6 +63,7 @@ const TENANT_RULES = {
   ReviewRollup: byProperty,
   MetricRollupState: group,
   MetricRollupChange: group,
+  StayRollupFact: group,
 } satisfies Record<string, TenantRule>;
 
 export type TenantModel = keyof typeof TENANT_RULES;

@@ -189,12 +189,17 @@ export const BLOCKERS: BlockerGroup[] = [
       "sequence key: metric_rollups.id DEFAULT nextval('metric_rollups_id_seq'::regclass)",
       "unique key: metric_rollup_changes.metric_rollup_changes_pkey (id)",
       "unique key: metric_rollups.metric_rollups_pkey (id)",
-      ...["consent_observations", "guest_profiles", "loyalty_members", "properties", "reservations", "reviews", "transactions"].flatMap((t) => [
-        `trigger: ${t}.metric_rollups_delete → metric_rollups_changed()`,
-        `trigger: ${t}.metric_rollups_insert → metric_rollups_changed()`,
-        `trigger: ${t}.metric_rollups_truncate → metric_rollups_truncated()`,
-        `trigger: ${t}.metric_rollups_update → metric_rollups_changed()`,
-      ]),
+      // Each fed table records its rows' keys with its own function (migration 20261128210000_rollup_touches);
+      // properties records none (a time zone moves every bucket).
+      ...["consent_observations", "guest_profiles", "loyalty_members", "properties", "reservations", "reviews", "transactions"].flatMap((t) => {
+        const changed = t === "properties" ? "metric_rollups_changed()" : `metric_rollups_changed_${t}()`;
+        return [
+          `trigger: ${t}.metric_rollups_delete → ${changed}`,
+          `trigger: ${t}.metric_rollups_insert → ${changed}`,
+          `trigger: ${t}.metric_rollups_truncate → metric_rollups_truncated()`,
+          `trigger: ${t}.metric_rollups_update → ${changed}`,
+        ];
+      }),
     ],
   },
   {
