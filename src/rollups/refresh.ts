@@ -25,13 +25,14 @@ import { startPoller, type Poller } from "../delivery/poller";
 import { acrossGroups, asGroup } from "../db/session";
 import type { IncrementalFamily } from "./family";
 import { staysFamily } from "./stays-family";
+import { reviewsFamily } from "./reviews-family";
 
 /** The families that follow the writes; undefined: rebuilt whole after every change. */
 export const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
   stays: staysFamily,
   guests: undefined,
   consent: undefined,
-  reviews: undefined,
+  reviews: reviewsFamily,
 };
 
 /** At most this many consent purposes per group get guest and consent rollups (the most observed). */
