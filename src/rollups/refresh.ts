@@ -247,24 +247,31 @@ async function refreshPair(db: Database, groupId: string, metric: Metric, wanted
  * One pass: refreshes every family that is due (of `groupId` only, when given). Finding them crosses
  * groups: the rollup refresher's cross-group path (db/session.ts).
  */
-export function refreshRollups(db: Database, opts: { groupId?: string; signal?: AbortSignal } = {}): Promise<RebuildReport[]> {
+export function refreshRollups(db: Database, opts: RefreshOptions = {}): Promise<RebuildReport[]> {
   return acrossGroups("rollup refresher", () => rebuildDue(db, opts));
 }
 
-async function rebuildDue(db: Database, opts: { groupId?: string; signal?: AbortSignal }): Promise<RebuildReport[]> {
+interface RefreshOptions {
+  groupId?: string;
+  signal?: AbortSignal;
+  /** False: rebuild every due pair whole (GCS_ROLLUP_INCREMENTAL=false). Default true. */
+  incremental?: boolean;
+}
+
+async function rebuildDue(db: Database, opts: RefreshOptions): Promise<RebuildReport[]> {
   const reports: RebuildReport[] = [];
   for (const { groupId, metric } of await dueFamilies(db.primaryPool, opts.groupId)) {
     if (opts.signal?.aborted) break;
-    reports.push(await refreshFamily(db, groupId, metric));
+    reports.push(await (opts.incremental === false ? rebuildFamily : refreshFamily)(db, groupId, metric));
   }
   return reports;
 }
 
 /** The background refresher of `gcs serve`: any number of instances may run it. */
-export function startRollupRefresher(db: Database, logger: Logger, intervalMs: number): Poller {
+export function startRollupRefresher(db: Database, logger: Logger, intervalMs: number, opts: { incremental?: boolean } = {}): Poller {
   return startPoller(intervalMs, async (signal) => {
     try {
-      for (const report of await refreshRollups(db, { signal })) {
+      for (const report of await refreshRollups(db, { signal, incremental: opts.incremental })) {
         if (report.repaired) logger.warn(report, "rollup touches could not be applied; the pair was rebuilt whole");
         else if (report.rebuilt) logger.debug(report, "rollups refreshed");
       }

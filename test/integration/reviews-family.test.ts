@@ -113,3 +113,17 @@ test(`applied touches equal a whole rebuild, and applying them again changes not
   // The writes moved the counts (the property could not pass on rows that never changed).
   expect(changed).toBeGreaterThan(20);
 }, 60_000);
+
+test("the refresher applies review touches; with incremental off (GCS_ROLLUP_INCREMENTAL=false) it rebuilds the pair whole", async () => {
+  await refreshRollups(db);
+  const touch = () => admin.query("UPDATE reviews SET rating = 6 - rating WHERE id = (SELECT id FROM reviews WHERE property_group_id = $1 ORDER BY id LIMIT 1)", [A.id]);
+  const reviewsPath = async (incremental: boolean) =>
+    ((await refreshRollups(db, { groupId: A.id, incremental })).find((r) => r.metric === "reviews") as { path?: string } | undefined)?.path;
+  await touch();
+  expect(await reviewsPath(true)).toBe("touches");
+  await touch();
+  expect(await reviewsPath(false)).toBe("whole");
+  const applied = await stored();
+  expect((await rebuildFamily(db, A.id, "reviews")).rebuilt).toBe(true);
+  expect(await stored()).toEqual(applied);
+});
