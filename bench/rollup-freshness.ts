@@ -32,7 +32,7 @@
 // server must run on this machine, for /proc), FRESHNESS_PREPARE_ONLY=1 (load and bring up to date,
 // then stop), FRESHNESS_LABEL (results file name: bench/results/<date>-freshness<label>.json; default
 // empty at 1,000,000 guests, else -<guests>).
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { Client, Pool } from "pg";
@@ -45,7 +45,6 @@ import { findPostgres, runAsServerUser, serverUser } from "../test/helpers/binar
 import { startServerOn, type TestPostgres } from "../test/helpers/postgres";
 import { serve, stopProcess, type ServeProcess } from "../test/helpers/serve";
 import { fixtureDatabase, postgresCpuMs } from "./process";
-import { readFileSync } from "node:fs";
 
 const env = process.env;
 const GUESTS = Number(env.FRESHNESS_GUESTS ?? 1_000_000);
@@ -367,16 +366,17 @@ interface RunResult {
 async function run(opts: {
   refresh: RunResult["refresh"]; seconds: number; url: string; dataDir?: string; reader: ServeProcess; metricsUrl: string;
   groups: Record<GroupKey, Pools>; pg: Pool; admin: Client; emailOffset: number; refreshMs: number;
+  /** The servers started, for stopping them on a signal. */
+  children: ServeProcess[];
 }): Promise<RunResult> {
   const { groups, pg } = opts;
   const refresherUrl = new URL(opts.url);
   refresherUrl.searchParams.set("application_name", REFRESHER);
   const refresher = await serve({
-    DATABASE_URL: refresherUrl.toString(), GCS_ROLLUP_REFRESH_MS: String(opts.refreshMs), LOG_LEVEL: "warn", NODE_ENV: "production",
+    DATABASE_URL: refresherUrl.toString(), GCS_ROLLUP_REFRESH_MS: String(opts.refreshMs),
     GCS_ROLLUP_INCREMENTAL: opts.refresh === "incremental" ? "true" : "false",
-    // Production refuses to start without these; the refresher needs neither.
-    GCS_SESSION_SECRET: "freshness-bench-session-secret-0123456789abcdef", GCS_DELIVERY_SECRET_KEY: Buffer.alloc(32, 7).toString("base64"),
-  }).catch(async () => serve({ DATABASE_URL: refresherUrl.toString(), GCS_ROLLUP_REFRESH_MS: String(opts.refreshMs), LOG_LEVEL: "warn", GCS_ROLLUP_INCREMENTAL: opts.refresh === "incremental" ? "true" : "false" }));
+  });
+  opts.children.push(refresher);
   const writes = new Writes(pg);
   const r = random(SEED);
   const dayBounds = Object.fromEntries(await Promise.all(GROUPS.map(async (g) => {
@@ -526,6 +526,13 @@ async function main() {
   const children: ServeProcess[] = [];
   let admin: Client | undefined;
   let pg: Pool | undefined;
+  // Ctrl-C or a kill: the servers and PostgreSQL this script started are stopped (the data is kept).
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping`);
+      void Promise.all(children.map((c) => stopProcess(c.child))).finally(() => db.stop().finally(() => process.exit(130)));
+    });
+  }
   try {
     log("bringing every rollup up to date (a pair whose facts are not built is rebuilt whole)");
     const prepareMs = await bringUpToDate(db.url);
@@ -539,10 +546,10 @@ async function main() {
     const groups = { A: await pools(pg, db.manifest, "A", markers), B: await pools(pg, db.manifest, "B", markers) };
     const refreshMs = loadConfig({ DATABASE_URL: db.url }).rollups.refreshMs;
     const metricsPort = await freePort();
-    const reader = await serve({ DATABASE_URL: db.url, GCS_ROLLUP_REFRESH_MS: "0", GCS_RATE_LIMIT: "0", LOG_LEVEL: "warn", GCS_METRICS_PORT: String(metricsPort), GCS_METRICS_HOST: "127.0.0.1" });
+    const reader = await serve({ DATABASE_URL: db.url, GCS_ROLLUP_REFRESH_MS: "0", GCS_RATE_LIMIT: "0", GCS_METRICS_PORT: String(metricsPort), GCS_METRICS_HOST: "127.0.0.1" });
     children.push(reader);
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    const common = { url: db.url, dataDir: db.dataDir, reader, metricsUrl, groups, pg, admin, refreshMs };
+    const common = { url: db.url, dataDir: db.dataDir, reader, metricsUrl, groups, pg, admin, refreshMs, children };
 
     log(`incremental: ${RATE} writes/s for ${SECONDS} s, refresh every ${refreshMs} ms`);
     const incremental = await run({ ...common, refresh: "incremental", seconds: SECONDS, emailOffset: 0 });
