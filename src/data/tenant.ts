@@ -63,6 +63,9 @@ const TENANT_RULES = {
   ReviewRollup: byProperty,
   MetricRollupState: group,
   MetricRollupChange: group,
+  ContactConsentState: group,
+  ConsentRollupPoint: group,
+  GuestRollupFact: group,
 } satisfies Record<string, TenantRule>;
 
 export type TenantModel = keyof typeof TENANT_RULES;
