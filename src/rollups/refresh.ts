@@ -16,6 +16,18 @@ import { scopedSql } from "../data/sql";
 import type { Readers } from "../data/readers";
 import { startPoller, type Poller } from "../delivery/poller";
 import { acrossGroups, asGroup } from "../db/session";
+import type { IncrementalFamily } from "./family";
+import { consentFamily } from "./consent-family";
+import { guestsFamily } from "./guests-family";
+import { PurposesChanged } from "./purposes";
+
+/** The families that apply what a change touched (issue 44); the others are rebuilt whole. */
+const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
+  stays: undefined,
+  guests: guestsFamily,
+  consent: consentFamily,
+  reviews: undefined,
+};
 
 /** At most this many consent purposes per group get guest and consent rollups (the most observed). */
 const MAX_PURPOSES = 20;
@@ -141,11 +153,24 @@ async function rebuildGroupFamily(db: Database, groupId: string, metric: Metric)
     }
     await client.query(`SET LOCAL statement_timeout = '${REBUILD_STATEMENT_TIMEOUT}'`);
     // Consumed first: every change committed before this point is visible to the statements below.
-    await client.query("DELETE FROM metric_rollup_changes WHERE property_group_id = $1 AND metric = $2", [groupId, metric]);
+    const { rows: changes } = await client.query<{ touched: unknown[] | null }>(
+      "DELETE FROM metric_rollup_changes WHERE property_group_id = $1 AND metric = $2 RETURNING touched", [groupId, metric]);
     const { rows: [{ now }] } = await client.query<{ now: Date }>("SELECT clock_timestamp() AS now");
-    const variants = metric === "guests" || metric === "consent" ? await purposesOf(client, groupId) : [];
+    const family = FAMILIES[metric];
+    const { rows: [built] } = await client.query<{ variants: string[] }>("SELECT variants FROM metric_rollup_state WHERE property_group_id = $1 AND metric = $2", [groupId, metric]);
+    let applied: number | undefined;
+    if (family && built && changes.every((c) => c.touched !== null)) {
+      try {
+        applied = await family.applyTouches(client, groupId, built.variants, changes.map((c) => c.touched!));
+      } catch (err) {
+        if (!(err instanceof PurposesChanged)) throw err;
+      }
+    }
+    const variants = applied !== undefined ? built.variants : metric === "guests" || metric === "consent" ? await purposesOf(client, groupId) : [];
     let rows: number;
-    if (metric === "reviews") {
+    if (applied !== undefined) {
+      rows = applied;
+    } else if (metric === "reviews") {
       rows = await writeReviews(client, groupId);
     } else {
       const stored = await compute(client, groupId, metric, variants);
@@ -156,6 +181,7 @@ async function rebuildGroupFamily(db: Database, groupId: string, metric: Metric)
         [groupId, metric, JSON.stringify(stored)],
       );
       rows = stored.length;
+      await family?.rebuildFacts(client, groupId, variants);
     }
     const durationMs = Math.round(performance.now() - started);
     await client.query(
