@@ -237,3 +237,134 @@ describe("one pass after each kind of write takes the delta path and agrees with
     await expectAgreement();
   });
 });
+
+// ---- random writes, interleaved with refreshes --------------------------------------------------
+
+/** One write of a random sync: `pick` and `n` choose the rows and values, so a run replays exactly. */
+type Write = { kind: "guest" | "merge" | "country" | "loyalty" | "observe" | "email" | "delete"; pick: number; n: number };
+const KINDS: Write["kind"][] = ["guest", "merge", "country", "loyalty", "observe", "email", "delete"];
+const poolEmail = (n: number) => (n % 3 === 0 ? ` Pool${n % 7}@Example.org` : `pool${n % 7}@example.org`);
+const poolPhone = (n: number) => `+44200000000${n % 5}`;
+
+/** Runs one write on `c` (its own connection: writers race each other and the refreshers). */
+async function write(c: Client, w: Write): Promise<void> {
+  const q = async <T extends Record<string, unknown>>(text: string, values: unknown[]) => (await c.query<T>(text, values)).rows;
+  const guests = await q<{ id: string; master_profile_id: string | null; property_id: string; test: boolean }>(
+    "SELECT id, master_profile_id, property_id, source_id LIKE '%-delta-%' AS test FROM guest_profiles WHERE property_group_id = $1 ORDER BY id", [A().id]);
+  const g = guests[w.pick % guests.length];
+  const other = guests[w.n % guests.length];
+  switch (w.kind) {
+    case "guest":
+      await newGuestOn(c, g.id, poolEmail(w.n), w.n % 2 ? poolPhone(w.n) : null);
+      break;
+    case "merge":
+      // Into the other guest's master, or out of any when it has none.
+      await c.query("UPDATE guest_profiles SET master_profile_id = $2 WHERE id = $1", [g.id, other.master_profile_id]);
+      break;
+    case "country":
+      await c.query("UPDATE guest_profiles SET country_code = $2, vip_code = CASE WHEN vip_code IS NULL THEN 'V' END WHERE id = $1", [g.id, ["GB", "DE", "FR", null][w.n % 4]]);
+      break;
+    case "loyalty": {
+      const [mine] = await q<{ id: string }>("SELECT id FROM loyalty_members WHERE guest_profile_id = $1 ORDER BY id LIMIT 1", [g.id]);
+      if (mine && w.n % 3) {
+        await c.query("UPDATE loyalty_members SET tier = $2, lifetime_points = $3, status = $4 WHERE id = $1",
+          [mine.id, ["silver", "gold", "platinum"][w.n % 3], w.n * 10, w.n % 5 === 0 ? "suspended" : "active"]);
+      } else {
+        const cols = await columns("loyalty_members", ["id", "member_number", "guest_profile_id", "master_profile_id", "enrolment_property_id", "tier", "lifetime_points"]);
+        await c.query(
+          `INSERT INTO loyalty_members (id, member_number, guest_profile_id, master_profile_id, enrolment_property_id, tier, lifetime_points, ${cols})
+           SELECT gen_random_uuid(), member_number || '-' || gen_random_uuid(), $2, NULL, $3, $4, $5, ${cols} FROM loyalty_members WHERE property_group_id = $1 ORDER BY id LIMIT 1`,
+          [A().id, g.id, g.property_id, ["silver", "gold", "platinum"][w.n % 3], w.n],
+        );
+      }
+      break;
+    }
+    case "observe": {
+      const email = w.pick % 2 === 0;
+      await c.query(
+        `INSERT INTO consent_observations (id, property_group_id, property_id, contact_type, contact_value, purpose, channel, status, source, observed_at)
+         VALUES (gen_random_uuid(), $1, NULL, $2, $3, $4, 'web', $5, 'test', $6)`,
+        [A().id, email ? "email" : "phone", email ? poolEmail(w.n).trim().toLowerCase() : poolPhone(w.n), w.pick % 3 ? "email_marketing" : "sms_marketing",
+          ["granted", "granted", "withdrawn", "denied"][w.pick % 4], new Date(Date.UTC(2025, 0, 1) + w.n * 37 * 3_600_000).toISOString()],
+      );
+      break;
+    }
+    case "email":
+      await c.query("UPDATE guest_profiles SET email = $2, phone = coalesce($3, phone) WHERE id = $1", [g.id, poolEmail(w.n), w.n % 2 ? poolPhone(w.n) : null]);
+      break;
+    case "delete": {
+      const mine = guests.filter((x) => x.test);
+      if (mine.length) await c.query("DELETE FROM guest_profiles WHERE id = $1", [mine[w.n % mine.length].id]);
+      break;
+    }
+  }
+}
+
+async function newGuestOn(c: Client, like: string, email: string | null, phone: string | null): Promise<void> {
+  const cols = await columns("guest_profiles", ["id", "source_id", "email", "phone"]);
+  await c.query(
+    `INSERT INTO guest_profiles (id, source_id, email, phone, ${cols}) SELECT gen_random_uuid(), source_id || '-' || $2, $3, $4, ${cols} FROM guest_profiles WHERE id = $1`,
+    [like, tag(), email, phone],
+  );
+}
+
+const writeArb = fc.record({ kind: fc.constantFrom(...KINDS), pick: fc.nat(10_000), n: fc.nat(10_000) });
+
+describe("random writes and refreshes", () => {
+  test("any interleaving of writes and delta passes ends equal to live (fast-check)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(writeArb, fc.constant("refresh" as const)), { minLength: 1, maxLength: 12 }), async (steps) => {
+        for (const step of steps) {
+          if (step === "refresh") await deltaPass();
+          else await write(admin, step);
+        }
+        await deltaPass();
+        await expectAgreement();
+      }),
+      { numRuns: 12 },
+    );
+  });
+
+  test("four writers racing two refreshers end equal to live", async () => {
+    const writers = await Promise.all([1, 2, 3, 4].map(async () => {
+      const c = new Client({ connectionString: t.databaseUrl });
+      await c.connect();
+      return c;
+    }));
+    let writing = true;
+    const passes = { delta: 0 };
+    const refresher = async () => {
+      while (writing) {
+        for (const r of await refreshRollups(t.db, { groupId: A().id })) if (r.rebuilt) passes.delta++;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+    try {
+      const refreshers = [refresher(), refresher()];
+      let seed = 7;
+      const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % 10_000;
+      await Promise.all(writers.map(async (c) => {
+        for (let i = 0; i < 40; i++) {
+          // Some writes in one transaction of two statements: a change committed mid-pass.
+          const pair = next() % 4 === 0;
+          if (pair) await c.query("BEGIN");
+          await write(c, { kind: KINDS[next() % KINDS.length], pick: next(), n: next() });
+          if (pair) {
+            await write(c, { kind: "observe", pick: next(), n: next() });
+            await c.query("COMMIT");
+          }
+        }
+      }));
+      writing = false;
+      await Promise.all(refreshers);
+    } finally {
+      writing = false;
+      await Promise.all(writers.map((c) => c.end()));
+    }
+    expect(passes.delta).toBeGreaterThan(0);
+    await deltaPass();
+    const { n } = await one<{ n: number }>("SELECT count(*)::int AS n FROM metric_rollup_changes WHERE property_group_id = $1 AND metric IN ('guests', 'consent')", [A().id]);
+    expect(n).toBe(0);
+    await expectAgreement();
+  });
+});
