@@ -66,6 +66,7 @@ const TENANT_RULES = {
   ContactConsentState: group,
   ConsentRollupPoint: group,
   GuestRollupFact: group,
+  StayRollupFact: group,
 } satisfies Record<string, TenantRule>;
 
 export type TenantModel = keyof typeof TENANT_RULES;

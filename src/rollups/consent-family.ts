@@ -127,9 +127,11 @@ async function refreshFacts(client: PoolClient, groupId: string, variants: strin
 }
 
 export const consentFamily: IncrementalFamily = {
+  // Its whole rebuild stores the buckets from the facts it builds, so the two agree whatever commits meanwhile.
+  rebuildsBuckets: true,
+
   async rebuildFacts(client, groupId, variants) {
     await refreshFacts(client, groupId, variants, null);
-    // The stored buckets from these facts, so that they and the facts agree whatever commits meanwhile.
     const counts = await contribution(client, groupId, variants, null);
     // A purpose with no point still has its grand total, zeros (the live statement's empty grouping set).
     for (const purpose of variants) {

@@ -7,4 +7,6 @@ export interface IncrementalFamily {
   rebuildFacts(client: PoolClient, groupId: string, variants: string[]): Promise<void>;
   /** Apply the given change rows' touches (same transaction, lock held, rows already deleted by the caller); returns the number of units re-applied. */
   applyTouches(client: PoolClient, groupId: string, variants: string[], touched: unknown[][]): Promise<number>;
+  /** True when rebuildFacts also rebuilds the family's stored buckets (from its facts): refresh.ts then computes none live. */
+  readonly rebuildsBuckets?: boolean;
 }

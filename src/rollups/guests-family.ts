@@ -95,10 +95,12 @@ async function touchedGuests(client: PoolClient, groupId: string, touched: unkno
 }
 
 export const guestsFamily: IncrementalFamily = {
+  // Its whole rebuild stores the buckets from the facts it builds, so the two agree whatever commits meanwhile.
+  rebuildsBuckets: true,
+
   async rebuildFacts(client, groupId, variants) {
     await client.query("DELETE FROM guest_rollup_facts WHERE property_group_id = $1", [groupId]);
     await client.query(`${INSERT_FACTS} SELECT $1::uuid, l.* FROM (${LIVE_FACTS}) l`, [groupId, true, [], variants]);
-    // The stored buckets from these facts, so that they and the facts agree whatever commits meanwhile.
     const counts = await contribution(client, groupId, variants, null, []);
     for (const variant of variants.length ? variants : [""]) {
       if (!counts.some((c) => c.variant === variant && grandTotal(c.shape))) {

@@ -1,12 +1,19 @@
 // Keeps the dashboard rollups (data/metric-rollups.ts) current. Statement triggers append a row to
-// metric_rollup_changes for each group and family a write touches; every GCS_ROLLUP_REFRESH_MS this
-// worker rebuilds each family with changes (or never built) from the live statements of
-// data/metrics.ts, so a stored answer is what the live statement gave when the rebuild began.
+// metric_rollup_changes for each group and family a write touches, with the keys of the rows it
+// touched; every GCS_ROLLUP_REFRESH_MS this worker refreshes each family with changes (or never
+// built), so a stored answer is what the live statement gives on the rows as of when the refresh began.
 //
-// One rebuild is one transaction on the primary: it takes the family's advisory lock (another
-// instance skips it), consumes the change rows, recomputes on the same connection without the
-// request statement timeout, and swaps the stored rows. A change committed during a rebuild leaves a
-// new change row, so the next pass picks it up; a failed rebuild rolls back and keeps its changes.
+// Two paths (issue 44). The daily one applies the change rows' touches: a family that follows the
+// writes (FAMILIES, src/rollups/family.ts) moves only the buckets the touched units count in. The
+// repair path rebuilds the pair whole from the live statements (and the family's facts): for a pair
+// never built, or built before its family kept facts, a change that recorded no keys (a bulk
+// statement, a property's time zone), a family with no incremental module, a failed application, or
+// on demand (rebuildFamily).
+//
+// Either is one transaction on the primary: it takes the family's advisory lock (another instance
+// skips it), consumes the change rows, recomputes on the same connection without the request
+// statement timeout, and writes the stored rows. A change committed during a refresh leaves a new
+// change row, so the next pass picks it up; a failed refresh rolls back and keeps its changes.
 import type { PoolClient, Pool } from "pg";
 import type { Database } from "../db/database";
 import type { Logger } from "../logger";
@@ -17,13 +24,13 @@ import type { Readers } from "../data/readers";
 import { startPoller, type Poller } from "../delivery/poller";
 import { acrossGroups, asGroup } from "../db/session";
 import type { IncrementalFamily } from "./family";
-import { consentFamily } from "./consent-family";
+import { staysFamily } from "./stays-family";
 import { guestsFamily } from "./guests-family";
-import { PurposesChanged } from "./purposes";
+import { consentFamily } from "./consent-family";
 
-/** The families that apply what a change touched (issue 44); the others are rebuilt whole. */
-const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
-  stays: undefined,
+/** The families that follow the writes; undefined: rebuilt whole after every change. */
+export const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
+  stays: staysFamily,
   guests: guestsFamily,
   consent: consentFamily,
   reviews: undefined,
@@ -38,10 +45,15 @@ const ALL_DATES = { arrivalFrom: "0001-01-01", arrivalTo: "9999-12-31" };
 export interface RebuildReport {
   groupId: string;
   metric: Metric;
-  /** False when another instance was rebuilding it. */
+  /** False when another instance was refreshing it. */
   rebuilt: boolean;
+  /** Which path ran: the change rows' touches applied, or the whole pair rebuilt. */
+  path: "touches" | "whole" | null;
+  /** Whole: the stored rows written. Touches: the units re-applied. */
   rows: number;
   durationMs: number;
+  /** Why applying the touches failed, when the pair was rebuilt whole instead. */
+  repaired?: string;
 }
 
 interface StoredRow {
@@ -134,14 +146,43 @@ async function writeReviews(client: PoolClient, groupId: string): Promise<number
 }
 
 /**
- * Rebuilds one family of one group in one transaction; skipped when another instance holds it. It
- * reads and writes that group's rows only, as that group (db/session.ts).
+ * Rebuilds one family of one group whole (the repair path) in one transaction; skipped when another
+ * instance holds it. It reads and writes that group's rows only, as that group (db/session.ts).
  */
 export function rebuildFamily(db: Database, groupId: string, metric: Metric): Promise<RebuildReport> {
-  return asGroup(groupId, () => rebuildGroupFamily(db, groupId, metric));
+  return asGroup(groupId, () => refreshPair(db, groupId, metric, "whole"));
 }
 
-async function rebuildGroupFamily(db: Database, groupId: string, metric: Metric): Promise<RebuildReport> {
+/** Refreshes one family of one group: its change rows' touches applied when it can, else rebuilt whole. */
+export function refreshFamily(db: Database, groupId: string, metric: Metric): Promise<RebuildReport> {
+  return asGroup(groupId, () => refreshPair(db, groupId, metric, "touches"));
+}
+
+/** The whole-pair rebuild, on the refresh's transaction: the stored rows and the family's facts. */
+async function rebuildWhole(client: PoolClient, groupId: string, metric: Metric, variants: string[]): Promise<number> {
+  const family = FAMILIES[metric];
+  let rows = 0;
+  if (metric === "reviews") {
+    rows = await writeReviews(client, groupId);
+  } else if (!family?.rebuildsBuckets) {
+    const stored = await compute(client, groupId, metric, variants);
+    await client.query("DELETE FROM metric_rollups WHERE property_group_id = $1 AND metric = $2", [groupId, metric]);
+    await client.query(
+      `INSERT INTO metric_rollups (property_group_id, metric, shape, variant, period, bucket)
+       SELECT $1, $2, x.shape, x.variant, x.period::date, x.bucket FROM jsonb_to_recordset($3::jsonb) AS x(shape text, variant text, period text, bucket jsonb)`,
+      [groupId, metric, JSON.stringify(stored)],
+    );
+    rows = stored.length;
+  }
+  if (family) await family.rebuildFacts(client, groupId, variants);
+  if (family?.rebuildsBuckets) {
+    const { rows: [{ n }] } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM metric_rollups WHERE property_group_id = $1 AND metric = $2", [groupId, metric]);
+    rows = n;
+  }
+  return rows;
+}
+
+async function refreshPair(db: Database, groupId: string, metric: Metric, wanted: "touches" | "whole"): Promise<RebuildReport> {
   const started = performance.now();
   const client = await db.primaryPool.connect();
   try {
@@ -149,50 +190,52 @@ async function rebuildGroupFamily(db: Database, groupId: string, metric: Metric)
     const { rows: [lock] } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext('metric_rollups'), hashtext($1 || ':' || $2)) AS locked", [groupId, metric]);
     if (!lock.locked) {
       await client.query("ROLLBACK");
-      return { groupId, metric, rebuilt: false, rows: 0, durationMs: 0 };
+      return { groupId, metric, rebuilt: false, path: null, rows: 0, durationMs: 0 };
     }
     await client.query(`SET LOCAL statement_timeout = '${REBUILD_STATEMENT_TIMEOUT}'`);
     // Consumed first: every change committed before this point is visible to the statements below.
     const { rows: changes } = await client.query<{ touched: unknown[] | null }>(
-      "DELETE FROM metric_rollup_changes WHERE property_group_id = $1 AND metric = $2 RETURNING touched", [groupId, metric]);
+      "DELETE FROM metric_rollup_changes WHERE property_group_id = $1 AND metric = $2 RETURNING touched",
+      [groupId, metric],
+    );
     const { rows: [{ now }] } = await client.query<{ now: Date }>("SELECT clock_timestamp() AS now");
+    const { rows: [state] } = await client.query<{ variants: string[]; factsBuilt: boolean }>(
+      `SELECT variants, facts_built AS "factsBuilt" FROM metric_rollup_state WHERE property_group_id = $1 AND metric = $2`,
+      [groupId, metric],
+    );
     const family = FAMILIES[metric];
-    const { rows: [built] } = await client.query<{ variants: string[] }>("SELECT variants FROM metric_rollup_state WHERE property_group_id = $1 AND metric = $2", [groupId, metric]);
-    let applied: number | undefined;
-    if (family && built && changes.every((c) => c.touched !== null)) {
+    let path: "touches" | "whole" = "whole";
+    let rows = 0;
+    let variants: string[] = [];
+    let repaired: string | undefined;
+    if (wanted === "touches" && family && state?.factsBuilt && changes.every((c) => c.touched !== null)) {
+      variants = state.variants;
+      // A failed application (stored buckets that disagree with the facts) is repaired by the
+      // whole rebuild at once, in the same transaction.
+      await client.query("SAVEPOINT touches");
       try {
-        applied = await family.applyTouches(client, groupId, built.variants, changes.map((c) => c.touched!));
+        rows = await family.applyTouches(client, groupId, variants, changes.map((c) => c.touched!));
+        path = "touches";
       } catch (err) {
-        if (!(err instanceof PurposesChanged)) throw err;
+        await client.query("ROLLBACK TO SAVEPOINT touches");
+        repaired = (err as Error).message;
       }
     }
-    const variants = applied !== undefined ? built.variants : metric === "guests" || metric === "consent" ? await purposesOf(client, groupId) : [];
-    let rows: number;
-    if (applied !== undefined) {
-      rows = applied;
-    } else if (metric === "reviews") {
-      rows = await writeReviews(client, groupId);
-    } else {
-      const stored = await compute(client, groupId, metric, variants);
-      await client.query("DELETE FROM metric_rollups WHERE property_group_id = $1 AND metric = $2", [groupId, metric]);
-      await client.query(
-        `INSERT INTO metric_rollups (property_group_id, metric, shape, variant, period, bucket)
-         SELECT $1, $2, x.shape, x.variant, x.period::date, x.bucket FROM jsonb_to_recordset($3::jsonb) AS x(shape text, variant text, period text, bucket jsonb)`,
-        [groupId, metric, JSON.stringify(stored)],
-      );
-      rows = stored.length;
-      await family?.rebuildFacts(client, groupId, variants);
+    if (path === "whole") {
+      variants = metric === "guests" || metric === "consent" ? await purposesOf(client, groupId) : [];
+      rows = await rebuildWhole(client, groupId, metric, variants);
     }
     const durationMs = Math.round(performance.now() - started);
     await client.query(
-      `INSERT INTO metric_rollup_state (property_group_id, metric, computed_from, refreshed_at, duration_ms, variants)
-       VALUES ($1, $2, $3, clock_timestamp(), $4, $5)
+      `INSERT INTO metric_rollup_state (property_group_id, metric, computed_from, refreshed_at, duration_ms, variants, facts_built, last_path)
+       VALUES ($1, $2, $3, clock_timestamp(), $4, $5, $6, $7)
        ON CONFLICT (property_group_id, metric) DO UPDATE SET computed_from = EXCLUDED.computed_from,
-         refreshed_at = EXCLUDED.refreshed_at, duration_ms = EXCLUDED.duration_ms, variants = EXCLUDED.variants`,
-      [groupId, metric, now, durationMs, variants],
+         refreshed_at = EXCLUDED.refreshed_at, duration_ms = EXCLUDED.duration_ms, variants = EXCLUDED.variants,
+         facts_built = EXCLUDED.facts_built, last_path = EXCLUDED.last_path`,
+      [groupId, metric, now, durationMs, variants, family !== undefined, path],
     );
     await client.query("COMMIT");
-    return { groupId, metric, rebuilt: true, rows, durationMs };
+    return { groupId, metric, rebuilt: true, path, rows, durationMs, ...(repaired ? { repaired } : {}) };
   } catch (err) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw err;
@@ -202,7 +245,7 @@ async function rebuildGroupFamily(db: Database, groupId: string, metric: Metric)
 }
 
 /**
- * One pass: rebuilds every family that is due (of `groupId` only, when given). Finding them crosses
+ * One pass: refreshes every family that is due (of `groupId` only, when given). Finding them crosses
  * groups: the rollup refresher's cross-group path (db/session.ts).
  */
 export function refreshRollups(db: Database, opts: { groupId?: string; signal?: AbortSignal } = {}): Promise<RebuildReport[]> {
@@ -213,7 +256,7 @@ async function rebuildDue(db: Database, opts: { groupId?: string; signal?: Abort
   const reports: RebuildReport[] = [];
   for (const { groupId, metric } of await dueFamilies(db.primaryPool, opts.groupId)) {
     if (opts.signal?.aborted) break;
-    reports.push(await rebuildFamily(db, groupId, metric));
+    reports.push(await refreshFamily(db, groupId, metric));
   }
   return reports;
 }
@@ -223,7 +266,8 @@ export function startRollupRefresher(db: Database, logger: Logger, intervalMs: n
   return startPoller(intervalMs, async (signal) => {
     try {
       for (const report of await refreshRollups(db, { signal })) {
-        if (report.rebuilt) logger.debug(report, "rollups rebuilt");
+        if (report.repaired) logger.warn(report, "rollup touches could not be applied; the pair was rebuilt whole");
+        else if (report.rebuilt) logger.debug(report, "rollups refreshed");
       }
     } catch (err) {
       logger.warn({ err: (err as Error).message }, "rollup refresh failed; it is retried on the next pass");

@@ -69,6 +69,3 @@ END $$;
 -- Statistics on the new expression exist only once ANALYZE has seen it.
 ANALYZE "guest_profiles";
 
--- The guest and consent rollups built before these facts existed are rebuilt whole (with their facts)
--- by the next refresh; until then they are counted live.
-DELETE FROM "metric_rollup_state" WHERE "metric" IN ('guests', 'consent');
