@@ -69,10 +69,10 @@ export async function applyBucketDeltas(
   });
   if (deletes.length) await client.query("DELETE FROM metric_rollups WHERE property_group_id = $1 AND id = ANY($2::bigint[])", [groupId, deletes]);
   if (updates.length) {
+    // By primary key: each bucket its new JSON, looked up by id in one object.
     await client.query(
-      `UPDATE metric_rollups m SET bucket = x.bucket FROM jsonb_to_recordset($2::jsonb) AS x(id bigint, bucket jsonb)
-       WHERE m.property_group_id = $1 AND m.id = x.id`,
-      [groupId, JSON.stringify(updates)],
+      "UPDATE metric_rollups m SET bucket = $3::jsonb -> (m.id::text) WHERE m.property_group_id = $1 AND m.id = ANY($2::bigint[])",
+      [groupId, updates.map((u) => u.id), JSON.stringify(Object.fromEntries(updates.map((u) => [u.id, u.bucket])))],
     );
   }
   if (inserts.length) {

@@ -46,22 +46,29 @@ const SETS = [...new Map(CONSENT_SHAPES.map(({ contactType, dims }) => (contactT
 const COLUMN: Record<string, string> = { contact_type: "d.contact_type", property: "d.property_id", month: "d.period" };
 const GROUPED = ["contact_type", "property", "month"];
 
+/** The touched points as a relation `t(contact_type, contact_value)`, from parameters $n (types) and $n+1 (values). */
+const touchedRelation = (n: number) => `unnest($${n}::"ContactType"[], $${n + 1}::text[]) AS t(contact_type, contact_value)`;
+const arrays = (points: Point[]) => [points.map((p) => p.type), points.map((p) => p.value)];
+
 /**
  * The points' contribution to every stored bucket, per kept purpose, as the facts hold it: consentIn's
  * counts over the facts instead of the live rows. `points` null: every point (the rebuild).
  */
 async function contribution(client: PoolClient, groupId: string, variants: string[], points: Point[] | null): Promise<BucketCount[]> {
+  // The touched points' facts are primary-key lookups (one per point, property and purpose).
+  const from = points === null
+    ? "consent_rollup_points p"
+    : `${touchedRelation(3)} JOIN consent_rollup_points p ON p.property_group_id = $1 AND p.contact_type = t.contact_type AND p.contact_value = t.contact_value`;
   const { rows } = await client.query<{ purpose: string; grouping: number; contactType: string | null; propertyId: string | null; period: string | null; granted: number; withdrawn: number; denied: number; unknown: number }>(
     `WITH d AS (
        SELECT p.contact_type::text AS contact_type, p.contact_value, p.property_id::text AS property_id, v.purpose, s.status,
          to_char(date_trunc('month', s.decided_at AT TIME ZONE pr.timezone), 'YYYY-MM-DD') AS period
-       FROM consent_rollup_points p
+       FROM ${from}
        JOIN properties pr ON pr.id = p.property_id AND pr.property_group_id = $1
        CROSS JOIN unnest($2::text[]) AS v(purpose)
        LEFT JOIN contact_consent_state s ON s.property_group_id = $1 AND s.contact_type = p.contact_type
          AND s.contact_value = p.contact_value AND s.purpose = v.purpose
-       WHERE p.property_group_id = $1
-         AND ($3::boolean OR (p.contact_type, p.contact_value) IN (SELECT * FROM unnest($4::"ContactType"[], $5::text[]))))
+       WHERE p.property_group_id = $1)
      SELECT d.purpose, GROUPING(d.contact_type, d.property_id, d.period) AS grouping,
        d.contact_type AS "contactType", d.property_id AS "propertyId", d.period,
        count(DISTINCT (d.contact_type, d.contact_value)) FILTER (WHERE d.status = 'granted')::int AS granted,
@@ -70,7 +77,7 @@ async function contribution(client: PoolClient, groupId: string, variants: strin
        count(DISTINCT (d.contact_type, d.contact_value)) FILTER (WHERE d.status IS NULL)::int AS unknown
      FROM d
      GROUP BY d.purpose, GROUPING SETS (${SETS.map((set) => `(${set.map((dim) => COLUMN[dim]).join(", ")})`).join(", ")})`,
-    [groupId, variants, points === null, (points ?? []).map((p) => p.type), (points ?? []).map((p) => p.value)],
+    [groupId, variants, ...(points === null ? [] : arrays(points))],
   );
   return rows.map((row) => {
     // GROUPING()'s bits, first argument highest: a set bit is a column not grouped by.
@@ -90,39 +97,41 @@ async function contribution(client: PoolClient, groupId: string, variants: strin
 /** The one bucket the live statement returns even over no points: both types, no grouping. */
 const grandTotal = (shape: string) => shape === consentShapeKey(null, []);
 
-/** Rows of the touched points ($3 types, $4 values), or every row when $2 is true. */
-const touchedIn = (alias: string) => `($2::boolean OR (${alias}contact_type, ${alias}contact_value) IN (SELECT * FROM unnest($3::"ContactType"[], $4::text[])))`;
-
 /** Re-reads the facts of `points` (null: all of the group's) from the live tables. */
 async function refreshFacts(client: PoolClient, groupId: string, variants: string[], points: Point[] | null): Promise<void> {
-  const all = points === null;
-  const types = (points ?? []).map((p) => p.type);
-  const values = (points ?? []).map((p) => p.value);
-  const emails = (points ?? []).filter((p) => p.type === "email").map((p) => p.value);
-  const phones = (points ?? []).filter((p) => p.type === "phone").map((p) => p.value);
-  await client.query(`DELETE FROM consent_rollup_points WHERE property_group_id = $1 AND ${touchedIn("")}`, [groupId, all, types, values]);
+  for (const table of ["consent_rollup_points", "contact_consent_state"]) {
+    if (points === null) await client.query(`DELETE FROM ${table} WHERE property_group_id = $1`, [groupId]);
+    else {
+      await client.query(
+        `DELETE FROM ${table} x USING ${touchedRelation(2)} WHERE x.property_group_id = $1 AND x.contact_type = t.contact_type AND x.contact_value = t.contact_value`,
+        [groupId, ...arrays(points)],
+      );
+    }
+  }
   // Each e-mail as observations store it (trimmed, lower-case), phones as stored: consentIn's points.
   // A touched point's guests are two index probes (guest_profiles_group_contact_email_idx, _phone_idx).
+  const emails = (points ?? []).filter((p) => p.type === "email").map((p) => p.value);
+  const phones = (points ?? []).filter((p) => p.type === "phone").map((p) => p.value);
   await client.query(
     `INSERT INTO consent_rollup_points (property_group_id, contact_type, contact_value, property_id)
      SELECT DISTINCT $1::uuid, 'email'::"ContactType", lower(btrim(g.email)), g.property_id FROM guest_profiles g
-     WHERE g.property_group_id = $1 AND lower(btrim(g.email)) <> '' AND ($2::boolean OR lower(btrim(g.email)) = ANY($3::text[]))
+     WHERE g.property_group_id = $1 AND lower(btrim(g.email)) <> ''${points === null ? "" : " AND lower(btrim(g.email)) = ANY($2::text[])"}
      UNION
      SELECT DISTINCT $1::uuid, 'phone'::"ContactType", g.phone, g.property_id FROM guest_profiles g
-     WHERE g.property_group_id = $1 AND g.phone <> '' AND ($2::boolean OR g.phone = ANY($4::text[]))`,
-    [groupId, all, emails, phones],
+     WHERE g.property_group_id = $1 AND g.phone <> ''${points === null ? "" : " AND g.phone = ANY($3::text[])"}`,
+    points === null ? [groupId] : [groupId, emails, phones],
   );
-  await client.query(`DELETE FROM contact_consent_state WHERE property_group_id = $1 AND ${touchedIn("")}`, [groupId, all, types, values]);
   // The deciding observation of each point and kept purpose, in consent/precedence.ts's order (as
   // data/filter-document.ts decidingObservationSql): any withdrawn or denied first, then the latest,
-  // at equal instants the smaller id. One range of consent_observations_group_purpose_contact_idx per point and purpose.
+  // at equal instants the smaller id. A touched point: one range of
+  // consent_observations_group_purpose_contact_idx per kept purpose.
   await client.query(
     `INSERT INTO contact_consent_state (property_group_id, contact_type, contact_value, purpose, status, decided_at, observation_id)
      SELECT DISTINCT ON (co.contact_type, co.contact_value, co.purpose) $1::uuid, co.contact_type, co.contact_value, co.purpose, co.status, co.observed_at, co.id
-     FROM consent_observations co
-     WHERE co.property_group_id = $1 AND co.purpose = ANY($5::text[]) AND ${touchedIn("co.")}
+     FROM ${points === null ? "consent_observations co" : `${touchedRelation(3)} JOIN consent_observations co ON co.contact_type = t.contact_type AND co.contact_value = t.contact_value`}
+     WHERE co.property_group_id = $1 AND co.purpose = ANY($2::text[])
      ORDER BY co.contact_type, co.contact_value, co.purpose, co.status = 'granted', co.observed_at DESC, co.id`,
-    [groupId, all, types, values, variants],
+    [groupId, variants, ...(points === null ? [] : arrays(points))],
   );
 }
 

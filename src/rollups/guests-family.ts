@@ -19,22 +19,22 @@ const COLUMN: Record<string, string> = { property: "f.property_id", country: "f.
 const GROUPED = ["property", "country", "loyalty_tier", "vip"];
 const FIELD: Record<string, string> = { property: "propertyId", country: "country", loyalty_tier: "loyaltyTier", vip: "vip" };
 
-/** The guests, or all of the group's ($2 true), with what their buckets need, from the live tables. */
-const LIVE_FACTS = `
+/** The guests `ids` ($3), or all of the group's, with what their buckets need, from the live tables; $2: the kept purposes. */
+const liveFacts = (ids: "ids" | "all") => `
   SELECT g.id AS guest_profile_id, g.property_id, g.master_profile_id, g.country_code::text AS country, lt.tier AS loyalty_tier,
     (g.vip_code IS NOT NULL) AS vip,
     -- Granted for a purpose: observed granted and never withdrawn or denied (filter-document.ts effectiveConsentSql).
     coalesce((SELECT array_agg(x.purpose ORDER BY x.purpose) FROM (SELECT co.purpose FROM consent_observations co
-      WHERE co.property_group_id = $1 AND co.purpose = ANY($4::text[]) AND co.contact_type = 'email' AND co.contact_value = lower(btrim(g.email))
+      WHERE co.property_group_id = $1 AND co.purpose = ANY($2::text[]) AND co.contact_type = 'email' AND co.contact_value = lower(btrim(g.email))
       GROUP BY co.purpose HAVING bool_and(co.status = 'granted')) x), '{}') AS email_granted,
     coalesce((SELECT array_agg(x.purpose ORDER BY x.purpose) FROM (SELECT co.purpose FROM consent_observations co
-      WHERE co.property_group_id = $1 AND co.purpose = ANY($4::text[]) AND co.contact_type = 'phone' AND co.contact_value = g.phone
+      WHERE co.property_group_id = $1 AND co.purpose = ANY($2::text[]) AND co.contact_type = 'phone' AND co.contact_value = g.phone
       GROUP BY co.purpose HAVING bool_and(co.status = 'granted')) x), '{}') AS sms_granted
   FROM guest_profiles g
   LEFT JOIN LATERAL (SELECT lm.tier FROM loyalty_members lm
     WHERE lm.property_group_id = $1 AND lm.guest_profile_id = g.id AND lm.status = 'active'
     ORDER BY lm.lifetime_points DESC, lm.id LIMIT 1) lt ON true
-  WHERE g.property_group_id = $1 AND ($2::boolean OR g.id = ANY($3::uuid[]))`;
+  WHERE g.property_group_id = $1${ids === "ids" ? " AND g.id = ANY($3::uuid[])" : ""}`;
 
 const INSERT_FACTS = `INSERT INTO guest_rollup_facts (property_group_id, guest_profile_id, property_id, master_profile_id, country, loyalty_tier, vip, email_granted, sms_granted)`;
 
@@ -52,9 +52,9 @@ async function contribution(client: PoolClient, groupId: string, variants: strin
        count(*) FILTER (WHERE v.purpose = ANY(f.email_granted))::int AS "reachableByEmail",
        count(*) FILTER (WHERE v.purpose = ANY(f.sms_granted))::int AS "reachableBySms"
      FROM guest_rollup_facts f CROSS JOIN unnest($2::text[]) AS v(purpose)
-     WHERE f.property_group_id = $1 AND ($3::boolean OR f.guest_profile_id = ANY($4::uuid[]) OR f.master_profile_id = ANY($5::uuid[]))
+     WHERE f.property_group_id = $1${ids === null ? "" : " AND (f.guest_profile_id = ANY($3::uuid[]) OR f.master_profile_id = ANY($4::uuid[]))"}
      GROUP BY v.purpose, GROUPING SETS (${GUEST_SHAPES.map((dims) => `(${dims.map((d) => COLUMN[d]).join(", ")})`).join(", ")})`,
-    [groupId, withPurposes ? variants : [""], ids === null, ids ?? [], masters],
+    [groupId, withPurposes ? variants : [""], ...(ids === null ? [] : [ids, masters])],
   );
   return rows.map((row) => {
     // GROUPING()'s bits, first argument highest: a set bit is a column not grouped by.
@@ -100,7 +100,7 @@ export const guestsFamily: IncrementalFamily = {
 
   async rebuildFacts(client, groupId, variants) {
     await client.query("DELETE FROM guest_rollup_facts WHERE property_group_id = $1", [groupId]);
-    await client.query(`${INSERT_FACTS} SELECT $1::uuid, l.* FROM (${LIVE_FACTS}) l`, [groupId, true, [], variants]);
+    await client.query(`${INSERT_FACTS} SELECT $1::uuid, l.* FROM (${liveFacts("all")}) l`, [groupId, variants]);
     const counts = await contribution(client, groupId, variants, null, []);
     for (const variant of variants.length ? variants : [""]) {
       if (!counts.some((c) => c.variant === variant && grandTotal(c.shape))) {
@@ -117,7 +117,7 @@ export const guestsFamily: IncrementalFamily = {
     const ids = await touchedGuests(client, groupId, touched, observed);
     if (!ids.length) return 0;
     // The guests' facts as they are now, read once: what is inserted is what the masters are taken from.
-    const { rows: fresh } = await client.query<{ master_profile_id: string | null }>(LIVE_FACTS, [groupId, false, ids, variants]);
+    const { rows: fresh } = await client.query<{ master_profile_id: string | null }>(liveFacts("ids"), [groupId, variants, ids]);
     const { rows: old } = await client.query<{ master_profile_id: string }>(
       "SELECT DISTINCT master_profile_id FROM guest_rollup_facts WHERE property_group_id = $1 AND guest_profile_id = ANY($2::uuid[]) AND master_profile_id IS NOT NULL",
       [groupId, ids],
