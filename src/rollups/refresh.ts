@@ -25,13 +25,15 @@ import { startPoller, type Poller } from "../delivery/poller";
 import { acrossGroups, asGroup } from "../db/session";
 import type { IncrementalFamily } from "./family";
 import { staysFamily } from "./stays-family";
+import { guestsFamily } from "./guests-family";
+import { consentFamily } from "./consent-family";
 import { reviewsFamily } from "./reviews-family";
 
 /** The families that follow the writes; undefined: rebuilt whole after every change. */
 export const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
   stays: staysFamily,
-  guests: undefined,
-  consent: undefined,
+  guests: guestsFamily,
+  consent: consentFamily,
   reviews: reviewsFamily,
 };
 
