@@ -361,6 +361,8 @@ interface RunResult {
   postgresCpuMs?: number;
   liveAnswers: Record<Aggregate, number>;
   refreshMs: number;
+  /** The refresher's reports by "aggregate path": pairs refreshed, their summed and longest duration. */
+  passes: Record<string, { pairs: number; totalMs: number; maxMs: number }>;
 }
 
 async function run(opts: {
@@ -374,6 +376,8 @@ async function run(opts: {
   refresherUrl.searchParams.set("application_name", REFRESHER);
   const refresher = await serve({
     DATABASE_URL: refresherUrl.toString(), GCS_ROLLUP_REFRESH_MS: String(opts.refreshMs),
+    // Debug: each refreshed pair's report (path, duration) is logged, and summarised below.
+    LOG_LEVEL: "debug",
     GCS_ROLLUP_INCREMENTAL: opts.refresh === "incremental" ? "true" : "false",
   });
   opts.children.push(refresher);
@@ -479,6 +483,7 @@ async function run(opts: {
   await Promise.all(pollers);
   const liveAfter = await liveAnswers(opts.metricsUrl);
   await stopProcess(refresher.child);
+  const passes = refresherPasses(refresher);
   // A whole rebuild in flight runs on in its backend after its client is gone: cancel it (ours).
   await opts.admin.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [REFRESHER]);
   log(`  ${opts.refresh}: ${done} writes (${errors} failed), ${markersWritten} markers in ${(wallMs / 1000).toFixed(0)} s`);
@@ -493,7 +498,23 @@ async function run(opts: {
     postgresCpuMs: pgBefore !== undefined ? pgAfter! - pgBefore : undefined,
     liveAnswers: Object.fromEntries(AGGREGATES.map((a) => [a, liveAfter[a] - liveBefore[a]])) as Record<Aggregate, number>,
     refreshMs: opts.refreshMs,
+    passes,
   };
+}
+
+/** The refresher's reports, from its log: per aggregate and path, how many pairs and how long they took. */
+function refresherPasses(refresher: ServeProcess): RunResult["passes"] {
+  const out: RunResult["passes"] = {};
+  for (const line of refresher.log) {
+    if (line.msg === "rollup refresh failed; it is retried on the next pass" || line.msg.startsWith("rollup touches could not be applied")) log(`  refresher: ${line.msg} ${JSON.stringify(line.err ?? line.repaired ?? "")}`);
+    if (line.msg !== "rollups refreshed" && !line.msg.startsWith("rollup touches could not be applied")) continue;
+    const key = `${line.metric} ${line.path ?? "whole"}`;
+    const x = (out[key] ??= { pairs: 0, totalMs: 0, maxMs: 0 });
+    x.pairs++;
+    x.totalMs += line.durationMs as number;
+    x.maxMs = Math.max(x.maxMs, line.durationMs as number);
+  }
+  return out;
 }
 
 // ---- results ---------------------------------------------------------------------------------------
@@ -597,6 +618,12 @@ function markdown(table: ReturnType<typeof rows>[], results: RunResult[], prepar
     "| run | seconds | writes (failed) | refresher's PostgreSQL CPU | its backends | all of PostgreSQL's CPU |",
     "|---|---:|---:|---:|---:|---:|",
     ...results.map((r) => `| ${r.refresh} | ${r.seconds.toFixed(0)} | ${r.writes} (${r.writeErrors}) | ${(r.refreshCpuMs / 1000).toFixed(1)} s | ${r.refresherBackends} | ${r.postgresCpuMs === undefined ? "n/a" : `${(r.postgresCpuMs / 1000).toFixed(1)} s`} |`),
+    "",
+    "What the refresher did (its reports: pairs refreshed, summed and longest duration):",
+    "",
+    "| run | aggregate, path | pairs | total | longest |",
+    "|---|---|---:|---:|---:|",
+    ...results.flatMap((r) => Object.entries(r.passes).sort().map(([k, x]) => `| ${r.refresh} | ${k} | ${x.pairs} | ${fmt(x.totalMs)} | ${fmt(x.maxMs)} |`)),
     "",
     "Per aggregate, the whole-pair rebuild run:",
     "",
