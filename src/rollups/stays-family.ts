@@ -20,7 +20,7 @@ import type { PoolClient } from "pg";
 import type { IncrementalFamily } from "./family";
 import { STAY_SHAPES, stayShapeKey, type Grain } from "../data/metric-rollups";
 import { SPEND_AMOUNT, SPEND_KINDS } from "../data/stays";
-import { raw, sql, type Sql } from "../data/sql";
+import { empty, raw, sql, type Sql } from "../data/sql";
 
 const run = <T extends object>(client: PoolClient, q: Sql) => client.query<T>(q.text, q.values);
 
@@ -55,13 +55,16 @@ const FACT_COLUMNS = raw(
 const allStays = (groupId: string) => sql`SELECT * FROM reservations WHERE property_group_id = ${groupId}::uuid`;
 
 /**
- * The stays of these units, by index: the reservations of the guest profiles whose person is a unit,
- * and the units that are stays without a guest profile.
+ * The stays of these units, by index (three lookups, not one OR, which would scan the group's
+ * guests): the reservations of the guest profiles whose master profile is a unit, of those without
+ * one that are a unit, and the units that are stays without a guest profile.
  */
 const staysOfUnits = (groupId: string, units: string[]) => sql`
   SELECT r.* FROM guest_profiles g JOIN reservations r ON r.guest_profile_id = g.id AND r.property_group_id = g.property_group_id
-  WHERE g.property_group_id = ${groupId}::uuid
-    AND (g.master_profile_id = ANY(${units}::uuid[]) OR (g.id = ANY(${units}::uuid[]) AND g.master_profile_id IS NULL))
+  WHERE g.property_group_id = ${groupId}::uuid AND g.master_profile_id = ANY(${units}::uuid[])
+  UNION ALL
+  SELECT r.* FROM guest_profiles g JOIN reservations r ON r.guest_profile_id = g.id AND r.property_group_id = g.property_group_id
+  WHERE g.property_group_id = ${groupId}::uuid AND g.id = ANY(${units}::uuid[]) AND g.master_profile_id IS NULL
   UNION ALL
   SELECT r.* FROM reservations r
   WHERE r.property_group_id = ${groupId}::uuid AND r.id = ANY(${units}::uuid[])
@@ -91,12 +94,8 @@ async function touchedUnits(client: PoolClient, groupId: string, keys: Record<st
 
 // ---- contributions: the facts summed per stored bucket -------------------------------------------
 
-const PERIOD: Record<Grain, string> = {
-  day: "f.arrival_date",
-  week: "date_trunc('week', f.arrival_date)::date",
-  month: "date_trunc('month', f.arrival_date)::date",
-  year: "date_trunc('year', f.arrival_date)::date",
-};
+/** A fact's period per grain: columns of `facts` below, computed once per fact. */
+const PERIOD: Record<Grain, string> = { day: "f.arrival_date", week: "f.week", month: "f.month", year: "f.year" };
 
 /**
  * One row per stored shape for each fact (LATERAL VALUES from STAY_SHAPES): the shape, its period,
@@ -106,12 +105,21 @@ const PERIOD: Record<Grain, string> = {
 const SHAPE_ROWS = raw(
   STAY_SHAPES.map(({ grain, dims }) => {
     const inMonth = dims.includes("in_month");
-    const starts = inMonth ? `greatest(${PERIOD[grain]}, ${PERIOD.month})` : PERIOD[grain];
-    return `('${stayShapeKey(grain, dims)}', ${PERIOD[grain]}, ${starts}, ${dims.includes("property") ? "f.property_id::text" : "NULL::text"}, ` +
+    const starts = inMonth ? `greatest(${PERIOD[grain]}, f.month)` : PERIOD[grain];
+    return `('${stayShapeKey(grain, dims)}', ${PERIOD[grain]}, ${starts}, ${dims.includes("property") ? "f.property_id" : "NULL::uuid"}, ` +
       `${dims.includes("channel") ? "f.channel" : "NULL::text"}, ${dims.includes("guest_country") ? "f.guest_country" : "NULL::text"}, ` +
-      `${inMonth ? `to_char(${PERIOD.month}, 'YYYY-MM-DD')` : "NULL::text"})`;
+      `${inMonth ? "f.month" : "NULL::date"})`;
   }).join(",\n      "),
 );
+
+/** Each row of `relation` (as f) in every stored bucket it counts in (b: shape, period, starts and the dimensions). */
+const inBuckets = (relation: string) => sql`${raw(relation)} f CROSS JOIN LATERAL (VALUES
+      ${SHAPE_ROWS}) AS b(shape, period, starts, property_id, channel, guest_country, in_month)`;
+
+/** The bucket key columns of a contributions row, as the stored bucket names them. */
+const KEY_COLUMNS = raw(`b.shape, to_char(b.period, 'YYYY-MM-DD') AS period, b.property_id::text AS "propertyId", b.channel,
+  b.guest_country AS "guestCountry", to_char(b.in_month, 'YYYY-MM-DD') AS "inMonth"`);
+const BY_BUCKET = raw("b.shape, b.period, b.property_id, b.channel, b.guest_country, b.in_month");
 
 interface Money {
   revenue: bigint;
@@ -142,56 +150,51 @@ interface BucketKey {
 
 const keyText = (k: BucketKey) => JSON.stringify([k.shape, k.period, k.propertyId, k.channel, k.guestCountry, k.inMonth]);
 
-type ContributionRow = BucketKey & Omit<Sums, "money"> & { money: { currency: string; revenue: string; room: string | null; roomNights: number; stays: number }[] };
+type ContributionRow = BucketKey & Omit<Sums, "money"> & { currency: string | null; revenue: string | null; room: string | null; roomNights: number };
 
 /**
- * The facts of `facts` (a predicate on stay_rollup_facts aliased sf) summed per stored bucket, as the
- * live statement counts them: stays, nights, distinct persons, persons whose first stay (among their
- * own facts: all of a person's stays are one unit) precedes the bucket, the same per property, and
- * the folio per currency.
+ * The facts rows `facts` names (a relation: the rows a data-modifying CTE of `change` returns, or a
+ * selection of stay_rollup_facts) summed per stored bucket, as the live statement counts them, in one
+ * statement: stays, nights, distinct persons, persons whose first stay (among their own facts: all of
+ * a person's stays are one unit) precedes the bucket, the same at the bucket's property; and, in rows
+ * of their own, the folio per currency with its stays.
  */
-async function contributions(client: PoolClient, facts: Sql): Promise<Map<string, BucketKey & Sums>> {
+async function contributions(client: PoolClient, change: Sql, facts: Sql): Promise<Map<string, BucketKey & Sums>> {
   const { rows } = await run<ContributionRow>(
     client,
-    sql`WITH f AS (
-        SELECT sf.*, min(sf.arrival_date) OVER (PARTITION BY sf.person) AS first_stay,
+    sql`WITH ${change}
+      f AS (
+        SELECT sf.*, date_trunc('week', sf.arrival_date)::date AS week, date_trunc('month', sf.arrival_date)::date AS month,
+          date_trunc('year', sf.arrival_date)::date AS year,
+          min(sf.arrival_date) OVER (PARTITION BY sf.person) AS first_stay,
           min(sf.arrival_date) OVER (PARTITION BY sf.person, sf.property_id) AS first_stay_here
-        FROM stay_rollup_facts sf WHERE ${facts}),
-      x AS (
-        SELECT b.*, f.person, f.nights, f.folio, f.first_stay < b.starts AS is_returning, f.first_stay_here < b.starts AS is_returning_here
-        FROM f CROSS JOIN LATERAL (VALUES
-          ${SHAPE_ROWS}) AS b(shape, period, starts, property_id, channel, guest_country, in_month)),
+        FROM ${facts} sf),
       -- Per person first (the stays without a guest profile share a null person), so that the
       -- distinct counts are plain counts.
       per_person AS (
-        SELECT shape, period, property_id, channel, guest_country, in_month, person, count(*) AS stays, sum(nights) AS nights,
-          bool_or(is_returning) AS is_returning, bool_or(is_returning_here) AS is_returning_here
-        FROM x GROUP BY 1, 2, 3, 4, 5, 6, 7),
-      counts AS (
-        SELECT shape, period, property_id, channel, guest_country, in_month, sum(stays)::int AS stays, sum(nights)::int AS nights,
-          count(person)::int AS distinct_guests, (count(person) FILTER (WHERE is_returning))::int AS returning_guests,
-          -- (property_id is null only in the shapes without property, which store no such count)
-          (count(person) FILTER (WHERE is_returning_here AND property_id IS NOT NULL))::int AS property_returning_guests
-        FROM per_person GROUP BY 1, 2, 3, 4, 5, 6),
-      money AS (
-        SELECT shape, period, property_id, channel, guest_country, in_month,
-          json_agg(json_build_object('currency', currency, 'revenue', revenue::text, 'room', room::text, 'roomNights', room_nights, 'stays', stays)) AS money
-        FROM (SELECT shape, period, property_id, channel, guest_country, in_month, m->>'c' AS currency, sum((m->>'r')::numeric) AS revenue,
-                sum((m->>'a')::numeric) AS room, coalesce(sum(nights) FILTER (WHERE m->>'a' IS NOT NULL), 0)::int AS room_nights, count(*)::int AS stays
-              FROM x CROSS JOIN LATERAL jsonb_array_elements(x.folio) AS m GROUP BY 1, 2, 3, 4, 5, 6, 7) c
-        GROUP BY 1, 2, 3, 4, 5, 6)
-      SELECT c.shape, to_char(c.period, 'YYYY-MM-DD') AS period, c.property_id AS "propertyId", c.channel, c.guest_country AS "guestCountry",
-        c.in_month AS "inMonth", c.stays, c.nights, c.distinct_guests AS "distinctGuests", c.returning_guests AS "returningGuests",
-        c.property_returning_guests AS "propertyReturningGuests", coalesce(m.money, '[]'::json) AS money
-      FROM counts c LEFT JOIN money m ON (m.shape, m.period) = (c.shape, c.period) AND m.property_id IS NOT DISTINCT FROM c.property_id
-        AND m.channel IS NOT DISTINCT FROM c.channel AND m.guest_country IS NOT DISTINCT FROM c.guest_country AND m.in_month IS NOT DISTINCT FROM c.in_month`,
+        SELECT ${BY_BUCKET}, f.person, count(*) AS stays, sum(f.nights) AS nights,
+          bool_or(f.first_stay < b.starts) AS returning_in_group, bool_or(f.first_stay_here < b.starts) AS returning_at_property
+        FROM ${inBuckets("f")} GROUP BY ${BY_BUCKET}, f.person),
+      folio AS (
+        SELECT f.*, m->>'c' AS currency, (m->>'r')::numeric AS revenue, (m->>'a')::numeric AS room
+        FROM f CROSS JOIN LATERAL jsonb_array_elements(f.folio) AS m)
+      SELECT ${KEY_COLUMNS}, NULL AS currency, sum(b.stays)::int AS stays, sum(b.nights)::int AS nights, count(b.person)::int AS "distinctGuests",
+        (count(b.person) FILTER (WHERE b.returning_in_group))::int AS "returningGuests",
+        -- (only the shapes by property store it)
+        (count(b.person) FILTER (WHERE b.returning_at_property AND b.property_id IS NOT NULL))::int AS "propertyReturningGuests",
+        NULL AS revenue, NULL AS room, 0 AS "roomNights"
+      FROM per_person b GROUP BY ${BY_BUCKET}
+      UNION ALL
+      SELECT ${KEY_COLUMNS}, f.currency, count(*)::int, 0, 0, 0, 0, sum(f.revenue)::text, sum(f.room)::text,
+        (coalesce(sum(f.nights) FILTER (WHERE f.room IS NOT NULL), 0))::int
+      FROM ${inBuckets("folio")} GROUP BY ${BY_BUCKET}, f.currency`,
   );
   const out = new Map<string, BucketKey & Sums>();
-  for (const { money, ...row } of rows) {
-    out.set(keyText(row), {
-      ...row,
-      money: new Map(money.map((m) => [m.currency, { revenue: BigInt(m.revenue), room: BigInt(m.room ?? "0"), roomNights: m.roomNights, stays: m.stays }])),
-    });
+  for (const { currency, revenue, room, roomNights, ...row } of rows) {
+    if (currency === null) out.set(keyText(row), { ...row, money: out.get(keyText(row))?.money ?? new Map() });
+  }
+  for (const { currency, revenue, room, roomNights, stays, ...key } of rows) {
+    if (currency !== null) out.get(keyText(key))!.money.set(currency, { revenue: BigInt(revenue!), room: BigInt(room ?? "0"), roomNights, stays });
   }
   return out;
 }
@@ -338,21 +341,15 @@ async function applyDelta(client: PoolClient, groupId: string, old: Map<string, 
       inserts.push({ shape: key.shape, period: key.period, bucket: bucketOf(key, next) });
     }
   }
-  if (deletes.length) await client.query("DELETE FROM metric_rollups WHERE property_group_id = $1 AND id = ANY($2::bigint[])", [groupId, deletes]);
-  if (updates.length) {
-    await client.query(
-      `UPDATE metric_rollups m SET bucket = x.bucket FROM jsonb_to_recordset($2::jsonb) AS x(id bigint, bucket jsonb)
-       WHERE m.property_group_id = $1 AND m.id = x.id`,
-      [groupId, JSON.stringify(updates)],
-    );
-  }
-  if (inserts.length) {
-    await client.query(
-      `INSERT INTO metric_rollups (property_group_id, metric, shape, variant, period, bucket)
-       SELECT $1, 'stays', x.shape, '', x.period::date, x.bucket FROM jsonb_to_recordset($2::jsonb) AS x(shape text, period text, bucket jsonb)`,
-      [groupId, JSON.stringify(inserts)],
-    );
-  }
+  // One statement: the buckets deleted, updated and inserted.
+  await client.query(
+    `WITH gone AS (DELETE FROM metric_rollups WHERE property_group_id = $1 AND id = ANY($2::bigint[])),
+       changed AS (UPDATE metric_rollups m SET bucket = x.bucket FROM jsonb_to_recordset($3::jsonb) AS x(id bigint, bucket jsonb)
+         WHERE m.property_group_id = $1 AND m.id = x.id)
+     INSERT INTO metric_rollups (property_group_id, metric, shape, variant, period, bucket)
+     SELECT $1, 'stays', x.shape, '', x.period::date, x.bucket FROM jsonb_to_recordset($4::jsonb) AS x(shape text, period text, bucket jsonb)`,
+    [groupId, deletes, JSON.stringify(updates), JSON.stringify(inserts)],
+  );
 }
 
 // ---- the family ----------------------------------------------------------------------------------
@@ -365,20 +362,32 @@ export const staysFamily: IncrementalFamily = {
     await client.query("DELETE FROM stay_rollup_facts WHERE property_group_id = $1", [groupId]);
     await run(client, sql`INSERT INTO stay_rollup_facts (${FACT_COLUMNS}) ${liveFacts(allStays(groupId))}`);
     await client.query("DELETE FROM metric_rollups WHERE property_group_id = $1 AND metric = 'stays'", [groupId]);
-    await applyDelta(client, groupId, new Map(), await contributions(client, sql`sf.property_group_id = ${groupId}::uuid`));
+    const all = await contributions(client, empty, sql`(SELECT * FROM stay_rollup_facts WHERE property_group_id = ${groupId}::uuid)`);
+    await applyDelta(client, groupId, new Map(), all);
+    // Fresh statistics (as the table's owner: migration 20261128211500), or the planner takes the
+    // next passes' lookups by person for scans of the group's facts until autovacuum analyzes them.
+    await client.query("SELECT stay_rollup_facts_analyze()");
   },
 
   async applyTouches(client, groupId, _variants, touched) {
     const units = await touchedUnits(client, groupId, touched.flat() as Record<string, unknown>[]);
     if (!units.length) return 0;
-    const ofUnits = sql`sf.property_group_id = ${groupId}::uuid AND sf.unit = ANY(${units}::uuid[])`;
-    const old = await contributions(client, ofUnits);
-    await run(client, sql`DELETE FROM stay_rollup_facts sf WHERE ${ofUnits}`);
-    // A stay that still has a fact is counted under a unit not touched here: a write moved it after
-    // this pass read its keys, and that write's change row re-applies both units on the next pass.
-    await run(client, sql`INSERT INTO stay_rollup_facts (${FACT_COLUMNS}) ${liveFacts(staysOfUnits(groupId, units))}
-      ON CONFLICT (property_group_id, reservation_id) DO NOTHING`);
-    await applyDelta(client, groupId, old, await contributions(client, ofUnits));
+    // The units' facts as last applied, deleted and summed in one statement; then their facts from
+    // the live rows, inserted and summed. A stay that still has a fact is counted under a unit not
+    // touched here: a write moved it after this pass read its keys, and that write's change row
+    // re-applies both units on the next pass.
+    const old = await contributions(
+      client,
+      sql`gone AS (DELETE FROM stay_rollup_facts WHERE property_group_id = ${groupId}::uuid AND unit = ANY(${units}::uuid[]) RETURNING *),`,
+      raw("gone"),
+    );
+    const now = await contributions(
+      client,
+      sql`added AS (INSERT INTO stay_rollup_facts (${FACT_COLUMNS}) ${liveFacts(staysOfUnits(groupId, units))}
+        ON CONFLICT (property_group_id, reservation_id) DO NOTHING RETURNING *),`,
+      raw("added"),
+    );
+    await applyDelta(client, groupId, old, now);
     return units.length;
   },
 };
