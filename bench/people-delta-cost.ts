@@ -54,7 +54,9 @@ async function main() {
   try {
     await measure(pg.adminUrl.bind(pg));
   } finally {
-    pg.stop();
+    // KEEP=1 leaves the server running for a look at its data (its URL is printed); stop it by its pid.
+    if (process.env.KEEP) console.error(`kept: ${pg.adminUrl("d")} (data ${pg.dataDir})`);
+    else pg.stop();
   }
 }
 
@@ -75,6 +77,9 @@ async function measure(adminUrl: (database?: string) => string) {
   await c.query("ANALYZE");
   const { rows: [built] } = await c.query<{ variants: string[]; facts: boolean }>(
     "SELECT variants, facts_built AS facts FROM metric_rollup_state WHERE property_group_id = $1 AND metric = 'guests'", [group]);
+  // The whole rebuild `gcs fixtures` ran (the repair path), per family, for scale.
+  const { rows: rebuilt } = await c.query<{ metric: string; ms: number }>(
+    "SELECT metric, duration_ms AS ms FROM metric_rollup_state WHERE property_group_id = $1 AND metric IN ('guests', 'consent')", [group]);
   const facts = Number((await c.query("SELECT count(*) AS n FROM guest_rollup_facts WHERE property_group_id = $1", [group])).rows[0].n);
 
   // The writes a property system's sync makes, one statement each.
@@ -109,7 +114,8 @@ async function measure(adminUrl: (database?: string) => string) {
     }
   }
 
-  const result: Record<string, unknown> = { guests_per_group: GUESTS, writes: WRITES, variants: built.variants, facts_built: built.facts, guest_facts: facts, families: {} };
+  const result: Record<string, unknown> = { guests_per_group: GUESTS, writes: WRITES, variants: built.variants, facts_built: built.facts, guest_facts: facts,
+    whole_rebuild_ms: Object.fromEntries(rebuilt.map((r) => [r.metric, r.ms])), families: {} };
   for (const [metric, family] of [["guests", guestsFamily], ["consent", consentFamily]] as [string, IncrementalFamily][]) {
     const { rows: changes } = await c.query<{ touched: unknown[] }>("SELECT touched FROM metric_rollup_changes WHERE property_group_id = $1 AND metric = $2", [group, metric]);
     const touched = changes.map((r) => r.touched);

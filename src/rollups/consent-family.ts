@@ -43,8 +43,6 @@ export function touchedPoints(touched: unknown[][]): { points: Point[]; observed
 
 /** The live statement's groupings: each contact type (or both) by nothing, property, month, or both. */
 const SETS = [...new Map(CONSENT_SHAPES.map(({ contactType, dims }) => (contactType ? ["contact_type", ...dims] : dims)).map((s) => [s.join(","), s])).values()];
-const COLUMN: Record<string, string> = { contact_type: "d.contact_type", property: "d.property_id", month: "d.period" };
-const GROUPED = ["contact_type", "property", "month"];
 
 /** The touched points as a relation `t(contact_type, contact_value)`, from parameters $n (types) and $n+1 (values). */
 const touchedRelation = (n: number) => `unnest($${n}::"ContactType"[], $${n + 1}::text[]) AS t(contact_type, contact_value)`;
@@ -59,9 +57,12 @@ async function contribution(client: PoolClient, groupId: string, variants: strin
   const from = points === null
     ? "consent_rollup_points p"
     : `${touchedRelation(3)} JOIN consent_rollup_points p ON p.property_group_id = $1 AND p.contact_type = t.contact_type AND p.contact_value = t.contact_value`;
-  const { rows } = await client.query<{ purpose: string; grouping: number; contactType: string | null; propertyId: string | null; period: string | null; granted: number; withdrawn: number; denied: number; unknown: number }>(
-    `WITH d AS (
-       SELECT p.contact_type::text AS contact_type, p.contact_value, p.property_id::text AS property_id, v.purpose, s.status,
+  const column = (dim: string) => ({ contact_type: "contact_type", property: "property_id", month: "period" })[dim]!;
+  // Per set, each point once per bucket (DISTINCT over the set's keys and the point), then counted
+  // by status: no DISTINCT aggregate, which PostgreSQL sorts group by group (100 times slower here).
+  const { rows } = await client.query<{ set: number; purpose: string; contactType: string | null; propertyId: string | null; period: string | null; granted: number; withdrawn: number; denied: number; unknown: number }>(
+    `WITH d AS MATERIALIZED (
+       SELECT p.contact_type::text AS contact_type, p.contact_value, p.property_id::text AS property_id, v.purpose, s.status::text AS status,
          to_char(date_trunc('month', s.decided_at AT TIME ZONE pr.timezone), 'YYYY-MM-DD') AS period
        FROM ${from}
        JOIN properties pr ON pr.id = p.property_id AND pr.property_group_id = $1
@@ -69,19 +70,19 @@ async function contribution(client: PoolClient, groupId: string, variants: strin
        LEFT JOIN contact_consent_state s ON s.property_group_id = $1 AND s.contact_type = p.contact_type
          AND s.contact_value = p.contact_value AND s.purpose = v.purpose
        WHERE p.property_group_id = $1)
-     SELECT d.purpose, GROUPING(d.contact_type, d.property_id, d.period) AS grouping,
-       d.contact_type AS "contactType", d.property_id AS "propertyId", d.period,
-       count(DISTINCT (d.contact_type, d.contact_value)) FILTER (WHERE d.status = 'granted')::int AS granted,
-       count(DISTINCT (d.contact_type, d.contact_value)) FILTER (WHERE d.status = 'withdrawn')::int AS withdrawn,
-       count(DISTINCT (d.contact_type, d.contact_value)) FILTER (WHERE d.status = 'denied')::int AS denied,
-       count(DISTINCT (d.contact_type, d.contact_value)) FILTER (WHERE d.status IS NULL)::int AS unknown
-     FROM d
-     GROUP BY d.purpose, GROUPING SETS (${SETS.map((set) => `(${set.map((dim) => COLUMN[dim]).join(", ")})`).join(", ")})`,
+     ${SETS.map((set, i) => {
+       const keys = set.map(column);
+       const key = (dim: string, name: string) => `${set.includes(dim) ? column(dim) : "NULL::text"} AS "${name}"`;
+       return `SELECT ${i} AS set, purpose, ${key("contact_type", "contactType")}, ${key("property", "propertyId")}, ${key("month", "period")},
+         count(*) FILTER (WHERE status = 'granted')::int AS granted, count(*) FILTER (WHERE status = 'withdrawn')::int AS withdrawn,
+         count(*) FILTER (WHERE status = 'denied')::int AS denied, count(*) FILTER (WHERE status IS NULL)::int AS unknown
+       FROM (SELECT DISTINCT ${["purpose", ...keys, "contact_value", ...(set.includes("contact_type") ? [] : ["contact_type"]), "status"].join(", ")} FROM d) x
+       GROUP BY ${["purpose", ...keys].join(", ")}`;
+     }).join("\n     UNION ALL ")}`,
     [groupId, variants, ...(points === null ? [] : arrays(points))],
   );
   return rows.map((row) => {
-    // GROUPING()'s bits, first argument highest: a set bit is a column not grouped by.
-    const dims = GROUPED.filter((_, i) => !(row.grouping & (1 << (GROUPED.length - 1 - i))));
+    const dims = SETS[row.set];
     const keys: Record<string, unknown> = {};
     if (dims.includes("property")) keys.propertyId = row.propertyId;
     if (dims.includes("month")) keys.period = row.period;
