@@ -18,7 +18,7 @@ import type { Scope } from "../../src/data/scope";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 const SEED = Number(process.env.ROLLUP_SEED ?? 4404);
-const RUNS = 8;
+const RUNS = 6;
 
 /** How each refreshed pair was refreshed, by family: the touches applied, or rebuilt whole. */
 const paths = new Map<string, number>();
