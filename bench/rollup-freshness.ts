@@ -482,10 +482,8 @@ async function run(opts: {
   for (const m of pending.splice(0)) freshness[m.aggregate].push({ ms: now - m.committed, shown: false });
   await Promise.all(pollers);
   const liveAfter = await liveAnswers(opts.metricsUrl);
-  await stopProcess(refresher.child);
+  await stopRefresher(refresher, opts.admin);
   const passes = refresherPasses(refresher);
-  // A whole rebuild in flight runs on in its backend after its client is gone: cancel it (ours).
-  await opts.admin.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [REFRESHER]);
   log(`  ${opts.refresh}: ${done} writes (${errors} failed), ${markersWritten} markers in ${(wallMs / 1000).toFixed(0)} s`);
   return {
     refresh: opts.refresh,
@@ -500,6 +498,20 @@ async function run(opts: {
     refreshMs: opts.refreshMs,
     passes,
   };
+}
+
+/**
+ * Stops the refresher's `gcs serve`. A whole rebuild in flight would run on for minutes (its backend
+ * does not notice the client leave, and the server waits for its pool): its statement is cancelled
+ * (our own backends, by application_name), and the process killed if it has not exited by then.
+ */
+async function stopRefresher(refresher: ServeProcess, admin: Client): Promise<void> {
+  const exited = new Promise((resolve) => (refresher.child.exitCode !== null ? resolve(null) : refresher.child.once("exit", resolve)));
+  refresher.child.kill("SIGTERM");
+  await Promise.race([exited, sleep(3000)]);
+  await admin.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [REFRESHER]);
+  if ((await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)])) === false) refresher.child.kill("SIGKILL");
+  await exited;
 }
 
 /** The refresher's reports, from its log: per aggregate and path, how many pairs and how long they took. */
