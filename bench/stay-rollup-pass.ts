@@ -11,7 +11,7 @@ import path from "node:path";
 import { Client } from "pg";
 import { openDatabase } from "../src/db/database";
 import { rebuildFamily, refreshRollups } from "../src/rollups/refresh";
-import { startTestPostgres } from "../test/helpers/postgres";
+import { startTestPostgres, type TestPostgres } from "../test/helpers/postgres";
 
 const GUESTS = Number(process.env.GUESTS ?? 20000);
 const SIZES = (process.env.SIZES ?? "1,10,50,200").split(",").map(Number);
@@ -38,6 +38,14 @@ function serverCpuMs(dataDir: string): number {
 
 async function main() {
   const pg = await startTestPostgres();
+  try {
+    await measure(pg);
+  } finally {
+    pg.stop(); // also when a step failed: no server is left behind
+  }
+}
+
+async function measure(pg: TestPostgres) {
   const admin = new Client({ connectionString: pg.adminUrl() });
   await admin.connect();
   await admin.query("CREATE DATABASE p");
@@ -100,7 +108,6 @@ async function main() {
   await c.end();
   await db.close();
   if (process.env.EXPLAIN) copyFileSync(pg.logFile, "bench/.data/stay-rollup-pass-plans.log");
-  pg.stop();
 }
 
 main().catch((e) => {

@@ -111,6 +111,12 @@ async function aStay(n = 0, c: Client = admin, charged = false): Promise<{ id: s
   return rows[n % rows.length];
 }
 
+/** A guest profile of `property` other than `guest` (the `n`th, round the list). */
+async function anotherGuestAt(c: Client, property: string, guest: string | null, n: number): Promise<string> {
+  const { rows } = await c.query("SELECT id FROM guest_profiles WHERE property_id = $1 AND id IS DISTINCT FROM $2 ORDER BY id", [property, guest]);
+  return rows[n % rows.length].id;
+}
+
 /** Any stay of group A, cancelled or without a guest too (the `n`th, round the list). */
 async function anyStay(n: number, c: Client): Promise<string> {
   const { rows } = await c.query("SELECT id FROM reservations WHERE property_group_id = $1 AND kind = 'stay' ORDER BY id", [A().id]);
@@ -245,9 +251,9 @@ describe("each kind of write moves the stored buckets by its delta", () => {
     await admin.query("DELETE FROM reservations WHERE id = $1", [id]);
     await refreshByTouches();
     await expectEqualsLive();
+    // To another guest profile of the stay's property (a narrowed caller reads its property's guests only).
     const a = await aStay(10);
-    const b = await aStay(20);
-    await admin.query("UPDATE reservations SET guest_profile_id = $2 WHERE id = $1", [a.id, b.guest]);
+    await admin.query("UPDATE reservations SET guest_profile_id = $2 WHERE id = $1", [a.id, await anotherGuestAt(admin, a.property, a.guest, 3)]);
     await refreshByTouches();
     await expectEqualsLive();
   });
@@ -313,8 +319,11 @@ const WRITES: ((c: Client, n: number) => Promise<unknown>)[] = [
   },
   async (c, n) => c.query("UPDATE guest_profiles SET master_profile_id = NULL WHERE id = $1", [(await aStay(n, c)).guest]),
   async (c, n) => c.query("UPDATE guest_profiles SET country_code = $2 WHERE id = $1", [(await aStay(n, c)).guest, ["DE", "FR", "IS", null][n % 4]]),
-  // A stay's guest removed, or given one (the guest of another stay).
-  async (c, n) => c.query("UPDATE reservations SET guest_profile_id = $2 WHERE id = $1", [await anyStay(n, c), n % 2 ? null : (await aStay(n + 3, c)).guest]),
+  // A stay's guest removed, or another guest profile of its property given.
+  async (c, n) => {
+    const { rows: [r] } = await c.query("SELECT property_id, guest_profile_id FROM reservations WHERE id = $1", [await anyStay(n, c)]);
+    return c.query("UPDATE reservations SET guest_profile_id = $2 WHERE id = $1", [await anyStay(n, c), n % 2 ? null : await anotherGuestAt(c, r.property_id, r.guest_profile_id, n)]);
+  },
   async (c, n) => c.query("UPDATE reservations SET booking_channel = $2 WHERE id = $1", [(await aStay(n, c)).id, ["direct", "ota", null][n % 3]]),
 ];
 
