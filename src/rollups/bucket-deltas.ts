@@ -95,3 +95,16 @@ export async function replaceBuckets(client: PoolClient, groupId: string, metric
   );
   return counts.length;
 }
+
+/**
+ * Runs a whole group's aggregate over facts this transaction has just rewritten: their statistics
+ * still describe the tables before (often empty), so the planner would pick nested loops meant for a
+ * few rows; over every row, hash joins are the plan.
+ */
+export async function wholeGroup<T>(client: PoolClient, run: () => Promise<T>): Promise<T> {
+  await client.query("SET LOCAL enable_nestloop = off");
+  const result = await run();
+  // On failure the transaction rolls back, and SET LOCAL with it.
+  await client.query("RESET enable_nestloop");
+  return result;
+}

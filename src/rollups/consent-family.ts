@@ -12,7 +12,7 @@
 // buckets (bucket-deltas.ts). A point re-applied twice adds nothing the second time.
 import type { PoolClient } from "pg";
 import { CONSENT_SHAPES, consentShapeKey } from "../data/metric-rollups";
-import { applyBucketDeltas, replaceBuckets, type BucketCount } from "./bucket-deltas";
+import { applyBucketDeltas, replaceBuckets, wholeGroup, type BucketCount } from "./bucket-deltas";
 import type { IncrementalFamily } from "./family";
 import { assertPurposesKept } from "./purposes";
 
@@ -142,7 +142,7 @@ export const consentFamily: IncrementalFamily = {
 
   async rebuildFacts(client, groupId, variants) {
     await refreshFacts(client, groupId, variants, null);
-    const counts = await contribution(client, groupId, variants, null);
+    const counts = await wholeGroup(client, () => contribution(client, groupId, variants, null));
     // A purpose with no point still has its grand total, zeros (the live statement's empty grouping set).
     for (const purpose of variants) {
       if (!counts.some((c) => c.variant === purpose && grandTotal(c.shape))) {

@@ -10,7 +10,7 @@
 // and phone are granted for (decided across the whole group, as guestsIn decides reachability).
 import type { PoolClient } from "pg";
 import { GUEST_SHAPES, dimsKey } from "../data/metric-rollups";
-import { applyBucketDeltas, replaceBuckets, type BucketCount } from "./bucket-deltas";
+import { applyBucketDeltas, replaceBuckets, wholeGroup, type BucketCount } from "./bucket-deltas";
 import { touchedPoints } from "./consent-family";
 import type { IncrementalFamily } from "./family";
 import { assertPurposesKept } from "./purposes";
@@ -125,7 +125,7 @@ export const guestsFamily: IncrementalFamily = {
     await client.query("DELETE FROM guest_rollup_facts WHERE property_group_id = $1", [groupId]);
     await client.query(`${INSERT_FACTS} SELECT $1::uuid, l.* FROM (${liveFacts("all")}) l`, [groupId, variants]);
     // Every set's guests come from one aggregate row per bucket; the grand total's even over no guest.
-    const counts = await contribution(client, groupId, variants, null, []);
+    const counts = await wholeGroup(client, () => contribution(client, groupId, variants, null, []));
     await replaceBuckets(client, groupId, "guests", counts);
   },
 
