@@ -179,12 +179,13 @@ async function pools(pg: Pool, manifest: FixtureManifest, group: GroupKey, marke
     key: g.credentials.api_key,
     markerProperty: marker.id,
     markerTimezone: marker.timezone,
-    stays: await ids("reservations", "kind = 'stay' AND status NOT IN ('cancelled', 'no_show')"),
+    // Never an earlier run's marker: a background write to one would move a figure a marker reads.
+    stays: await ids("reservations", `kind = 'stay' AND status NOT IN ('cancelled', 'no_show') AND arrival_date <> '${MARKER_DAY}'`),
     transactions: await ids("transactions"),
-    guests: await ids("guest_profiles"),
+    guests: await ids("guest_profiles", `country_code IS DISTINCT FROM '${MARKER_COUNTRY}'`),
     observations: await ids("consent_observations"),
     phones,
-    reviews: await ids("reviews"),
+    reviews: await ids("reviews", `published_at < '${MARKER_DAY}'::date - 1`),
     undecidedEmails,
   };
 }
