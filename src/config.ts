@@ -89,6 +89,9 @@ const envSchema = z.object({
   // aggregate is counted live once the stored answers are older than data/metric-rollups.ts MAX_STALENESS_SECONDS allows).
   // Every second: a pass that applies a few writes' touches takes milliseconds (docs/aggregates.md).
   GCS_ROLLUP_REFRESH_MS: z.coerce.number().int().min(0).max(600_000).default(1000),
+  // false: the refresher rebuilds a pair whole after any change instead of applying what each write
+  // touched (the repair path as the daily one: what bench/rollup-freshness.ts compares).
+  GCS_ROLLUP_INCREMENTAL: z.enum(["true", "false"]).default("true"),
   // GET /v1/events/stream (src/streams/event-stream.ts): open streams per credential and instance,
   // how often an idle stream reads the timeline again, and the heartbeat comment's interval.
   GCS_STREAM_MAX_PER_CREDENTIAL: z.coerce.number().int().min(1).max(10_000).default(10),
@@ -239,7 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       lanes: e.GCS_WEBHOOKS_LANES,
       pipeline: e.GCS_WEBHOOKS_PIPELINE,
     },
-    rollups: { refreshMs: e.GCS_ROLLUP_REFRESH_MS },
+    rollups: { refreshMs: e.GCS_ROLLUP_REFRESH_MS, incremental: e.GCS_ROLLUP_INCREMENTAL === "true" },
     stream: {
       maxPerCredential: e.GCS_STREAM_MAX_PER_CREDENTIAL,
       pollMs: e.GCS_STREAM_POLL_MS,

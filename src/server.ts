@@ -62,7 +62,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const services = await createServices(config, db, logger);
   const app = await createApp(services);
   const delivery = config.delivery.worker ? await runDelivery(config, db.primary, logger, db.embedded) : undefined;
-  const rollups = config.rollups.refreshMs > 0 ? startRollupRefresher(db, logger.child({ component: "rollups" }), config.rollups.refreshMs) : undefined;
+  const rollups = config.rollups.refreshMs > 0 ? startRollupRefresher(db, logger.child({ component: "rollups" }), config.rollups.refreshMs, { incremental: config.rollups.incremental }) : undefined;
   const metrics = config.metrics.port === undefined ? undefined : await listen(metricsApp(config.metrics.token, logger), config.metrics.port, config.metrics.host);
   const metricsPort = metrics && (metrics.address() as { port: number }).port;
   // `protected`: whether /metrics asks for GCS_METRICS_TOKEN (a field named token would be redacted).

@@ -21,6 +21,7 @@ type Commands = {
   connectors: typeof import("./commands/connectors");
   events: typeof import("./commands/events");
   simulate: typeof import("./commands/simulate");
+  rollups: typeof import("./commands/rollups");
   demo: typeof import("./demo");
 };
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -35,6 +36,7 @@ const load = {
   connectors: () => require("./commands/connectors") as Commands["connectors"],
   events: () => require("./commands/events") as Commands["events"],
   simulate: () => require("./commands/simulate") as Commands["simulate"],
+  rollups: () => require("./commands/rollups") as Commands["rollups"],
   demo: () => require("./demo") as Commands["demo"],
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
@@ -189,6 +191,17 @@ export function buildProgram(version: string): Command {
     .option("--seconds <n>", `stop after this many seconds, 1 to ${SIMULATE_MAX_SECONDS} (default: until Ctrl-C)`, integerBetween("--seconds", 1, SIMULATE_MAX_SECONDS))
     .addHelpText("after", example("gcs simulate --rate 5", "gcs simulate --group 0b6f…e1 --rate 20 --seconds 60"))
     .action((opts: { group?: string; rate: number; seconds?: number }) => load.simulate().simulate(opts));
+
+  // Issue 44: the refresher applies what each write touched; a whole rebuild is the repair path.
+  const rollups = program.command("rollups").description("the dashboard rollups (docs/aggregates.md)");
+  rollups
+    .command("rebuild")
+    .description("rebuild (group, aggregate) rollups whole from the live tables: the repair path (the refresher applies each write's changes)")
+    .option("--group <uuid>", "only this property group (default: every group)", uuid("--group"))
+    .addOption(new Option("--aggregate <name>", "only this aggregate (default: all four)").choices(["stays", "guests", "consent", "reviews"]))
+    .addOption(json())
+    .addHelpText("after", example("gcs rollups rebuild", "gcs rollups rebuild --group 0b6f…e1 --aggregate stays --json"))
+    .action((opts: { group?: string; aggregate?: "stays" | "guests" | "consent" | "reviews"; json?: boolean }) => load.rollups().rebuild(opts));
 
   requiredAfterUnknown(program);
   return program;

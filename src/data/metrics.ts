@@ -17,6 +17,7 @@ import { empty, equals, join, raw, sql, type Sql, type TenantPredicate } from ".
 import { SPEND_AMOUNT, SPEND_KINDS } from "./stays";
 import { guestConditions } from "./where";
 import { rangeEnd } from "../validate";
+import { recordAggregateAnswer } from "../observability/metrics";
 
 export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
 /**
@@ -156,6 +157,12 @@ export interface StayBucketRow {
 
 const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
 
+/** An answer, counted on /metrics by where it came from (gcs_aggregate_answers_total). */
+function answered<T>(aggregate: "stays" | "guests" | "consent" | "reviews", source: "rollup" | "live", rows: T): T {
+  recordAggregateAnswer(aggregate, source);
+  return rows;
+}
+
 /**
  * The aggregates as dashboards read them: from the rollups (data/metric-rollups.ts) when a stored
  * shape answers the arguments and the family has been built, else live.
@@ -166,7 +173,7 @@ export function metrics(r: Readers) {
   async function staysCounted(filter: StayMetricsFilter, groupBy: StayDimension[], withRevenue: boolean, withReturning: boolean): Promise<Record<string, unknown>[]> {
     const returning: ReturningCounts = withReturning ? "caller" : "none";
     const stored = await staysFromRollups(r, filter, groupBy, withRevenue, withReturning);
-    if (stored) return stored;
+    if (stored) return answered("stays", "rollup", stored);
     // Grouped by time first, over a range that starts or ends inside a bucket: the whole buckets
     // from the rollups, the (at most two) part buckets counted live over just their days. Each
     // bucket counts only its own days, so the parts join in period order.
@@ -180,11 +187,11 @@ export function metrics(r: Readers) {
         if (middle) {
           const part = async (arrivalFrom: string, arrivalTo: string) =>
             arrivalFrom <= arrivalTo ? (await live.stays({ ...filter, arrivalFrom, arrivalTo }, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row) : [];
-          return [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))];
+          return answered("stays", "rollup", [...(await part(from, previousDay(wholeFrom))), ...middle, ...(await part(nextDay(wholeTo), to))]);
         }
       }
     }
-    return (await live.stays(filter, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row);
+    return answered("stays", "live", (await live.stays(filter, groupBy, withRevenue, returning)).map(({ bucket: _key, ...row }) => row));
   }
   return {
     /** Stay buckets; `withReturning` adds returningGuests and repeatRate (one more pass over the stays' history). */
@@ -194,13 +201,16 @@ export function metrics(r: Readers) {
     },
     staysCounted,
     async guests(groupBy: GuestDimension[], purposes: { email: string; sms: string } | null) {
-      return (await guestsFromRollups(r, groupBy, purposes)) ?? (await live.guests(groupBy, purposes));
+      const stored = await guestsFromRollups(r, groupBy, purposes);
+      return stored ? answered("guests", "rollup", stored) : answered("guests", "live", await live.guests(groupBy, purposes));
     },
     async consent(purpose: string, contactType: "email" | "phone" | null, groupBy: ConsentDimension[]) {
-      return (await consentFromRollups(r, purpose, contactType, groupBy)) ?? (await live.consent(purpose, contactType, groupBy));
+      const stored = await consentFromRollups(r, purpose, contactType, groupBy);
+      return stored ? answered("consent", "rollup", stored) : answered("consent", "live", await live.consent(purpose, contactType, groupBy));
     },
     async reviews(filter: ReviewMetricsFilter, groupBy: ReviewDimension[]) {
-      return (await reviewsFromRollups(r, filter, groupBy)) ?? (await live.reviews(filter, groupBy));
+      const stored = await reviewsFromRollups(r, filter, groupBy);
+      return stored ? answered("reviews", "rollup", stored) : answered("reviews", "live", await live.reviews(filter, groupBy));
     },
   };
 }

@@ -63,6 +63,9 @@ const TENANT_RULES = {
   ReviewRollup: byProperty,
   MetricRollupState: group,
   MetricRollupChange: group,
+  ContactConsentState: group,
+  ConsentRollupPoint: group,
+  GuestRollupFact: group,
   StayRollupFact: group,
 } satisfies Record<string, TenantRule>;
 

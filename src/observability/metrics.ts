@@ -44,6 +44,18 @@ const rateLimitRefusals = new Counter({
   registers: [registry],
 });
 
+const aggregateAnswers = new Counter({
+  name: "gcs_aggregate_answers_total",
+  help: "Dashboard aggregate answers (stays, guests, consent, reviews) by source: rollup (stored buckets) or live (counted from the rows: a request no stored shape covers, or a pair not built or past the staleness bound).",
+  labelNames: ["aggregate", "source"] as const,
+  registers: [registry],
+});
+
+/** Counts one aggregate answer by where it came from (data/metrics.ts). */
+export function recordAggregateAnswer(aggregate: "stays" | "guests" | "consent" | "reviews", source: "rollup" | "live"): void {
+  aggregateAnswers.inc({ aggregate, source });
+}
+
 /** Observes one finished request. */
 export function recordRequest(method: string, route: string, status: number, seconds: number, statements: number): void {
   httpDuration.observe([method, route, String(status)], seconds);

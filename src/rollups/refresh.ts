@@ -25,13 +25,16 @@ import { startPoller, type Poller } from "../delivery/poller";
 import { acrossGroups, asGroup } from "../db/session";
 import type { IncrementalFamily } from "./family";
 import { staysFamily } from "./stays-family";
+import { guestsFamily } from "./guests-family";
+import { consentFamily } from "./consent-family";
+import { reviewsFamily } from "./reviews-family";
 
 /** The families that follow the writes; undefined: rebuilt whole after every change. */
 export const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
   stays: staysFamily,
-  guests: undefined,
-  consent: undefined,
-  reviews: undefined,
+  guests: guestsFamily,
+  consent: consentFamily,
+  reviews: reviewsFamily,
 };
 
 /** At most this many consent purposes per group get guest and consent rollups (the most observed). */
@@ -246,24 +249,31 @@ async function refreshPair(db: Database, groupId: string, metric: Metric, wanted
  * One pass: refreshes every family that is due (of `groupId` only, when given). Finding them crosses
  * groups: the rollup refresher's cross-group path (db/session.ts).
  */
-export function refreshRollups(db: Database, opts: { groupId?: string; signal?: AbortSignal } = {}): Promise<RebuildReport[]> {
+export function refreshRollups(db: Database, opts: RefreshOptions = {}): Promise<RebuildReport[]> {
   return acrossGroups("rollup refresher", () => rebuildDue(db, opts));
 }
 
-async function rebuildDue(db: Database, opts: { groupId?: string; signal?: AbortSignal }): Promise<RebuildReport[]> {
+interface RefreshOptions {
+  groupId?: string;
+  signal?: AbortSignal;
+  /** False: rebuild every due pair whole (GCS_ROLLUP_INCREMENTAL=false). Default true. */
+  incremental?: boolean;
+}
+
+async function rebuildDue(db: Database, opts: RefreshOptions): Promise<RebuildReport[]> {
   const reports: RebuildReport[] = [];
   for (const { groupId, metric } of await dueFamilies(db.primaryPool, opts.groupId)) {
     if (opts.signal?.aborted) break;
-    reports.push(await refreshFamily(db, groupId, metric));
+    reports.push(await (opts.incremental === false ? rebuildFamily : refreshFamily)(db, groupId, metric));
   }
   return reports;
 }
 
 /** The background refresher of `gcs serve`: any number of instances may run it. */
-export function startRollupRefresher(db: Database, logger: Logger, intervalMs: number): Poller {
+export function startRollupRefresher(db: Database, logger: Logger, intervalMs: number, opts: { incremental?: boolean } = {}): Poller {
   return startPoller(intervalMs, async (signal) => {
     try {
-      for (const report of await refreshRollups(db, { signal })) {
+      for (const report of await refreshRollups(db, { signal, incremental: opts.incremental })) {
         if (report.repaired) logger.warn(report, "rollup touches could not be applied; the pair was rebuilt whole");
         else if (report.rebuilt) logger.debug(report, "rollups refreshed");
       }

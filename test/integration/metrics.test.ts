@@ -4,6 +4,7 @@
 import request from "supertest";
 import { loadConfig } from "../../src/config";
 import { metricsApp } from "../../src/observability/metrics";
+import { refreshRollups } from "../../src/rollups/refresh";
 import { startServer, type RunningServer } from "../../src/server";
 import { cloneTemplateDatabase, loadManifest, startTestApp, type TestApp } from "../helpers/app";
 import { serve, type LogLine } from "../helpers/serve";
@@ -87,6 +88,27 @@ describe("/metrics", () => {
     expect(moved("gcs_graphql_operations_total", { operation: "ListGuests", type: "query", outcome: "ok" })).toBe(3);
     expect(moved("gcs_graphql_operations_total", { operation: "MetricsProbe", type: "query", outcome: "ok" })).toBe(1);
     expect(moved("gcs_graphql_operations_total", { operation: "MetricsMissing", type: "query", outcome: "error" })).toBe(1); // not_found
+  });
+
+  it("counts aggregate answers by source: rollup, and live once a pair is past the staleness bound", async () => {
+    const key = t.manifest.groups.A.credentials.api_key;
+    await refreshRollups(t.db);
+    const ask = async () => {
+      const res = await t.api.post("/graphql").set(bearer(key)).send({ query: "{ reviewMetrics(groupBy: [source]) { source count } guestMetrics { guests } }" });
+      expect(res.body.errors).toBeUndefined();
+    };
+    const before = await scrape();
+    await ask();
+    const fresh = await scrape();
+    const moved = (from: Sample[], to: Sample[], aggregate: string, source: string) =>
+      value(to, "gcs_aggregate_answers_total", { aggregate, source }) - value(from, "gcs_aggregate_answers_total", { aggregate, source });
+    expect([moved(before, fresh, "reviews", "rollup"), moved(before, fresh, "reviews", "live"), moved(before, fresh, "guests", "rollup")]).toEqual([1, 0, 1]);
+    // A change older than the bound: the refresher stopped, so the pair is counted live.
+    await t.adminPool.query("INSERT INTO metric_rollup_changes (property_group_id, metric, changed_at) VALUES ($1, 'reviews', now() - interval '601 seconds')", [t.manifest.groups.A.id]);
+    await ask();
+    const stale = await scrape();
+    expect([moved(fresh, stale, "reviews", "rollup"), moved(fresh, stale, "reviews", "live"), moved(fresh, stale, "guests", "rollup")]).toEqual([0, 1, 1]);
+    await refreshRollups(t.db);
   });
 
   it("reads the pool and the delivery backlog at scrape time, and the process's own metrics", async () => {
