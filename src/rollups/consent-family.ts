@@ -116,7 +116,7 @@ async function refreshFacts(client: PoolClient, groupId: string, variants: strin
   await client.query(
     `INSERT INTO consent_rollup_points (property_group_id, contact_type, contact_value, property_id)
      SELECT DISTINCT $1::uuid, 'email'::"ContactType", lower(btrim(g.email)), g.property_id FROM guest_profiles g
-     WHERE g.property_group_id = $1 AND lower(btrim(g.email)) <> ''${points === null ? "" : " AND lower(btrim(g.email)) = ANY($2::text[])"}
+     WHERE g.property_group_id = $1 AND lower(btrim(g.email)) <> ''${points === null ? "" : " AND (lower(btrim(g.email)) COLLATE \"C\") = ANY($2::text[])"}
      UNION
      SELECT DISTINCT $1::uuid, 'phone'::"ContactType", g.phone, g.property_id FROM guest_profiles g
      WHERE g.property_group_id = $1 AND g.phone <> ''${points === null ? "" : " AND g.phone = ANY($3::text[])"}`,

@@ -108,7 +108,7 @@ async function touchedGuests(client: PoolClient, groupId: string, touched: unkno
   if (observed.length) {
     // Two index probes: guest_profiles_group_contact_email_idx and guest_profiles_group_phone_idx.
     const { rows } = await client.query<{ id: string }>(
-      `SELECT g.id FROM guest_profiles g WHERE g.property_group_id = $1 AND lower(btrim(g.email)) = ANY($2::text[])
+      `SELECT g.id FROM guest_profiles g WHERE g.property_group_id = $1 AND (lower(btrim(g.email)) COLLATE "C") = ANY($2::text[])
        UNION SELECT g.id FROM guest_profiles g WHERE g.property_group_id = $1 AND g.phone = ANY($3::text[])`,
       [groupId, observed.filter((p) => p.type === "email").map((p) => p.value), observed.filter((p) => p.type === "phone").map((p) => p.value)],
     );
