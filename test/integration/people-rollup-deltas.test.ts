@@ -294,6 +294,25 @@ async function newGuestOn(c: Client, like: string, email: string | null, phone: 
 
 const writeArb = fc.record({ kind: fc.constantFrom(...KINDS), pick: fc.nat(10_000), n: fc.nat(10_000) });
 
+describe("under the tenant wall", () => {
+  // The refresher reads and deletes a touched point's facts as its group (consent-family.ts), where
+  // PostgreSQL may use only LEAKPROOF operators in an index condition: enum equality (contact_type) is
+  // not. With the type second in the key, the value could only filter the group's whole range of the
+  // index (every point of the group, per point and statement: 2,000,000 at a million guests); with the
+  // value second, (group, value) is the seek (migration 20261129001000_consent_facts_value_first).
+  it.each([
+    ["consent_rollup_points", ["property_group_id", "contact_value", "contact_type", "property_id"]],
+    ["contact_consent_state", ["property_group_id", "contact_value", "contact_type", "purpose"]],
+  ])("%s is keyed by group and value before the contact type", async (table, key) => {
+    const { columns } = await one<{ columns: string[] }>(
+      `SELECT array_agg(a.attname::text ORDER BY k.n) AS columns FROM pg_index i
+       CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
+       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+       WHERE i.indrelid = $1::regclass AND i.indisprimary`, [table]);
+    expect(columns).toEqual(key);
+  });
+});
+
 describe("random writes and refreshes", () => {
   test("any interleaving of writes and delta passes ends equal to live (fast-check)", async () => {
     await fc.assert(
