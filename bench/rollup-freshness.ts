@@ -11,7 +11,7 @@
 // daily path), then with GCS_ROLLUP_INCREMENTAL=false, rebuilding a pair whole after any change
 // (the repair path, what every refresh did before issue 44).
 //
-// Processes: the refresher runs in its own `gcs serve` (its own GCS_ROLLUP_REFRESH_MS default, no
+// Processes: the refresher runs in its own `gcs serve` (GCS_ROLLUP_REFRESH_MS as this script is given it, else its default; no
 // delivery worker, sent no request), whose connections carry application_name
 // gcs_freshness_refresher; the polls go to a second `gcs serve` with the refresher off, as two
 // instances of one deployment would share the work. So the refresher's PostgreSQL CPU is exactly
@@ -578,7 +578,7 @@ async function main() {
     pg = new Pool({ connectionString: db.url, max: 4, application_name: "gcs_freshness_writer" });
     const markers = Math.ceil(Math.max(SECONDS, REBUILD_SECONDS) / 2) + 2;
     const groups = { A: await pools(pg, db.manifest, "A", markers), B: await pools(pg, db.manifest, "B", markers) };
-    const refreshMs = loadConfig({ DATABASE_URL: db.url }).rollups.refreshMs;
+    const refreshMs = loadConfig({ DATABASE_URL: db.url, ...(env.GCS_ROLLUP_REFRESH_MS ? { GCS_ROLLUP_REFRESH_MS: env.GCS_ROLLUP_REFRESH_MS } : {}) }).rollups.refreshMs;
     const metricsPort = await freePort();
     const reader = await serve({ DATABASE_URL: db.url, GCS_ROLLUP_REFRESH_MS: "0", GCS_RATE_LIMIT: "0", GCS_METRICS_PORT: String(metricsPort), GCS_METRICS_HOST: "127.0.0.1" });
     children.push(reader);
