@@ -28,6 +28,7 @@ import { staysFamily } from "./stays-family";
 import { guestsFamily } from "./guests-family";
 import { consentFamily } from "./consent-family";
 import { reviewsFamily } from "./reviews-family";
+import { purposesOf } from "./purposes";
 
 /** The families that follow the writes; undefined: rebuilt whole after every change. */
 export const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
@@ -37,8 +38,6 @@ export const FAMILIES: Record<Metric, IncrementalFamily | undefined> = {
   reviews: reviewsFamily,
 };
 
-/** At most this many consent purposes per group get guest and consent rollups (the most observed). */
-const MAX_PURPOSES = 20;
 /** A rebuild's own statement timeout: whole-history scans at a million guests take seconds. */
 const REBUILD_STATEMENT_TIMEOUT = "10min";
 const ALL_DATES = { arrivalFrom: "0001-01-01", arrivalTo: "9999-12-31" };
@@ -76,15 +75,6 @@ async function dueFamilies(pool: Pool, groupId?: string): Promise<{ groupId: str
     [groupId ?? null, METRICS],
   );
   return rows;
-}
-
-/** The consent purposes the group's observations name, most observed first. */
-async function purposesOf(client: PoolClient, groupId: string): Promise<string[]> {
-  const { rows } = await client.query<{ purpose: string }>(
-    `SELECT purpose FROM consent_observations WHERE property_group_id = $1 GROUP BY purpose ORDER BY count(*) DESC, purpose LIMIT ${MAX_PURPOSES}`,
-    [groupId],
-  );
-  return rows.map((r) => r.purpose).sort();
 }
 
 /** What the live statements answer for every stored shape of the family, across the whole group. */

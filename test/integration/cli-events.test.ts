@@ -1,15 +1,11 @@
 // `gcs events append` (NDJSON, every line validated before anything is appended) and `gcs simulate`.
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { Client } from "pg";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
+import { runGcs } from "../helpers/gcs-cli";
 import { AppendTooLargeError, appendEvents, EventTooLargeError, MAX_APPEND_EVENTS, MAX_EVENT_DELTA_BYTES, type NewEvent } from "../../src/data/stores/event-append";
 import { openDatabase } from "../../src/db/database";
 import { acrossGroups } from "../../src/db/session";
 
-const ROOT = path.resolve(__dirname, "../..");
-const NODE = path.join(ROOT, "node_modules/.bin/node");
-const GCS = path.join(ROOT, "bin/gcs.js");
 
 let clone: { url: string; drop(): Promise<void> };
 let pg: Client;
@@ -26,17 +22,7 @@ afterAll(async () => {
   await clone.drop();
 });
 
-function gcs(args: string[], stdin = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(NODE, [GCS, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: clone.url, LOG_LEVEL: "silent" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const gcs = (args: string[], stdin = "") => runGcs(clone.url, args, stdin);
 
 const count = async () => Number((await pg.query("SELECT count(*) FROM events WHERE property_group_id = $1", [A.id])).rows[0].count);
 

@@ -1,13 +1,9 @@
 // `gcs rollups rebuild` (issue 44): the repair path rebuilds the named (group, aggregate) pairs whole
 // from the live tables, and only those; bad arguments are usage errors, an unknown group a failure.
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { Client } from "pg";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
+import { runGcs } from "../helpers/gcs-cli";
 
-const ROOT = path.resolve(__dirname, "../..");
-const NODE = path.join(ROOT, "node_modules/.bin/node");
-const GCS = path.join(ROOT, "bin/gcs.js");
 
 let clone: { url: string; drop(): Promise<void> };
 let pg: Client;
@@ -25,16 +21,7 @@ afterAll(async () => {
   await clone.drop();
 });
 
-function gcs(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(NODE, [GCS, ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: clone.url, LOG_LEVEL: "silent" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const gcs = (args: string[]) => runGcs(clone.url, args);
 
 /** Every stored row of a pair, in a stable order (what a rebuild must reproduce). */
 async function stored(groupId: string, metric: string): Promise<unknown[]> {

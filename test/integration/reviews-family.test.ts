@@ -127,3 +127,41 @@ test("the refresher applies review touches; with incremental off (GCS_ROLLUP_INC
   expect((await rebuildFamily(db, A.id, "reviews")).rebuilt).toBe(true);
   expect(await stored()).toEqual(applied);
 });
+
+// The refresher applies touches as the review's group, under the tenant wall's policy, where only a
+// condition free of non-LEAKPROOF functions may be an index condition: the day's instant range must
+// reach the index as one, or each pass reads every review of the group (migration
+// 20261129002000_reviews_rollup_day_idx). The fixtures hold few reviews, so the transaction first
+// gives the review's property and source 3,000 more, an hour apart, and the planner statistics: a
+// seek is then the only cheap plan, if the wall allows it. All of it is rolled back.
+test("under the tenant wall, a touched day is one index range of its property, source and instants", async () => {
+  const { rows: [review] } = await admin.query<{ id: string; p: string; d: string; s: string }>(
+    "SELECT id, property_id::text AS p, published_at::text AS d, source AS s FROM reviews WHERE property_group_id = $1 ORDER BY id LIMIT 1", [A.id]);
+  const plans: string[] = [];
+  const explaining = {
+    query: async (text: string, values?: unknown[]) => {
+      if (text.includes("JOIN reviews rv")) plans.push((await admin.query<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, values)).rows.map((r) => r["QUERY PLAN"]).join("\n"));
+      return admin.query(text, values);
+    },
+  };
+  await admin.query("BEGIN");
+  try {
+    const { rows: cols } = await admin.query<{ c: string }>(
+      "SELECT quote_ident(column_name) AS c FROM information_schema.columns WHERE table_name = 'reviews' AND column_name NOT IN ('id', 'source_id', 'published_at')");
+    const copied = cols.map((x) => x.c).join(", ");
+    await admin.query(
+      `INSERT INTO reviews (id, source_id, published_at, ${copied}) SELECT gen_random_uuid(), NULL, r.published_at - g * interval '1 hour', ${copied.split(", ").map((c) => `r.${c}`).join(", ")}
+       FROM reviews r CROSS JOIN generate_series(1, 3000) g WHERE r.id = $1`, [review.id]);
+    await admin.query("ANALYZE reviews");
+    await admin.query("SET LOCAL ROLE gcs_tenant");
+    await admin.query("SELECT set_config('gcs.group_id', $1, true)", [A.id]);
+    for (const off of ["enable_seqscan", "enable_hashjoin", "enable_mergejoin"]) await admin.query(`SET LOCAL ${off} = off`);
+    await reviewsFamily.applyTouches(explaining as never, A.id, [], [[{ p: review.p, d: review.d, s: review.s }]]);
+  } finally {
+    await admin.query("ROLLBACK");
+  }
+  expect(plans).toHaveLength(1);
+  expect(plans[0]).not.toMatch(/Seq Scan on reviews/);
+  expect(plans[0]).toMatch(/Index (Only )?Scan using reviews_rollup_day_idx on reviews rv/);
+  expect(plans[0]).toMatch(/Index Cond: \(\(property_group_id = [^\n]*\(property_id = t\.property_id\) AND \(source = t\.source\) AND \(published_at >= t\.lo\) AND \(published_at < t\.hi\)\)/);
+});

@@ -15,7 +15,8 @@ import { liveMetrics, type ReviewDimension, type StayDimension } from "../../src
 import { CONSENT_SHAPES, GUEST_SHAPES, STAY_SHAPES, consentFromRollups, guestsFromRollups, reviewsFromRollups, staysFromRollups } from "../../src/data/metric-rollups";
 import { FAMILIES, refreshRollups, type RebuildReport } from "../../src/rollups/refresh";
 import type { Scope } from "../../src/data/scope";
-import { startTestApp, type TestApp } from "../helpers/app";
+import type { TestApp } from "../helpers/app";
+import { closeRollupTestApp, startRollupTestApp } from "../helpers/rollups";
 
 const SEED = Number(process.env.ROLLUP_SEED ?? 4404);
 const RUNS = 6;
@@ -30,16 +31,8 @@ async function pass(): Promise<void> {
 
 let t: TestApp;
 let admin: Client;
-beforeAll(async () => {
-  t = await startTestApp({ GCS_ROLLUP_REFRESH_MS: "0" });
-  admin = new Client({ connectionString: t.databaseUrl });
-  await admin.connect();
-  await refreshRollups(t.db);
-});
-afterAll(async () => {
-  await admin.end();
-  await t.close();
-});
+beforeAll(async () => ({ t, admin } = await startRollupTestApp()));
+afterAll(() => closeRollupTestApp(t, admin));
 
 const plain = (rows: unknown) => JSON.parse(JSON.stringify(rows));
 const year = () => Number(t.manifest.anchor_date.slice(0, 4));

@@ -11,20 +11,13 @@ import { liveMetrics, type StayDimension } from "../../src/data/metrics";
 import { STAY_SHAPES, stayShapeKey, staysFromRollups } from "../../src/data/metric-rollups";
 import { rebuildFamily, refreshRollups } from "../../src/rollups/refresh";
 import type { Scope } from "../../src/data/scope";
-import { startTestApp, type TestApp } from "../helpers/app";
+import type { TestApp } from "../helpers/app";
+import { closeRollupTestApp, startRollupTestApp } from "../helpers/rollups";
 
 let t: TestApp;
 let admin: Client;
-beforeAll(async () => {
-  t = await startTestApp({ GCS_ROLLUP_REFRESH_MS: "0" });
-  admin = new Client({ connectionString: t.databaseUrl });
-  await admin.connect();
-  await refreshRollups(t.db);
-});
-afterAll(async () => {
-  await admin.end();
-  await t.close();
-});
+beforeAll(async () => ({ t, admin } = await startRollupTestApp()));
+afterAll(() => closeRollupTestApp(t, admin));
 
 const A = () => t.manifest.groups.A;
 const groupScope = (): Scope => ({ propertyGroupId: A().id, propertyId: null });
