@@ -18,6 +18,7 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { Client } from "pg";
 import { resolveSessionKey } from "../../src/auth/session";
 import { deliverySecretKey, messageIdKey } from "../../src/delivery/run";
 import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
@@ -153,7 +154,28 @@ beforeAll(async () => {
     deliveryKey: await deliverySecretKey(t.services.config, t.db.primary),
     progress: () => undefined,
   });
+  await untilEventsVisible(t.databaseUrl);
 }, 120_000);
+
+/**
+ * /v1/events shows a transaction's events once every older transaction of the cluster has ended
+ * (data/events.ts); on the shared server another file's open transaction can hold the demo's just
+ * loaded events back for a while (a CI run's events curl once answered an empty timeline).
+ */
+async function untilEventsVisible(databaseUrl: string, timeoutMs = 60_000): Promise<void> {
+  const c = new Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    const { rows: [{ txid }] } = await c.query<{ txid: string }>("SELECT max(txid)::text AS txid FROM events");
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const { rows: [{ visible }] } = await c.query<{ visible: boolean }>("SELECT $1::bigint < pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS visible", [txid]);
+      if (visible) return;
+    }
+    throw new Error(`the demo's events (txid ${txid}) were still not visible after ${timeoutMs} ms: a transaction of the shared server stayed open`);
+  } finally {
+    await c.end();
+  }
+}
 afterAll(async () => {
   await server.close();
   await t.close();
