@@ -22,7 +22,7 @@ interface ReviewKey {
 // rebuild (refresh.ts writeReviews) and the live statement count them; a property of another group is
 // never read. The refresher runs as the review's group, under the tenant wall's policy, where only a
 // condition free of non-LEAKPROOF functions (AT TIME ZONE, date arithmetic) may be an index condition:
-// so the instant range (a day wider on each side of the local day: time-zone and DST safe) and the
+// so the local day's instant range (its midnights in the property's time zone, DST included) and the
 // month's bounds are computed here, and the joins compare columns. (With the range computed in the
 // join, PostgreSQL read every review of the group per pass: 300,000 at a million guests.)
 const TOUCHED = `
@@ -34,8 +34,8 @@ const TOUCHED = `
       JOIN properties pr ON pr.id = k.p::uuid AND pr.property_group_id = $1) x)`;
 
 /**
- * Recomputes the touched rows: each touched day from its reviews (one index range of the (group,
- * property, published_at) index), then each touched month as the sum of its stored days (at most 31
+ * Recomputes the touched rows: each touched day from its reviews (one range of reviews_rollup_day_idx,
+ * read without the table), then each touched month as the sum of its stored days (at most 31
  * rows of review_rollups' key), so a touch reads one day of reviews, never a month.
  */
 async function applyTouches(client: PoolClient, groupId: string, _variants: string[], touched: unknown[][]): Promise<number> {

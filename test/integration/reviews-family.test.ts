@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { Client } from "pg";
 import { openDatabase, type Database } from "../../src/db/database";
 import { asGroup } from "../../src/db/session";
+import { TENANT_ROLE } from "../../src/db/tenant-pool";
 import { reviewsFamily } from "../../src/rollups/reviews-family";
 import { rebuildFamily, refreshRollups } from "../../src/rollups/refresh";
 import { cloneTemplateDatabase, loadManifest } from "../helpers/app";
@@ -153,7 +154,7 @@ test("under the tenant wall, a touched day is one index range of its property, s
       `INSERT INTO reviews (id, source_id, published_at, ${copied}) SELECT gen_random_uuid(), NULL, r.published_at - g * interval '1 hour', ${copied.split(", ").map((c) => `r.${c}`).join(", ")}
        FROM reviews r CROSS JOIN generate_series(1, 3000) g WHERE r.id = $1`, [review.id]);
     await admin.query("ANALYZE reviews");
-    await admin.query("SET LOCAL ROLE gcs_tenant");
+    await admin.query(`SET LOCAL ROLE ${TENANT_ROLE}`);
     await admin.query("SELECT set_config('gcs.group_id', $1, true)", [A.id]);
     for (const off of ["enable_seqscan", "enable_hashjoin", "enable_mergejoin"]) await admin.query(`SET LOCAL ${off} = off`);
     await reviewsFamily.applyTouches(explaining as never, A.id, [], [[{ p: review.p, d: review.d, s: review.s }]]);
