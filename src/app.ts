@@ -1,5 +1,6 @@
 // createApp(): Express 5 with every door mounted, one named mount each, in the order they match. No
 // listen(): tests drive it with supertest, server.ts binds it to a port (and calls drain() on shutdown).
+import type { RequestListener } from "node:http";
 import express, { type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { observeDatabase } from "./observability/metrics";
@@ -23,7 +24,7 @@ import type { RequestRecord } from "./observability/request";
 import type { Services } from "./services";
 import { jsonBody, mountFallbacks } from "./app/body";
 import { mountGraphql } from "./app/graphql";
-import { mountRequestRecord } from "./app/requests";
+import { answerHealthzFirst, mountRequestRecord, requestFinisher } from "./app/requests";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -43,6 +44,8 @@ declare global {
 
 export interface App {
   app: express.Express;
+  /** The process's request listener: `app`, with GET /healthz answered before it (app/requests.ts). */
+  handler: RequestListener;
   /** Shutdown has begun: /readyz answers 503 and every response closes its connection. */
   drain(): void;
   stop(): Promise<void>;
@@ -64,11 +67,13 @@ export async function createApp(services: Services): Promise<App> {
   const unobserve = observeDatabase(gaugeReaders(services.db), services.logger);
   let draining = false;
 
-  mountRequestRecord(app, services, faults, () => draining);
+  const finish = requestFinisher(services);
+  const isDraining = () => draining;
+  mountRequestRecord(app, finish, services, faults, isDraining);
   mountHeaders(app, services);
   mountPages(app, services);
   const limiter = mountLimits(app, services);
-  mountHealth(app, services, faults, () => draining);
+  mountHealth(app, services, faults, isDraining);
   // One event hub and one check of open streams' credentials for both doors.
   const live = liveStreams(services);
   const graphql = await mountGraphql(app, services, schema, faults, live);
@@ -80,6 +85,7 @@ export async function createApp(services: Services): Promise<App> {
 
   return {
     app,
+    handler: answerHealthzFirst(app, finish, { cors: services.config.corsOrigins.length > 0, draining: isDraining }),
     drain: () => {
       draining = true;
       live.closeStreams();
@@ -118,6 +124,7 @@ function mountLimits(app: express.Express, services: Services): RateLimiter | un
 }
 
 function mountHealth(app: express.Express, services: Services, faults: DatabaseFaults, draining: () => boolean) {
+  // Answered before Express (app/requests.ts answerHealthzFirst) unless a trace or CORS needs the stack.
   app.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });

@@ -67,7 +67,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
   const metricsPort = metrics && (metrics.address() as { port: number }).port;
   // `protected`: whether /metrics asks for GCS_METRICS_TOKEN (a field named token would be redacted).
   if (metrics) logger.info({ port: metricsPort, host: config.metrics.host, protected: Boolean(config.metrics.token) }, "metrics listening");
-  const http = httpServer(app.app, config);
+  const http = httpServer(app.handler, config);
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
     http.listen(config.port, config.host, () => resolve());

@@ -46,6 +46,9 @@ export function startTracing(options: TracingOptions = {}): Tracing {
   };
 }
 
+/** Whether spans are being made (startTracing ran and was not shut down). */
+export const tracingActive = (): boolean => active !== undefined;
+
 /**
  * Runs the rest of the request inside a server span, continuing the caller's trace when it sends a
  * `traceparent`. The span is named and labelled with the route template once the response finishes.

@@ -1,7 +1,7 @@
 // Per test file: a database cloned from the fixture template, the real app on it, supertest, and
 // the fixture manifest with real credentials.
 import { readFileSync } from "node:fs";
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
@@ -82,7 +82,7 @@ export async function startAppOn(databaseUrl: string, manifest: FixtureManifest,
   const adminPool = new Pool({ connectionString: databaseUrl, max: 2 }).on("error", () => undefined);
   const admin = createPrismaClient(adminPool);
   return {
-    api: validated(request(app.app)), // every response is checked against openapi.yaml
+    api: validated(request(app.handler)), // every response is checked against openapi.yaml
     services,
     db,
     admin,
@@ -113,7 +113,7 @@ export function capturingLogger(): { logger: Logger; lines: string[] } {
 /** A second app on a test app's services, listening on loopback: for clients that need a real URL (browsers, SDKs). */
 export async function listenTestApp(t: TestApp): Promise<{ app: App; base: string; close(): Promise<void> }> {
   const app = await createApp(t.services);
-  const server: Server = app.app.listen(0, "127.0.0.1");
+  const server: Server = createServer(app.handler).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   return {
     app,

@@ -29,7 +29,7 @@ const graphql = (query: string, variables?: Record<string, unknown>, api = t.api
 async function appWith(env: Record<string, string>) {
   const app = await createApp({ ...t.services, config: loadConfig({ LOG_LEVEL: "silent", DATABASE_URL: t.databaseUrl, ...env }) });
   apps.push(app);
-  return request(app.app);
+  return request(app.handler);
 }
 
 describe("error messages echo a bounded part of the input", () => {

@@ -282,7 +282,7 @@ describe("over HTTP", () => {
   async function appWith(env: Record<string, string>) {
     const app = await createApp({ ...t.services, config: loadConfig({ LOG_LEVEL: "silent", DATABASE_URL: t.databaseUrl, ...env }) });
     apps.push(app);
-    return request(app.app);
+    return request(app.handler);
   }
 
   const gql = (api: ReturnType<typeof request>, query: string) =>

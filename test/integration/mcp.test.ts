@@ -486,7 +486,7 @@ describe("batches: each call counts, a batch is bounded, and so is an answer", (
   async function appWith(env: Record<string, string>) {
     const app = await createApp({ ...t.services, config: loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: t.databaseUrl, ...env }) });
     apps.push(app);
-    return validated(request(app.app));
+    return validated(request(app.handler));
   }
   const callMessage = (id: number, args: Record<string, unknown> = { limit: 1 }) => ({
     jsonrpc: "2.0", id, method: "tools/call", params: { name: "list_guests", arguments: args },

@@ -43,7 +43,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   app = await createApp({ ...t.services, config: { ...t.services.config, publicUrl: base } });
-  server.on("request", app.app);
+  server.on("request", app.handler);
 
   callback = http.createServer((req, res) => {
     const url = new URL(req.url!, "http://127.0.0.1");

@@ -87,7 +87,7 @@ describe("two instances on one database", () => {
       });
       const db = await openDatabase({ databaseUrl: clone.url, dataDir: "", poolSize: 3 });
       const app = await createApp(await createServices(config, db, createLogger("silent")));
-      instances.push({ app, db, api: request(app.app) });
+      instances.push({ app, db, api: request(app.handler) });
     }
   });
   afterAll(async () => {

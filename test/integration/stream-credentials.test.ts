@@ -261,7 +261,7 @@ describe("streams end when their credential stops opening them", () => {
     const responses: ServerResponse[] = [];
     const server = http.createServer((req, res) => {
       if (req.url!.includes("stream")) responses.push(res);
-      void app.app(req, res);
+      void app.handler(req, res);
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -36,7 +36,7 @@ describe("response headers", () => {
 
   it("sends a page's headers and JSON body in one socket write (no copy of the body into a second chunk)", async () => {
     const app = await createApp(t.services);
-    const server: Server = createServer(app.app);
+    const server: Server = createServer(app.handler);
     const writes: number[] = [];
     server.on("connection", (socket: Socket & { _write: Function; _writev: Function }) => {
       const write = socket._write.bind(socket);
