@@ -54,6 +54,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     poolSize: config.poolSize,
     statementTimeoutMs: config.statementTimeoutMs,
     rowSecurity: config.rowSecurity,
+    rememberCredentials: config.rememberCredentials,
     onIdleConnectionError: (err) => logger.warn({ err: err.message }, "database closed an idle connection"),
     onSettingsNotApplied: (url, notApplied) =>
       logger.warn({ database: redactUrl(url), notApplied }, "database did not apply the connection settings (a pooler such as PgBouncer drops them): set them on the role"),

@@ -171,7 +171,7 @@ const boundErrors: ApolloServerPlugin = {
 
 /**
  * When nothing ran (no data) because the database was down or too slow, /graphql answers with the
- * same status as REST: 503 with Retry-After, or 504. Partial results keep 200.
+ * same status as REST: 503 with Retry-After, or 504; 401 when the credential was refused. Partial results keep 200.
  */
 const faultStatus: ApolloServerPlugin = {
   async requestDidStart() {
@@ -184,6 +184,9 @@ const faultStatus: ApolloServerPlugin = {
           response.http.headers.set("retry-after", String(RETRY_AFTER_SECONDS));
         } else if (code === "query_timeout") {
           response.http.status = 504;
+        } else if (code === "unauthorized") {
+          // A remembered credential refused by the request's first statement (auth/remembered-credentials.ts): as a refused lookup.
+          response.http.status = 401;
         }
       },
     };

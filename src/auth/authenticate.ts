@@ -3,7 +3,8 @@
 import type { Pool } from "pg";
 import type { DataClient as PrismaClient } from "../data/client";
 import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind, type TokenRow } from "../data/stores/credentials";
-import { timed } from "../observability/request";
+import { currentRecord, timed } from "../observability/request";
+import { TenantPool } from "../db/tenant-pool";
 import { echo, forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
 import { ROLE_SCOPES } from "./scopes";
 import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, hashToken } from "./secrets";
@@ -74,7 +75,18 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
   }
 
   const kind = opaqueKindOf(token);
-  return credentialOfRow(kind, await findTokenByHash(deps.pool, kind, hashToken(token)));
+  const hash = hashToken(token);
+  // Remembered from an earlier request: proved by this request's first statement instead of looked up.
+  const memory = deps.pool instanceof TenantPool ? deps.pool.rememberedCredentials : undefined;
+  const record = currentRecord();
+  const remembered = record && memory?.get(hash);
+  if (remembered) {
+    record.credentialToProve = { kind, hash, scopeText: remembered.scopeText, refused: () => memory!.forget(hash) };
+    return credentialOfRow(kind, remembered);
+  }
+  const row = await findTokenByHash(deps.pool, kind, hash);
+  if (row && record) memory?.remember(hash, row);
+  return credentialOfRow(kind, row);
 }
 
 /** The kind of an opaque (not JWT) token, by its prefix. */
@@ -103,4 +115,5 @@ const EXPIRING: Record<OpaqueKind, string> = {
   static: "static token",
 };
 
-const unknownToken = () => unauthorized("the bearer token is unknown or revoked");
+/** The 401 of a token with no row, or a revoked one (db/faults.ts gives it too when a remembered one is refused). */
+export const unknownToken = () => unauthorized("the bearer token is unknown or revoked");

@@ -67,6 +67,29 @@ function classify(e: Record<string, unknown>): DatabaseFault | undefined {
 const POOLER_PREPARED_SQLSTATES = new Set(["26000", "42P05"]);
 export const isPoolerPreparedRefusal = (err: unknown): boolean => POOLER_PREPARED_SQLSTATES.has((err as { code?: string } | null)?.code ?? "");
 
+/** SQLSTATE and message of gcs_credential_check's refusal (prisma/migrations/20261129100000_credential_check). */
+const CREDENTIAL_REFUSED = { code: "28000", message: "gcs: the credential no longer grants this request" };
+
+/**
+ * The check of a remembered credential refused it (auth/remembered-credentials.ts): revoked, expired
+ * or given other scopes since it was looked up. From pg, or wrapped by Prisma's adapter.
+ */
+export function isCredentialRefusal(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift() as Record<string, unknown> | null;
+    if (!e || typeof e !== "object" || seen.has(e) || seen.size > 8) continue;
+    seen.add(e);
+    const code = e.code ?? e.originalCode;
+    const message = typeof e.message === "string" ? e.message : e.originalMessage;
+    if (code === CREDENTIAL_REFUSED.code && typeof message === "string" && message.includes(CREDENTIAL_REFUSED.message)) return true;
+    const o = e as { originalError?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
+    queue.push(o.originalError, o.cause, o.meta?.driverAdapterError);
+  }
+  return false;
+}
+
 /**
  * A statement on a cross-group path ran on a login that is not a member of gcs_system (the runtime
  * login of the documented layout, docs/security.md): the process was not given DATABASE_SYSTEM_URL.

@@ -5,8 +5,9 @@
 // matters). One per app, shared by REST, /graphql and /mcp; each instance reports what it saw.
 import type { GraphQLError } from "graphql";
 import { queryTimeout, unavailable } from "../errors";
+import { unknownToken } from "../auth/authenticate";
 import type { Logger } from "../logger";
-import { databaseFault } from "./errors";
+import { databaseFault, isCredentialRefusal } from "./errors";
 
 /** Seconds a client is told to wait (Retry-After) when the database is unavailable. */
 export const RETRY_AFTER_SECONDS = 2;
@@ -27,6 +28,8 @@ export class DatabaseFaults {
    * is logged as one line without a stack: it points at a slow query, not at a broken service.
    */
   errorFor(err: unknown, where?: string): GraphQLError | undefined {
+    // Not a fault: the request's remembered credential no longer grants it (auth/remembered-credentials.ts).
+    if (isCredentialRefusal(err)) return unknownToken();
     const fault = databaseFault(err);
     if (!fault) return undefined;
     if (fault.kind === "timeout") {

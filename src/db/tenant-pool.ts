@@ -13,7 +13,9 @@
 import pg from "pg";
 import { serialize } from "pg-protocol";
 import { currentSession, inSession } from "./session";
-import { isPoolerPreparedRefusal } from "./errors";
+import { isCredentialRefusal, isPoolerPreparedRefusal } from "./errors";
+import { currentRecord, type RequestRecord } from "../observability/request";
+import { RememberedCredentials, type CredentialProof } from "../auth/remembered-credentials";
 
 export const TENANT_ROLE = "gcs_tenant";
 export const CROSS_GROUP_ROLE = "gcs_system";
@@ -21,6 +23,11 @@ export const CROSS_GROUP_ROLE = "gcs_system";
 export const SET_SESSION = "SELECT set_config('role', $1, true), set_config('gcs.group_id', $2, true)";
 /** The same, before a named statement: its kept (generic) plan, never a plan made afresh per execution. */
 export const SET_SESSION_GENERIC = `${SET_SESSION}, set_config('plan_cache_mode', 'force_generic_plan', true)`;
+// Before the first statement of a request that authenticated with a remembered credential, the
+// settings prove it too (auth/remembered-credentials.ts): the check raises 28000 and the statement
+// behind it never runs when the token no longer grants what was remembered.
+const CHECK_CREDENTIAL = ", gcs_credential_check($3, $4, $5)";
+
 // Run as sent, as the login role: transaction control (a SET TRANSACTION must come first in its
 // transaction, and a failed transaction accepts only ROLLBACK; the statements inside carry their own
 // settings), and maintenance that cannot run inside a transaction (VACUUM, by the tables' owner).
@@ -44,6 +51,8 @@ let namingSettings = true;
 const SETTINGS = {
   plain: { name: "gcs_session", text: SET_SESSION },
   generic: { name: "gcs_session_generic", text: SET_SESSION_GENERIC },
+  plainChecked: { name: "gcs_session_checked", text: SET_SESSION + CHECK_CREDENTIAL },
+  genericChecked: { name: "gcs_session_generic_checked", text: SET_SESSION_GENERIC + CHECK_CREDENTIAL },
 } as const;
 type Settings = keyof typeof SETTINGS;
 
@@ -52,14 +61,14 @@ const EXECUTE = serialize.execute({ portal: "", rows: 0 });
 type SettingsForm = "parseNamed" | "named" | "unnamed";
 const MAX_CACHED_SESSIONS = 10_000;
 const sessionBytes = new Map<string, Buffer>();
-function sessionMessages(settings: Settings, form: SettingsForm, [role, group]: [string, string]): Buffer {
-  const key = `${settings}:${form}:${role}:${group}`;
+function sessionMessages(settings: Settings, form: SettingsForm, values: readonly string[]): Buffer {
+  const key = `${settings}:${form}:${values.join(":")}`;
   let bytes = sessionBytes.get(key);
   if (!bytes) {
     if (sessionBytes.size >= MAX_CACHED_SESSIONS) sessionBytes.clear();
     const { name, text } = SETTINGS[settings];
     const statement = form === "unnamed" ? "" : name;
-    const bind = serialize.bind({ portal: "", statement, values: [role, group], valueMapper: (v: unknown) => v });
+    const bind = serialize.bind({ portal: "", statement, values: values as string[], valueMapper: (v: unknown) => v });
     const parse = form === "named" ? [] : [serialize.parse({ text, name: statement, types: [] })];
     sessionBytes.set(key, (bytes = Buffer.concat([...parse, bind, EXECUTE])));
   }
@@ -86,13 +95,14 @@ class SessionQuery extends Query {
   readonly settingsKind: Settings;
   constructor(
     private readonly client: TenantClient,
-    private readonly settings: [string, string],
+    /** role and group, then the credential check's kind, hash and scopes when there is one. */
+    private readonly settings: readonly string[],
     config: { name?: string },
     values?: unknown,
     callback?: Callback,
   ) {
     super(config, values, callback);
-    this.settingsKind = config.name ? "generic" : "plain";
+    this.settingsKind = config.name ? (settings.length > 2 ? "genericChecked" : "generic") : settings.length > 2 ? "plainChecked" : "plain";
   }
   override requiresPreparation() {
     return true;
@@ -121,6 +131,8 @@ class SessionQuery extends Query {
 interface TenantPoolConfig extends pg.PoolConfig {
   /** false: statements run as the login role, with no settings (the benchmark's A/B only). */
   rowSecurity?: boolean;
+  /** Remember looked-up credentials (auth/remembered-credentials.ts); needs rowSecurity, whose settings prove them. */
+  rememberCredentials?: boolean;
   /**
    * Where statements on a cross-group path go (db/session.ts acrossGroups): a pool logged in as a
    * member of gcs_system (DATABASE_SYSTEM_URL), so that this pool's login need not be one. Unset: here.
@@ -146,16 +158,20 @@ class TenantClient extends pg.Client {
     const text: unknown = typeof config === "string" ? config : config.text;
     if (typeof text !== "string" || RUN_AS_SENT.test(text) || CREDENTIAL_LOOKUP.test(text)) return super.query(config, values, callback);
     const session = currentSession();
-    const settings: [string, string] =
+    const settings: string[] =
       session && "crossGroup" in session ? [CROSS_GROUP_ROLE, ""] : [TENANT_ROLE, session && "groupId" in session ? session.groupId : ""];
+    const record = currentRecord();
+    const proof = record?.credentialToProve;
+    if (proof) settings.push(proof.kind, proof.hash, proof.scopeText);
     if (typeof values === "function") [values, callback] = [undefined, values];
+    const answer = (cb: Callback): Callback => (proof ? provingAnswer(record!, proof, cb) : cb);
     if (callback) {
-      this.submit(settings, config, values, callback);
+      this.submit(settings, config, values, answer(callback));
       return undefined;
     }
-    return new Promise((resolve, reject) => this.submit(settings, config, values, (err, result) => (err ? reject(err) : resolve(result))));
+    return new Promise((resolve, reject) => this.submit(settings, config, values, answer((err, result) => (err ? reject(err) : resolve(result)))));
   }
-  private submit(settings: [string, string], config: unknown, values: unknown, callback: Callback) {
+  private submit(settings: readonly string[], config: unknown, values: unknown, callback: Callback) {
     const query: SessionQuery = new SessionQuery(this, settings, config as { name?: string }, values, (err, result) => {
       if (!err || !query.refusedByPooler(err)) return callback(err, result);
       namingSettings = false;
@@ -177,6 +193,15 @@ class TenantClient extends pg.Client {
   }
 }
 
+/** A statement that carried the credential check: its success proves it for the rest of the request, its refusal forgets it. */
+function provingAnswer(record: RequestRecord, proof: CredentialProof, callback: Callback): Callback {
+  return (err, result) => {
+    if (!err && record.credentialToProve === proof) record.credentialToProve = undefined;
+    else if (err && isCredentialRefusal(err)) proof.refused();
+    callback(err, result);
+  };
+}
+
 /**
  * A pg Pool of TenantClients. A callback waiting for a free connection is run by whichever request
  * releases one: it is run here in its own caller's session. (Not AsyncResource.bind: a resource per
@@ -184,9 +209,12 @@ class TenantClient extends pg.Client {
  */
 export class TenantPool extends pg.Pool {
   private readonly crossGroupPool?: pg.Pool;
+  /** Credentials looked up through this pool, proved by the settings (none with the wall off: nothing would prove them). */
+  readonly rememberedCredentials?: RememberedCredentials;
   constructor(config: TenantPoolConfig) {
     super({ ...config, Client: TenantClient } as unknown as pg.PoolConfig);
     this.crossGroupPool = config.crossGroupPool;
+    if (config.rowSecurity !== false && config.rememberCredentials) this.rememberedCredentials = new RememberedCredentials();
   }
   // Every statement and transaction takes its connection here (pg's Pool.query too), in its caller's
   // session: a cross-group one from the cross-group pool, when there is one.

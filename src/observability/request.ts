@@ -3,6 +3,7 @@
 // execution (graphql/compiled.ts). app.ts starts the record and sends it as X-Sql-Statements and
 // Server-Timing; the request log and the metrics read it too.
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { CredentialProof } from "../auth/remembered-credentials";
 
 export interface RequestRecord {
   /** The X-Request-Id: code that is handed no request (the OAuth provider) logs a fault with it. */
@@ -14,6 +15,12 @@ export interface RequestRecord {
   authMs?: number;
   /** GraphQL execution, its SQL included. */
   execMs?: number;
+  /**
+   * A remembered credential this request authenticated with and has not yet proved: its next
+   * statement carries the check (auth/remembered-credentials.ts, db/tenant-pool.ts). Carried here
+   * because this record is the one thing every statement of the request can see.
+   */
+  credentialToProve?: CredentialProof;
 }
 
 const current = new AsyncLocalStorage<RequestRecord>();

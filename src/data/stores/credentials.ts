@@ -12,6 +12,8 @@ export interface TokenRow {
   property_group_id: string;
   property_id: string | null;
   scopes: ReadonlySet<string>;
+  /** The scopes as stored, space-separated (a remembered credential's check compares them: auth/remembered-credentials.ts). */
+  scopeText: string;
   revoked: boolean;
   expired: boolean;
 }
@@ -32,9 +34,9 @@ const TOKEN_LOOKUPS: Record<OpaqueTokenKind, string> = {
 /** The token row with this hash, or undefined. */
 export async function findTokenByHash(pool: Pool, kind: OpaqueTokenKind, tokenHash: string): Promise<TokenRow | undefined> {
   // Prepared (named) on each connection: PostgreSQL parses and plans it once, not on every request.
-  const { rows } = await runStatement<Omit<TokenRow, "scopes"> & { scopes: string }>(pool, TOKEN_LOOKUPS[kind], [tokenHash], `gcs_token_${kind}`);
+  const { rows } = await runStatement<Omit<TokenRow, "scopes" | "scopeText"> & { scopes: string }>(pool, TOKEN_LOOKUPS[kind], [tokenHash], `gcs_token_${kind}`);
   const row = rows[0];
-  return row && { ...row, scopes: scopeSet(row.scopes) };
+  return row && { ...row, scopeText: row.scopes, scopes: scopeSet(row.scopes) };
 }
 
 /**
@@ -43,8 +45,8 @@ export async function findTokenByHash(pool: Pool, kind: OpaqueTokenKind, tokenHa
  * (streams/credential-watch.ts). Run on the credential lookup's cross-group path.
  */
 export async function findTokensByHash(pool: Pool, tokens: readonly { kind: OpaqueTokenKind; hash: string }[]): Promise<Map<string, TokenRow>> {
-  const { rows } = await runStatement<Omit<TokenRow, "scopes"> & { scopes: string; hash: string }>(pool, TOKENS_BY_HASH, [tokens.map((t) => t.kind), tokens.map((t) => t.hash)]);
-  return new Map(rows.map(({ hash, ...row }) => [hash, { ...row, scopes: scopeSet(row.scopes) }]));
+  const { rows } = await runStatement<Omit<TokenRow, "scopes" | "scopeText"> & { scopes: string; hash: string }>(pool, TOKENS_BY_HASH, [tokens.map((t) => t.kind), tokens.map((t) => t.hash)]);
+  return new Map(rows.map(({ hash, ...row }) => [hash, { ...row, scopeText: row.scopes, scopes: scopeSet(row.scopes) }]));
 }
 // Each hash goes to its kind's function only (the other branches' conditions are constant per hash).
 const TOKENS_BY_HASH = `SELECT t.hash, c.* FROM unnest($1::text[], $2::text[]) AS t(kind, hash) CROSS JOIN LATERAL (
