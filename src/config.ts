@@ -124,8 +124,8 @@ const envSchema = z.object({
   // The second tenant wall (docs/security.md). "false" only for the benchmark's A/B: statements then
   // run as the login role, and a superuser login sees every group.
   GCS_ROW_SECURITY: z.enum(["true", "false"]).default("true"),
-  // Off by default until every door proves a remembered credential before it answers (auth/remembered-credentials.ts).
-  GCS_REMEMBER_CREDENTIALS: z.enum(["true", "false"]).default("false"),
+  // Looked-up credentials remembered for 5 s, proved by each request (auth/remembered-credentials.ts).
+  GCS_REMEMBER_CREDENTIALS: z.enum(["true", "false"]).default("true"),
   GCS_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),

@@ -36,6 +36,8 @@ export interface RequestCredentials {
   slots?: number;
   /** The client's address (Express's req.ip): failed authentications are counted per address. */
   address?: string;
+  /** The door proves a remembered credential before it answers (auth/authenticate.ts proveRememberedCredential). */
+  provesBeforeAnswering?: boolean;
 }
 
 /** What a context is made from: the process's long-lived handles (services.ts builds them). */
@@ -49,7 +51,7 @@ export interface ContextServices extends WebhookServices {
 
 export async function createContext(services: ContextServices, req: RequestCredentials): Promise<RequestContext> {
   const prisma = services.db.reader;
-  const deps: AuthDeps = { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey };
+  const deps: AuthDeps = { prisma, pool: services.db.readerPool, sessionKey: services.sessionKey, remember: req.provesBeforeAnswering };
   let token: string;
   let credential: Credential;
   try {

@@ -79,6 +79,8 @@ export const invalidCursor = () =>
   apiError("invalid_cursor", "cursor is not a valid keyset token for this query; restart from the first page");
 export const notFound = (what: string, id: string) => apiError("not_found", `no ${what} ${id} in scope`);
 export const unauthorized = (detail: string) => apiError("unauthorized", detail);
+/** The 401 of a token with no row or a revoked one: a lookup's answer, and a remembered credential's refused proof's (db/faults.ts). */
+export const unknownToken = () => unauthorized("the bearer token is unknown or revoked");
 export const forbidden = (detail: string, scope?: string) => apiError("forbidden", detail, scope);
 export const missingScope = (scope: string) => apiError("forbidden", `this credential lacks the scope ${scope}`, scope);
 export const tenantNotProvisioned = () =>

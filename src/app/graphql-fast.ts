@@ -43,6 +43,8 @@ export interface FastPathOptions {
   cost: VariableCostCheck;
   /** The request's one context: Apollo's context function returns the same promise for the same request. */
   contextFor(req: Request, res: Response): Promise<RequestContext>;
+  /** Proves a remembered credential no statement proved (auth/authenticate.ts); true when it was refused or could not be proved. */
+  credentialRefused(): Promise<boolean>;
 }
 
 /** For tests: answered here; executed here and answered by Apollo; a known document left to Apollo before it ran. */
@@ -155,6 +157,9 @@ export function fastPath(options: FastPathOptions) {
       if (persisted && request.query === undefined && req.method === "POST") (req.body as Record<string, unknown>).query = text;
       return next();
     }
+    // A remembered credential this request's statements did not prove is proved now; refused, Apollo
+    // runs the operation again, its first statement is refused too, and it answers the 401.
+    if (await options.credentialRefused()) return declined(next);
     graphqlFastPath.served++;
     // As Apollo's Express integration writes its answer (runHttpQuery's field order, stringifyResult,
     // then res.send). A POST is never fresh (304) nor HEAD: res.send then sets exactly these two

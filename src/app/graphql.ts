@@ -3,7 +3,7 @@
 // documents Apollo has already run without an error skip its per-request pipeline (app/graphql-fast.ts).
 // Below it, how Apollo's errors are given our codes, masked and bounded.
 import type express from "express";
-import { ApolloServer, HeaderMap, type ApolloServerPlugin } from "@apollo/server";
+import { ApolloServer, HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from "@apollo/server";
 import { expressMiddleware } from "@as-integrations/express5";
 import { ApolloServerPluginCacheControlDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
@@ -11,6 +11,7 @@ import { unwrapResolverError } from "@apollo/server/errors";
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from "graphql";
 import { createContext, type RequestContext } from "../context";
 import { currentRecord } from "../observability/request";
+import { proveRememberedCredential } from "../auth/authenticate";
 import { boundMessage, errorCodeOf, withHttpStatus } from "../errors";
 import { compiledExecutorGateway } from "../graphql/compiled";
 import { stringifyResult } from "../graphql/raw-json";
@@ -46,6 +47,7 @@ export async function mountGraphql(app: express.Express, services: Services, sch
         surface: "graphql",
         address: req.ip,
         response: res,
+        provesBeforeAnswering: true,
       }).then(
         (made) => ((res.locals.credential = made.credential), made),
         (err) => {
@@ -57,7 +59,7 @@ export async function mountGraphql(app: express.Express, services: Services, sch
     return context;
   };
   const maxResponseBytes = services.config.graphqlMaxResponseBytes;
-  const fast = fastPath({ schema, maxResponseBytes, cost, contextFor });
+  const fast = fastPath({ schema, maxResponseBytes, cost, contextFor, credentialRefused: () => proveRememberedCredential(services.db.readerPool).then(() => false, () => true) });
   const apollo = new ApolloServer({
     // The schema, executed by graphql-jit; results over the response cap answer response_too_large.
     gateway: compiledExecutorGateway(schema, maxResponseBytes),
@@ -78,6 +80,7 @@ export async function mountGraphql(app: express.Express, services: Services, sch
       inputGuardPlugin(),
       ...trusted,
       costPlugin(cost),
+      credentialProof(services, faults),
       faultStatus,
       boundErrors,
       fast.plugin,
@@ -170,6 +173,36 @@ const boundErrors: ApolloServerPlugin = {
 };
 
 /**
+ * A remembered credential no statement of the request proved (an introspection, a validation error)
+ * is proved before the answer goes (auth/authenticate.ts); refused, the answer is the 401 a lookup
+ * would have given (faultStatus sets the status).
+ */
+function credentialProof(services: Services, faults: DatabaseFaults): ApolloServerPlugin {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response }) {
+          if (response.body.kind !== "single") return;
+          // An outage's answer (503/504) or a refusal already: nothing to prove, nothing given away.
+          const code = response.body.singleResult.errors?.[0]?.extensions?.code;
+          if (code === "unavailable" || code === "query_timeout" || code === "unauthorized") return;
+          try {
+            await proveRememberedCredential(services.db.readerPool);
+          } catch (err) {
+            // The refusal (401), or the database failing the proof (503/504).
+            const answer = err instanceof GraphQLError ? err : faults.errorFor(err, "/graphql");
+            if (!answer) throw err;
+            response.body.singleResult = { errors: [{ message: answer.message, extensions: { code: answer.extensions.code } }] };
+            // Apollo runs the plugins' willSendResponse side by side: faultStatus has seen the old answer.
+            setFaultStatus(response);
+          }
+        },
+      };
+    },
+  };
+}
+
+/**
  * When nothing ran (no data) because the database was down or too slow, /graphql answers with the
  * same status as REST: 503 with Retry-After, or 504; 401 when the credential was refused. Partial results keep 200.
  */
@@ -177,21 +210,25 @@ const faultStatus: ApolloServerPlugin = {
   async requestDidStart() {
     return {
       async willSendResponse({ response }) {
-        if (response.body.kind !== "single" || response.body.singleResult.data != null) return;
-        const code = response.body.singleResult.errors?.[0]?.extensions?.code;
-        if (code === "unavailable") {
-          response.http.status = 503;
-          response.http.headers.set("retry-after", String(RETRY_AFTER_SECONDS));
-        } else if (code === "query_timeout") {
-          response.http.status = 504;
-        } else if (code === "unauthorized") {
-          // A remembered credential refused by the request's first statement (auth/remembered-credentials.ts): as a refused lookup.
-          response.http.status = 401;
-        }
+        setFaultStatus(response);
       },
     };
   },
 };
+
+function setFaultStatus(response: GraphQLResponse) {
+  if (response.body.kind !== "single" || response.body.singleResult.data != null) return;
+  const code = response.body.singleResult.errors?.[0]?.extensions?.code;
+  if (code === "unavailable") {
+    response.http.status = 503;
+    response.http.headers.set("retry-after", String(RETRY_AFTER_SECONDS));
+  } else if (code === "query_timeout") {
+    response.http.status = 504;
+  } else if (code === "unauthorized") {
+    // A remembered credential refused (auth/remembered-credentials.ts): as a refused lookup.
+    response.http.status = 401;
+  }
+}
 
 /** A 503 thrown before execution (while authenticating) carries Retry-After too. */
 function withFaultStatus(err: unknown): unknown {

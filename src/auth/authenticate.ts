@@ -2,10 +2,11 @@
 // (REST, GraphQL, MCP) decides which kinds it accepts (spec section 5).
 import type { Pool } from "pg";
 import type { DataClient as PrismaClient } from "../data/client";
-import { findTokenByHash, groupIdOfOrganisation, type OpaqueTokenKind, type TokenRow } from "../data/stores/credentials";
+import { findTokenByHash, groupIdOfOrganisation, proveCredentialStatement, type OpaqueTokenKind, type TokenRow } from "../data/stores/credentials";
 import { currentRecord, timed } from "../observability/request";
-import { TenantPool } from "../db/tenant-pool";
-import { echo, forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized } from "../errors";
+import { rememberedCredentialsOf } from "./remembered-credentials";
+import { databaseFault, isCredentialRefusal } from "../db/errors";
+import { echo, forbidden, mcpOAuthRequired, tenantNotProvisioned, unauthorized, unknownToken } from "../errors";
 import { ROLE_SCOPES } from "./scopes";
 import { API_KEY_PREFIX, MCP_TOKEN_PREFIX, PARTNER_TOKEN_PREFIX, hashToken } from "./secrets";
 import { looksLikeJwt, verifySessionToken, type SessionKeyConfig } from "./session";
@@ -29,6 +30,11 @@ export interface AuthDeps {
   /** The reader's pool: credential lookups run in SQL (one statement per request). */
   pool: Pool;
   sessionKey: () => Promise<SessionKeyConfig>;
+  /**
+   * The door proves a remembered credential before it answers (proveRememberedCredential): only then
+   * may the lookup be skipped (auth/remembered-credentials.ts). REST and /graphql do; streams and MCP do not.
+   */
+  remember?: boolean;
 }
 
 /** `Authorization: Bearer <token>`; the token is group 1. */
@@ -77,16 +83,47 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
   const kind = opaqueKindOf(token);
   const hash = hashToken(token);
   // Remembered from an earlier request: proved by this request's first statement instead of looked up.
-  const memory = deps.pool instanceof TenantPool ? deps.pool.rememberedCredentials : undefined;
+  const memory = deps.remember ? rememberedCredentialsOf(deps.pool) : undefined;
   const record = currentRecord();
   const remembered = record && memory?.get(hash);
   if (remembered) {
-    record.credentialToProve = { kind, hash, scopeText: remembered.scopeText, refused: () => memory!.forget(hash) };
+    record.credentialToProve = {
+      kind, hash, id: remembered.id, propertyId: remembered.property_id, scopeText: remembered.scopeText, refused: () => memory!.forget(hash),
+    };
     return credentialOfRow(kind, remembered);
   }
   const row = await findTokenByHash(deps.pool, kind, hash);
   if (row && record) memory?.remember(hash, row);
   return credentialOfRow(kind, row);
+}
+
+/**
+ * Before a door answers: a remembered credential that no statement of the request has proved yet (it
+ * ran none, or failed before one) is proved by one statement now; refused, the request gets the 401
+ * a lookup would have given.
+ */
+export async function proveRememberedCredential(pool: Pool): Promise<void> {
+  if (!currentRecord()?.credentialToProve) return;
+  try {
+    await proveCredentialStatement(pool);
+  } catch (err) {
+    if (isCredentialRefusal(err)) throw unknownToken();
+    throw err;
+  }
+}
+
+/**
+ * The error a door answers with once the credential is proved: `err`, or the proof's refusal. The
+ * refusal itself and a database fault (503/504, the database could not prove anything) go as they are.
+ */
+export async function provedError(err: unknown, pool: Pool): Promise<unknown> {
+  if (isCredentialRefusal(err) || databaseFault(err)) return err;
+  try {
+    await proveRememberedCredential(pool);
+    return err;
+  } catch (refused) {
+    return refused;
+  }
 }
 
 /** The kind of an opaque (not JWT) token, by its prefix. */
@@ -115,5 +152,4 @@ const EXPIRING: Record<OpaqueKind, string> = {
   static: "static token",
 };
 
-/** The 401 of a token with no row, or a revoked one (db/faults.ts gives it too when a remembered one is refused). */
-export const unknownToken = () => unauthorized("the bearer token is unknown or revoked");
+

@@ -5,38 +5,35 @@
 // gcs_credential_check before the statement's own work): a credential revoked, expired or given other
 // scopes since fails that statement, nothing of it runs, and the request is answered 401 as a fresh
 // lookup would answer it. A request that runs no statement at all (a 400 for a bad parameter, a
-// GraphQL introspection) may be answered on a remembered credential for at most REMEMBER_MS after its
-// lookup. Kept per connection pool (a database's rows, never another's), only where the pool sends
-// the tenant wall's settings: without them there is nothing to carry the proof.
-// Opt-in (GCS_REMEMBER_CREDENTIALS=true) until every door proves the credential before it answers:
-// an event stream's 200, MCP's tools/list and other answers with no statement would not.
+// GraphQL introspection) is proved by one statement before its door answers
+// (auth/authenticate.ts proveRememberedCredential): only doors that do so remember (REST, /graphql;
+// not event streams and MCP, which answer before any statement). Kept per connection pool (a
+// database's rows, never another's), only where the pool sends the tenant wall's settings: without
+// them there is nothing to carry the proof.
+import type { Pool } from "pg";
 import type { TokenRow } from "../data/stores/credentials";
-import type { OpaqueTokenKind } from "../data/stores/credentials";
+import { TenantPool } from "../db/tenant-pool";
 
-/** A remembered credential the current request has still to prove (observability/request.ts carries it). */
-export interface CredentialProof {
-  readonly kind: OpaqueTokenKind;
-  readonly hash: string;
-  /** The scopes as the lookup answered them (space-separated): the check compares them. */
-  readonly scopeText: string;
-  /** The check refused it: forget it, so the next request looks it up. */
-  refused(): void;
-}
-
-/** How long a lookup is remembered for requests that run no statement to prove it. */
+/** How long a token is remembered after its last use (every use is proved: this bounds memory, not trust). */
 export const REMEMBER_MS = 5_000;
 const MAX_REMEMBERED = 10_000;
 
 export class RememberedCredentials {
   private readonly rows = new Map<string, { row: TokenRow; until: number }>();
 
-  /** The row of a token hash looked up less than REMEMBER_MS ago, else undefined. */
+  /**
+   * The row of a token hash used in the last REMEMBER_MS, else undefined. Each use keeps it another
+   * REMEMBER_MS: each use is proved, so the bound is on memory kept for tokens nobody sends.
+   */
   get(hash: string, now = Date.now()): TokenRow | undefined {
     const entry = this.rows.get(hash);
     if (!entry) return undefined;
-    if (entry.until > now) return entry.row;
-    this.rows.delete(hash);
-    return undefined;
+    if (entry.until <= now) {
+      this.rows.delete(hash);
+      return undefined;
+    }
+    entry.until = now + REMEMBER_MS;
+    return entry.row;
   }
 
   /** Remembers a row that grants access (a revoked or expired one is looked up again each time). */
@@ -49,4 +46,14 @@ export class RememberedCredentials {
   forget(hash: string): void {
     this.rows.delete(hash);
   }
+}
+
+const memories = new WeakMap<Pool, RememberedCredentials>();
+
+/** The credentials remembered for `pool`'s database, or undefined where its statements cannot prove them. */
+export function rememberedCredentialsOf(pool: Pool): RememberedCredentials | undefined {
+  if (!(pool instanceof TenantPool) || !pool.provesCredentials) return undefined;
+  let memory = memories.get(pool);
+  if (!memory) memories.set(pool, (memory = new RememberedCredentials()));
+  return memory;
 }

@@ -4,8 +4,7 @@
 // an outage every request fails the same way; megabytes of identical stacks hide the line that
 // matters). One per app, shared by REST, /graphql and /mcp; each instance reports what it saw.
 import type { GraphQLError } from "graphql";
-import { queryTimeout, unavailable } from "../errors";
-import { unknownToken } from "../auth/authenticate";
+import { queryTimeout, unavailable, unknownToken } from "../errors";
 import type { Logger } from "../logger";
 import { databaseFault, isCredentialRefusal } from "./errors";
 

@@ -14,8 +14,7 @@ import pg from "pg";
 import { serialize } from "pg-protocol";
 import { currentSession, inSession } from "./session";
 import { isCredentialRefusal, isPoolerPreparedRefusal } from "./errors";
-import { currentRecord, type RequestRecord } from "../observability/request";
-import { RememberedCredentials, type CredentialProof } from "../auth/remembered-credentials";
+import { currentRecord, type CredentialProof, type RequestRecord } from "../observability/request";
 
 export const TENANT_ROLE = "gcs_tenant";
 export const CROSS_GROUP_ROLE = "gcs_system";
@@ -26,7 +25,7 @@ export const SET_SESSION_GENERIC = `${SET_SESSION}, set_config('plan_cache_mode'
 // Before the first statement of a request that authenticated with a remembered credential, the
 // settings prove it too (auth/remembered-credentials.ts): the check raises 28000 and the statement
 // behind it never runs when the token no longer grants what was remembered.
-const CHECK_CREDENTIAL = ", gcs_credential_check($3, $4, $5)";
+const CHECK_CREDENTIAL = ", gcs_credential_check($3, $4, $5, $6, $7)";
 
 // Run as sent, as the login role: transaction control (a SET TRANSACTION must come first in its
 // transaction, and a failed transaction accepts only ROLLBACK; the statements inside carry their own
@@ -61,14 +60,14 @@ const EXECUTE = serialize.execute({ portal: "", rows: 0 });
 type SettingsForm = "parseNamed" | "named" | "unnamed";
 const MAX_CACHED_SESSIONS = 10_000;
 const sessionBytes = new Map<string, Buffer>();
-function sessionMessages(settings: Settings, form: SettingsForm, values: readonly string[]): Buffer {
+function sessionMessages(settings: Settings, form: SettingsForm, values: readonly (string | null)[]): Buffer {
   const key = `${settings}:${form}:${values.join(":")}`;
   let bytes = sessionBytes.get(key);
   if (!bytes) {
     if (sessionBytes.size >= MAX_CACHED_SESSIONS) sessionBytes.clear();
     const { name, text } = SETTINGS[settings];
     const statement = form === "unnamed" ? "" : name;
-    const bind = serialize.bind({ portal: "", statement, values: values as string[], valueMapper: (v: unknown) => v });
+    const bind = serialize.bind({ portal: "", statement, values: values as (string | null)[], valueMapper: (v: unknown) => v });
     const parse = form === "named" ? [] : [serialize.parse({ text, name: statement, types: [] })];
     sessionBytes.set(key, (bytes = Buffer.concat([...parse, bind, EXECUTE])));
   }
@@ -95,8 +94,8 @@ class SessionQuery extends Query {
   readonly settingsKind: Settings;
   constructor(
     private readonly client: TenantClient,
-    /** role and group, then the credential check's kind, hash and scopes when there is one. */
-    private readonly settings: readonly string[],
+    /** role and group, then the credential check's kind, hash, id, pinned property and scopes when there is one. */
+    private readonly settings: readonly (string | null)[],
     config: { name?: string },
     values?: unknown,
     callback?: Callback,
@@ -158,11 +157,11 @@ class TenantClient extends pg.Client {
     const text: unknown = typeof config === "string" ? config : config.text;
     if (typeof text !== "string" || RUN_AS_SENT.test(text) || CREDENTIAL_LOOKUP.test(text)) return super.query(config, values, callback);
     const session = currentSession();
-    const settings: string[] =
+    const settings: (string | null)[] =
       session && "crossGroup" in session ? [CROSS_GROUP_ROLE, ""] : [TENANT_ROLE, session && "groupId" in session ? session.groupId : ""];
     const record = currentRecord();
     const proof = record?.credentialToProve;
-    if (proof) settings.push(proof.kind, proof.hash, proof.scopeText);
+    if (proof) settings.push(proof.kind, proof.hash, proof.id, proof.propertyId, proof.scopeText);
     if (typeof values === "function") [values, callback] = [undefined, values];
     const answer = (cb: Callback): Callback => (proof ? provingAnswer(record!, proof, cb) : cb);
     if (callback) {
@@ -171,7 +170,7 @@ class TenantClient extends pg.Client {
     }
     return new Promise((resolve, reject) => this.submit(settings, config, values, answer((err, result) => (err ? reject(err) : resolve(result)))));
   }
-  private submit(settings: readonly string[], config: unknown, values: unknown, callback: Callback) {
+  private submit(settings: readonly (string | null)[], config: unknown, values: unknown, callback: Callback) {
     const query: SessionQuery = new SessionQuery(this, settings, config as { name?: string }, values, (err, result) => {
       if (!err || !query.refusedByPooler(err)) return callback(err, result);
       namingSettings = false;
@@ -209,12 +208,15 @@ function provingAnswer(record: RequestRecord, proof: CredentialProof, callback: 
  */
 export class TenantPool extends pg.Pool {
   private readonly crossGroupPool?: pg.Pool;
-  /** Credentials looked up through this pool, proved by the settings (none with the wall off: nothing would prove them). */
-  readonly rememberedCredentials?: RememberedCredentials;
+  /**
+   * Whether credentials looked up through this pool may be remembered (auth/remembered-credentials.ts):
+   * the settings prove them, so never with the wall off.
+   */
+  readonly provesCredentials: boolean;
   constructor(config: TenantPoolConfig) {
     super({ ...config, Client: TenantClient } as unknown as pg.PoolConfig);
     this.crossGroupPool = config.crossGroupPool;
-    if (config.rowSecurity !== false && config.rememberCredentials) this.rememberedCredentials = new RememberedCredentials();
+    this.provesCredentials = config.rowSecurity !== false && config.rememberCredentials === true;
   }
   // Every statement and transaction takes its connection here (pg's Pool.query too), in its caller's
   // session: a cross-group one from the cross-group pool, when there is one.

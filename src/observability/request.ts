@@ -3,7 +3,19 @@
 // execution (graphql/compiled.ts). app.ts starts the record and sends it as X-Sql-Statements and
 // Server-Timing; the request log and the metrics read it too.
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { CredentialProof } from "../auth/remembered-credentials";
+
+/** A remembered credential a request has still to prove (auth/remembered-credentials.ts, db/tenant-pool.ts). */
+export interface CredentialProof {
+  readonly kind: string;
+  readonly hash: string;
+  /** The row the lookup answered, and its pinned property: the check compares them. */
+  readonly id: string;
+  readonly propertyId: string | null;
+  /** The scopes as the lookup answered them (space-separated): the check compares them. */
+  readonly scopeText: string;
+  /** The check refused it: forget it, so the next request looks it up. */
+  refused(): void;
+}
 
 export interface RequestRecord {
   /** The X-Request-Id: code that is handed no request (the OAuth provider) logs a fault with it. */

@@ -7,6 +7,7 @@ import { missingScope } from "../errors";
 import type { Services } from "../services";
 import { runRoute, type PreparedOperations } from "../api/execute";
 import { sendError, sendJson } from "../http/respond";
+import { provedError, proveRememberedCredential } from "../auth/authenticate";
 import { routes, type RouteSpec } from "../api/routes";
 
 export function createRestRouter(services: Services, schema: GraphQLSchema, operations: PreparedOperations): Router {
@@ -22,11 +23,13 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
           address: req.ip,
           requiredScope: route.scope,
           response: res,
+          provesBeforeAnswering: true,
         });
         res.locals.credential = context.credential;
         // The scope before the input: a caller without it learns nothing about what the route accepts.
         if (!context.credential.scopes.has(route.scope)) throw missingScope(route.scope);
         const body = await runRoute(schema, operations, route, context, { path: req.params as Record<string, string>, query: req.query, body: req.body });
+        await proveRememberedCredential(services.db.readerPool);
         setDeprecationHeaders(res, route, req.query);
         if (route.status === 204) {
           res.status(204).end();
@@ -35,7 +38,7 @@ export function createRestRouter(services: Services, schema: GraphQLSchema, oper
         if (route.status) res.status(route.status);
         sendJson(res, body);
       } catch (err) {
-        sendError(req, res, err);
+        sendError(req, res, await provedError(err, services.db.readerPool));
       }
     };
     if (route.method === "GET") router.get(route.path, handle);

@@ -13,7 +13,8 @@ let t: TestApp;
 let app: Express;
 
 beforeAll(async () => {
-  t = await startTestApp({}, log.logger);
+  // A fault is injected into the credential lookup: every request looks its token up (none remembered).
+  t = await startTestApp({ GCS_REMEMBER_CREDENTIALS: "false" }, log.logger);
   app = (await createApp(t.services)).app;
 });
 

@@ -28,9 +28,13 @@ let trusted: TestApp;
 let capped: TestApp;
 beforeAll(async () => {
   ({ pg, manifest } = await startOwnPostgres());
-  t = await startAppOn(pg.adminUrl(), manifest);
-  trusted = await startAppOn(pg.adminUrl(), manifest, { GCS_GRAPHQL_TRUSTED_DOCUMENTS: trustedFile });
-  capped = await startAppOn(pg.adminUrl(), manifest, { GCS_GRAPHQL_MAX_RESPONSE_BYTES: "1024" });
+  // The answers compared include X-Sql-Statements: with credentials remembered, a token's first
+  // request counts its lookup and the next does not. Each request looks its token up here;
+  // remembered-credentials.test.ts covers the fast path with remembered ones.
+  const lookups = { GCS_REMEMBER_CREDENTIALS: "false" };
+  t = await startAppOn(pg.adminUrl(), manifest, lookups);
+  trusted = await startAppOn(pg.adminUrl(), manifest, { ...lookups, GCS_GRAPHQL_TRUSTED_DOCUMENTS: trustedFile });
+  capped = await startAppOn(pg.adminUrl(), manifest, { ...lookups, GCS_GRAPHQL_MAX_RESPONSE_BYTES: "1024" });
 });
 afterAll(async () => {
   await Promise.all([t, trusted, capped].map((app) => app?.close()));

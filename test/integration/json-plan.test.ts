@@ -20,7 +20,9 @@ import { createContext } from "../../src/context";
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Statement counts are compared between requests: each looks its token up (none remembered:
+  // auth/remembered-credentials.ts, covered by remembered-credentials.test.ts).
+  t = await startTestApp({ GCS_REMEMBER_CREDENTIALS: "false" });
 });
 afterAll(() => t.close());
 
@@ -195,7 +197,7 @@ describe("the JSON read path", () => {
   });
 
   it("holds the response cap", async () => {
-    const capped = await startTestApp({ GCS_GRAPHQL_MAX_RESPONSE_BYTES: "4096" });
+    const capped = await startTestApp({ GCS_REMEMBER_CREDENTIALS: "false", GCS_GRAPHQL_MAX_RESPONSE_BYTES: "4096" });
     try {
       const res = await capped.api.post("/graphql").set("Content-Type", "application/json").set("Authorization", `Bearer ${A().credentials.api_key}`).send({ query: NESTED });
       expect(res.status).toBe(400);

@@ -80,9 +80,10 @@ describe("/metrics", () => {
     const routes = new Set(after.filter((s) => s.labels.route).map((s) => s.labels.route));
     for (const route of routes) expect(route).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}/);
 
-    // Each of the three pages issued at least the credential lookup and the page's own statement.
+    // Each of the three pages issued at least the page's own statement, the first also the credential
+    // lookup (later ones prove the remembered credential in the page's statement: auth/remembered-credentials.ts).
     expect(moved("gcs_sql_statements_per_request_count", { route: "/v1/guests" })).toBe(4); // 3 pages and the 401
-    expect(moved("gcs_sql_statements_per_request_sum", { route: "/v1/guests" })).toBeGreaterThanOrEqual(6);
+    expect(moved("gcs_sql_statements_per_request_sum", { route: "/v1/guests" })).toBeGreaterThanOrEqual(3);
     expect(moved("gcs_sql_statements_per_request_bucket", { route: "/v1/guests", le: "0" })).toBe(1); // the 401
 
     expect(moved("gcs_graphql_operations_total", { operation: "ListGuests", type: "query", outcome: "ok" })).toBe(3);
@@ -216,7 +217,7 @@ describe("Server-Timing", () => {
       const timing = TIMING.exec(res.headers["server-timing"]);
       expect(timing).not.toBeNull();
       expect(timing![1]).toBe(res.headers["x-sql-statements"]);
-      expect(Number(timing![1])).toBeGreaterThanOrEqual(2);
+      expect(Number(timing![1])).toBeGreaterThanOrEqual(1); // the page's (the token was looked up once, then remembered)
     }
   });
 

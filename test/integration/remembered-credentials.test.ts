@@ -1,14 +1,15 @@
 // A credential remembered from an earlier request (src/auth/remembered-credentials.ts) skips the lookup
 // statement, and the request's first statement proves it again (db/tenant-pool.ts): revoked or given
 // other scopes since, the request is refused 401 on every door, nothing of it runs, and the next
-// request looks the token up afresh.
+// request looks the token up afresh. An answer no statement would prove (a 400, a 403, an
+// introspection) is proved by one before it goes; event streams and MCP look their token up.
 import { randomUUID } from "node:crypto";
 import { API_KEY_PREFIX, displayPrefix, hashToken, newSecret } from "../../src/auth/secrets";
 import { startTestApp, type TestApp } from "../helpers/app";
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ GCS_REMEMBER_CREDENTIALS: "true", GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_DELIVERY_WORKER: "false" });
+  t = await startTestApp({ GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_DELIVERY_WORKER: "false" });
 });
 afterAll(async () => {
   await t.close();
@@ -85,5 +86,65 @@ describe("remembered credentials", () => {
     expect(refused.status).toBe(401);
     const { rows } = await t.adminPool.query("SELECT url FROM webhook_endpoints WHERE url LIKE $1", [`%-${id}`]);
     expect(rows.map((r) => r.url)).toEqual([`http://127.0.0.1:9/made-${id}`]);
+  });
+
+  it("an answer that runs no statement is proved before it goes: a 400, a 403 and an introspection of a revoked key get 401", async () => {
+    const { id, token } = await newKey(["read:guests"]);
+    const auth = { Authorization: `Bearer ${token}` };
+    const badLimit = () => t.api.get("/v1/guests?limit=abc").set(auth);
+    const noScope = () => t.api.get("/v1/reservations?limit=1").set(auth);
+    const typename = () => t.api.post("/graphql").set(auth).send({ query: "{ __typename }" });
+    expect((await guests(token)).status).toBe(200); // remembered
+    // Live, each is answered as before, with one statement: the proof.
+    const [bad, forbidden, intro] = [await badLimit(), await noScope(), await typename()];
+    expect([bad.status, forbidden.status, intro.status]).toEqual([400, 403, 200]);
+    expect([bad.headers["x-sql-statements"], forbidden.headers["x-sql-statements"]]).toEqual(["1", "1"]);
+    for (const ask of [badLimit, noScope, typename]) {
+      expect((await guests(token)).status).toBe(200); // remembered again
+      await t.adminPool.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [id]);
+      const refused = await ask();
+      expect(refused.status).toBe(401);
+      if (refused.body.errors) expect(refused.body.errors[0].extensions.code).toBe("unauthorized");
+      else expect(refused.body.error).toBe("unauthorized");
+      await t.adminPool.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [id]);
+    }
+  });
+
+  it("an event stream and MCP look the token up: a remembered key revoked since is refused before their 200", async () => {
+    const { id, token } = await newKey(["read:guests", "read:events"]);
+    expect((await guests(token)).status).toBe(200); // remembered by REST
+    await t.adminPool.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [id]);
+    const stream = await t.api.get("/v1/events/stream").set("Authorization", `Bearer ${token}`);
+    expect(stream.status).toBe(401);
+    const mcp = await t.api
+      .post("/mcp")
+      .set({ Authorization: `Bearer ${token}`, Accept: "application/json, text/event-stream" })
+      .send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    expect(mcp.status).toBe(401);
+  });
+
+  it("the /graphql fast path (a document Apollo has run) proves it too: 401 once revoked", async () => {
+    const { id, token } = await newKey(["read:guests"]);
+    const first = await graphql(token);
+    const known = await graphql(token); // answered by the fast path from now on
+    expect([first.status, known.status]).toEqual([200, 200]);
+    expect(known.body).toEqual(first.body);
+    await t.adminPool.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [id]);
+    const refused = await graphql(token);
+    expect(refused.status).toBe(401);
+    expect(refused.body.errors[0].extensions.code).toBe("unauthorized");
+  });
+
+  it("a key re-pinned to a property since it was remembered is looked up again", async () => {
+    const { id, token } = await newKey(["read:guests"]);
+    const whole = await t.api.get("/v1/guests?limit=500").set("Authorization", `Bearer ${token}`);
+    expect(whole.status).toBe(200);
+    const property = t.manifest.groups.A.properties[0];
+    await t.adminPool.query("UPDATE api_keys SET property_id = $2 WHERE id = $1", [id, property]);
+    expect((await guests(token)).status).toBe(401); // the check compares the pinned property
+    const pinned = await t.api.get("/v1/guests?limit=500").set("Authorization", `Bearer ${token}`);
+    expect(pinned.status).toBe(200);
+    expect(pinned.body.data.length).toBeGreaterThan(0);
+    expect(pinned.body.data.every((g: { property_id: string }) => g.property_id === property)).toBe(true);
   });
 });

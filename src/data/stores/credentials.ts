@@ -40,6 +40,14 @@ export async function findTokenByHash(pool: Pool, kind: OpaqueTokenKind, tokenHa
 }
 
 /**
+ * One statement that does nothing but carry the settings: the proof of a remembered credential no
+ * statement of the request has proved (auth/authenticate.ts proveRememberedCredential).
+ */
+export async function proveCredentialStatement(pool: Pool): Promise<void> {
+  await runStatement(pool, "SELECT 1", []);
+}
+
+/**
  * The token rows of many hashes in one statement, by hash (a hash with no row is absent): the same
  * lookup functions as a request's, for the check of the credentials behind open event streams
  * (streams/credential-watch.ts). Run on the credential lookup's cross-group path.

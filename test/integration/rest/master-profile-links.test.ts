@@ -19,7 +19,9 @@ let t: TestApp;
 let demo: FixtureManifest;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // Statement counts are compared between requests: each looks its token up (none remembered:
+  // auth/remembered-credentials.ts, covered by remembered-credentials.test.ts).
+  t = await startTestApp({ GCS_REMEMBER_CREDENTIALS: "false" });
   const config = loadConfig({});
   demo = await loadFixtures(t.db.primary, {
     seed: 1,

@@ -14,7 +14,8 @@ let pg: Pg;
 let server: Awaited<ReturnType<typeof listenTestApp>>;
 let mcp: Client;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Statement counts are compared between requests: each looks its token up (none remembered).
+  t = await startTestApp({ GCS_REMEMBER_CREDENTIALS: "false" });
   pg = new Pg({ connectionString: t.databaseUrl });
   await pg.connect();
   server = await listenTestApp(t);
