@@ -147,4 +147,19 @@ describe("remembered credentials", () => {
     expect(pinned.body.data.length).toBeGreaterThan(0);
     expect(pinned.body.data.every((g: { property_id: string }) => g.property_id === property)).toBe(true);
   });
+
+  it("every kind of token REST remembers is proved by its own condition: a partner token expired since, a static token revoked since", async () => {
+    const { partner_token: partner, static_token: staticToken } = t.manifest.groups.A.credentials;
+    for (const token of [partner, staticToken]) {
+      expect((await guests(token)).status).toBe(200);
+      expect((await guests(token)).headers["x-sql-statements"]).toBe("1"); // remembered: the page only
+    }
+    await t.adminPool.query("UPDATE partner_access_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = $1", [hashToken(partner)]);
+    await t.adminPool.query("UPDATE static_tokens SET revoked_at = now() WHERE token_hash = $1", [hashToken(staticToken)]);
+    for (const token of [partner, staticToken]) {
+      const refused = await guests(token);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error).toBe("unauthorized");
+    }
+  });
 });
