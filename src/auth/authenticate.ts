@@ -87,10 +87,11 @@ async function resolveToken(token: string, surface: Surface, deps: AuthDeps): Pr
   const record = currentRecord();
   const remembered = record && memory?.get(hash);
   if (remembered) {
+    const { row, settingsBytes } = remembered;
     record.credentialToProve = {
-      kind, hash, id: remembered.id, propertyId: remembered.property_id, scopeText: remembered.scopeText, refused: () => memory!.forget(hash),
+      kind, hash, id: row.id, propertyId: row.property_id, scopeText: row.scopeText, refused: () => memory!.forget(hash), settingsBytes,
     };
-    return credentialOfRow(kind, remembered);
+    return credentialOfRow(kind, row);
   }
   const row = await findTokenByHash(deps.pool, kind, hash);
   if (row && record) memory?.remember(hash, row);
@@ -151,5 +152,3 @@ const EXPIRING: Record<OpaqueKind, string> = {
   mcp: "MCP connector token",
   static: "static token",
 };
-
-

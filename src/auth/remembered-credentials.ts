@@ -18,14 +18,21 @@ import { TenantPool } from "../db/tenant-pool";
 export const REMEMBER_MS = 5_000;
 const MAX_REMEMBERED = 10_000;
 
+export interface Remembered {
+  row: TokenRow;
+  until: number;
+  /** The settings statements' bytes that carry this credential's check (db/tenant-pool.ts), made once. */
+  readonly settingsBytes: Map<string, Buffer>;
+}
+
 export class RememberedCredentials {
-  private readonly rows = new Map<string, { row: TokenRow; until: number }>();
+  private readonly rows = new Map<string, Remembered>();
 
   /**
    * The row of a token hash used in the last REMEMBER_MS, else undefined. Each use keeps it another
    * REMEMBER_MS: each use is proved, so the bound is on memory kept for tokens nobody sends.
    */
-  get(hash: string, now = Date.now()): TokenRow | undefined {
+  get(hash: string, now = Date.now()): Remembered | undefined {
     const entry = this.rows.get(hash);
     if (!entry) return undefined;
     if (entry.until <= now) {
@@ -33,14 +40,14 @@ export class RememberedCredentials {
       return undefined;
     }
     entry.until = now + REMEMBER_MS;
-    return entry.row;
+    return entry;
   }
 
   /** Remembers a row that grants access (a revoked or expired one is looked up again each time). */
   remember(hash: string, row: TokenRow, now = Date.now()): void {
     if (row.revoked || row.expired) return;
     if (this.rows.size >= MAX_REMEMBERED) this.rows.clear();
-    this.rows.set(hash, { row, until: now + REMEMBER_MS });
+    this.rows.set(hash, { row, until: now + REMEMBER_MS, settingsBytes: new Map() });
   }
 
   forget(hash: string): void {

@@ -60,16 +60,18 @@ const EXECUTE = serialize.execute({ portal: "", rows: 0 });
 type SettingsForm = "parseNamed" | "named" | "unnamed";
 const MAX_CACHED_SESSIONS = 10_000;
 const sessionBytes = new Map<string, Buffer>();
-function sessionMessages(settings: Settings, form: SettingsForm, values: readonly (string | null)[]): Buffer {
-  const key = `${settings}:${form}:${values.join(":")}`;
-  let bytes = sessionBytes.get(key);
+// A checked statement's bytes also hold the credential's values: they are kept with the remembered
+// credential (CredentialProof.settingsBytes), under the same short key, not built into a long one.
+function sessionMessages(settings: Settings, form: SettingsForm, values: readonly (string | null)[], cache = sessionBytes): Buffer {
+  const key = `${settings}:${form}:${values[0]}:${values[1]}`;
+  let bytes = cache.get(key);
   if (!bytes) {
-    if (sessionBytes.size >= MAX_CACHED_SESSIONS) sessionBytes.clear();
+    if (cache.size >= MAX_CACHED_SESSIONS) cache.clear();
     const { name, text } = SETTINGS[settings];
     const statement = form === "unnamed" ? "" : name;
     const bind = serialize.bind({ portal: "", statement, values: values as (string | null)[], valueMapper: (v: unknown) => v });
     const parse = form === "named" ? [] : [serialize.parse({ text, name: statement, types: [] })];
-    sessionBytes.set(key, (bytes = Buffer.concat([...parse, bind, EXECUTE])));
+    cache.set(key, (bytes = Buffer.concat([...parse, bind, EXECUTE])));
   }
   return bytes;
 }
@@ -96,6 +98,8 @@ class SessionQuery extends Query {
     private readonly client: TenantClient,
     /** role and group, then the credential check's kind, hash, id, pinned property and scopes when there is one. */
     private readonly settings: readonly (string | null)[],
+    /** Where the settings' bytes are kept: the remembered credential's own map for a checked statement. */
+    private readonly settingsBytes: Map<string, Buffer> | undefined,
     config: { name?: string },
     values?: unknown,
     callback?: Callback,
@@ -110,7 +114,7 @@ class SessionQuery extends Query {
     this.namedSettings = namingSettings && this.client.idle();
     const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared.has(this.settingsKind) ? "named" : "parseNamed";
     this.settingsParsePending = form !== "named";
-    connection.stream.write(sessionMessages(this.settingsKind, form, this.settings));
+    connection.stream.write(sessionMessages(this.settingsKind, form, this.settings, this.settingsBytes));
     super.prepare(connection);
   }
   // The settings statement answers one row and its completion before the statement's own.
@@ -165,17 +169,17 @@ class TenantClient extends pg.Client {
     if (typeof values === "function") [values, callback] = [undefined, values];
     const answer = (cb: Callback): Callback => (proof ? provingAnswer(record!, proof, cb) : cb);
     if (callback) {
-      this.submit(settings, config, values, answer(callback));
+      this.submit(settings, proof, config, values, answer(callback));
       return undefined;
     }
-    return new Promise((resolve, reject) => this.submit(settings, config, values, answer((err, result) => (err ? reject(err) : resolve(result)))));
+    return new Promise((resolve, reject) => this.submit(settings, proof, config, values, answer((err, result) => (err ? reject(err) : resolve(result)))));
   }
-  private submit(settings: readonly (string | null)[], config: unknown, values: unknown, callback: Callback) {
-    const query: SessionQuery = new SessionQuery(this, settings, config as { name?: string }, values, (err, result) => {
+  private submit(settings: readonly (string | null)[], proof: CredentialProof | undefined, config: unknown, values: unknown, callback: Callback) {
+    const query: SessionQuery = new SessionQuery(this, settings, proof?.settingsBytes, config as { name?: string }, values, (err, result) => {
       if (!err || !query.refusedByPooler(err)) return callback(err, result);
       namingSettings = false;
       this.settingsPrepared.clear();
-      this.submit(settings, config, values, callback);
+      this.submit(settings, proof, config, values, callback);
     });
     super.query(query as never);
   }

@@ -15,6 +15,8 @@ export interface CredentialProof {
   readonly scopeText: string;
   /** The check refused it: forget it, so the next request looks it up. */
   refused(): void;
+  /** The settings statements' bytes with this credential's check, kept with the remembered credential (db/tenant-pool.ts). */
+  readonly settingsBytes: Map<string, Buffer>;
 }
 
 export interface RequestRecord {
