@@ -31,19 +31,27 @@ const PG_MESSAGES = [
   /Can't reach database server/,
 ];
 
-export function databaseFault(err: unknown): DatabaseFault | undefined {
+/**
+ * The first answer `test` gives for `err` or an error it wraps, breadth first: a resolver's
+ * GraphQLError (originalError), an Error's cause, Prisma's adapter error (meta.driverAdapterError).
+ */
+function inCauses<T>(err: unknown, test: (e: Record<string, unknown>) => T | undefined): T | undefined {
   const seen = new Set<unknown>();
   const queue: unknown[] = [err];
   while (queue.length > 0) {
     const e = queue.shift();
     if (!e || typeof e !== "object" || seen.has(e) || seen.size > 8) continue;
     seen.add(e);
-    const fault = classify(e as Record<string, unknown>);
-    if (fault) return fault;
+    const found = test(e as Record<string, unknown>);
+    if (found !== undefined) return found;
     const o = e as { originalError?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
     queue.push(o.originalError, o.cause, o.meta?.driverAdapterError);
   }
   return undefined;
+}
+
+export function databaseFault(err: unknown): DatabaseFault | undefined {
+  return inCauses(err, classify);
 }
 
 function classify(e: Record<string, unknown>): DatabaseFault | undefined {
@@ -75,19 +83,11 @@ const CREDENTIAL_REFUSED = { code: "28000", message: "gcs: the credential no lon
  * or given other scopes since it was looked up. From pg, or wrapped by Prisma's adapter.
  */
 export function isCredentialRefusal(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [err];
-  while (queue.length > 0) {
-    const e = queue.shift() as Record<string, unknown> | null;
-    if (!e || typeof e !== "object" || seen.has(e) || seen.size > 8) continue;
-    seen.add(e);
+  return inCauses(err, (e) => {
     const code = e.code ?? e.originalCode;
     const message = typeof e.message === "string" ? e.message : e.originalMessage;
-    if (code === CREDENTIAL_REFUSED.code && typeof message === "string" && message.includes(CREDENTIAL_REFUSED.message)) return true;
-    const o = e as { originalError?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
-    queue.push(o.originalError, o.cause, o.meta?.driverAdapterError);
-  }
-  return false;
+    return code === CREDENTIAL_REFUSED.code && typeof message === "string" && message.includes(CREDENTIAL_REFUSED.message) ? true : undefined;
+  }) === true;
 }
 
 /**
@@ -95,14 +95,7 @@ export function isCredentialRefusal(err: unknown): boolean {
  * login of the documented layout, docs/security.md): the process was not given DATABASE_SYSTEM_URL.
  */
 export function isCrossGroupRoleRefusal(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [err];
-  while (queue.length > 0) {
-    const e = queue.shift() as { message?: unknown; originalMessage?: unknown; originalError?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null;
-    if (!e || typeof e !== "object" || seen.has(e) || seen.size > 8) continue;
-    seen.add(e);
-    if ([e.message, e.originalMessage].some((m) => typeof m === "string" && m.includes('permission denied to set role "gcs_system"'))) return true;
-    queue.push(e.originalError, e.cause, e.meta?.driverAdapterError);
-  }
-  return false;
+  return inCauses(err, (e) =>
+    [e.message, e.originalMessage].some((m) => typeof m === "string" && m.includes('permission denied to set role "gcs_system"')) ? true : undefined,
+  ) === true;
 }
