@@ -6,8 +6,8 @@
 // test/unit/models-prisma.test.ts fails when a declaration and schema.prisma disagree.
 // Models read only through Prisma need no declaration: their row types come from the generated client.
 
-/** A column's type; `?` marks it nullable. `enum` is a Prisma enum (text to the API), `bigint` arrives as decimal text. */
-type BaseType = "uuid" | "text" | "enum" | "int" | "bigint" | "boolean" | "date" | "instant" | "json";
+/** A column's type; `?` marks it nullable. `enum` is a Prisma enum (text to the API), `bigint` and `decimal` arrive as decimal text. */
+type BaseType = "uuid" | "text" | "enum" | "int" | "bigint" | "decimal" | "boolean" | "date" | "instant" | "json";
 export type ColumnSpec = BaseType | `${BaseType}?`;
 
 /** How a column reaches the API: as stored, or an instant or date rendered as its ISO string. */
@@ -102,6 +102,16 @@ export const MasterProfile = model({
   filterable: [...PERSON_FILTERS, "vip"],
 });
 
+/** How identity resolution joined a guest profile to its master (data/master-profile-links.ts). */
+export const MasterProfileLink = model({
+  table: "master_profile_links",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", masterProfileId: "uuid", guestProfileId: "uuid", linkedGuestProfileId: "uuid?", propertyId: "uuid",
+    rule: "enum", matchedFields: "json", confidence: "decimal", linkedAt: "instant", linkedBy: "text", createdAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
 export const MasterProfileCount = model({ table: "master_profile_counts", columns: { propertyGroupId: "uuid", total: "bigint" }, internal: ["propertyGroupId"] });
 
 export const Reservation = model({
@@ -160,7 +170,7 @@ export const DestinationBinding = model({
 });
 
 /** The models data/ reads in SQL, by their Prisma name. */
-export const MODELS = { GuestProfile, MasterProfile, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding } as const;
+export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding } as const;
 
 export type SqlModel = keyof typeof MODELS;
 

@@ -3,7 +3,7 @@
 // the same row types as root queries.
 import DataLoader from "dataloader";
 import type { Data } from "../data";
-import type { GuestRow } from "../data/guests";
+import { GUEST_ROW, type GuestRow } from "../data/guests";
 import type { RowShape } from "../data/models";
 
 /** One row per key (or null), matched by `id`. */
@@ -50,6 +50,7 @@ function byForeignKeyPerShape<Row>(fetch: (keys: string[], shape: RowShape) => P
 type ByGuestRow = { id: string; guestProfileId: string | null };
 
 export function createLoaders(data: Data) {
+  const guest = byId((ids) => data.guests.byIds(ids));
   return {
     property: byId((ids) => data.properties.byIds(ids)),
     integration: byId((ids) => data.properties.integrationsByIds(ids)),
@@ -57,7 +58,7 @@ export function createLoaders(data: Data) {
     propertyName: valueById(async (ids) => (await data.properties.namesByIds(ids)).map((p) => [p.id, p.name])),
     integrationProvider: valueById(async (ids) => (await data.properties.providersByIds(ids)).map((i) => [i.id, i.provider])),
     masterProfile: byId((ids) => data.masterProfiles.byIds(ids)),
-    guest: byId((ids) => data.guests.byIds(ids)),
+    guest,
     /**
      * The guest profile id holding a contact point (key: "email" or "phone", NUL, the value as consent
      * stores it) when one person holds it; null when none or several people do.
@@ -71,7 +72,13 @@ export function createLoaders(data: Data) {
       const byContact = new Map(holders.map((h) => [h.contact, h.persons === 1 ? h.id : null]));
       return points.map(([, value]) => byContact.get(value) ?? null);
     }),
-    guestsByMasterProfile: byForeignKeyPerShape<GuestRow>((ids, shape) => data.guests.byMasterProfiles(ids, shape), "masterProfileId"),
+    guestsByMasterProfile: byForeignKeyPerShape<GuestRow>(async (ids, shape) => {
+      const rows = await data.guests.byMasterProfiles(ids, shape);
+      // Whole rows, in the same scope, are what the guest loader reads: a later guest.load of one of
+      // them (a link's other side, docs/identity-resolution.md) then costs no statement.
+      if (shape === GUEST_ROW) for (const row of rows) guest.prime(row.id, row);
+      return rows;
+    }, "masterProfileId"),
     reservationsByGuest: byForeignKeyPerShape<ByGuestRow>((ids, shape) => data.stays.reservationsOfGuests(ids, shape), "guestProfileId"),
     transactionsByGuest: byForeignKeyPerShape<ByGuestRow>((ids, shape) => data.stays.transactionsOfGuests(ids, shape), "guestProfileId"),
     transactionsByReservation: byForeignKey((ids) => data.stays.transactionsOfReservations(ids), (row) => row.reservationId),

@@ -14,6 +14,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { type CallToolResult, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { createContext, type RequestContext } from "../context";
+import { provedError, proveRememberedCredential } from "../auth/authenticate";
+import { isCredentialRefusal } from "../db/errors";
 import { prepareOperations, TOOL_OPERATIONS_DIR, type PreparedOperations } from "../api/execute";
 import { sendError } from "../http/respond";
 import { toHttpError } from "../http/http-errors";
@@ -131,6 +133,8 @@ async function callTool(
     budget.bytes -= size;
     return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
   } catch (err) {
+    // A remembered credential refused by the statement that proved it: the request's 401, as a lookup gives.
+    if (isCredentialRefusal(err)) throw err;
     // Text only: the SDK client checks any structuredContent against the tool's outputSchema.
     const { body, unexpected } = toHttpError(req.faults.errorFor(err, "/mcp") ?? err);
     // A fault of ours: the cause goes to the log (X-Request-Id finds it), never into the result.
@@ -176,6 +180,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
   const validator = new AjvJsonSchemaValidator();
   // The tools the fast path answers: the read ones (a write goes through the SDK).
   const fast = new Map<string, FastTool>(tools.filter((t) => t.annotations.readOnlyHint === true).map((t) => [t.name, fastTool(t)]));
+  const pool = services.db.readerPool;
   return async (req: Request, res: Response) => {
     try {
       const call = fastCall(req);
@@ -183,6 +188,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
       // Each tool call of a batch takes a slot of the credential (up to the cap), as a request would.
       const calls = messages.filter((m) => (m as { method?: unknown })?.method === "tools/call").length;
       const gate = services.credentialGate;
+      const named = call && fast.get(call.name);
       const context = await createContext(services, {
         authorization: req.get("authorization"),
         propertyHeader: req.get("x-property-id"),
@@ -190,20 +196,24 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
         address: req.ip,
         response: res,
         slots: calls,
+        // A read tool's call answered here proves a remembered credential with its first statement
+        // (or with one statement before it answers); the SDK's path answers first, so it looks up.
+        provesBeforeAnswering: named !== undefined,
       });
       res.locals.credential = context.credential;
       const maxBytes = services.config.graphqlMaxResponseBytes;
       const parallel = Math.max(1, gate ? Math.min(calls, gate.max) : calls);
       const budget: CallBudget = { parallel, bytes: maxBytes, maxBytes };
-      const named = call && fast.get(call.name);
       if (call && named && mayUse(named.tool, context.credential.scopes)) {
         const args = fastArguments(named, call);
         if (args !== undefined) {
           const result = await callTool(named.tool, args, context, req, budget, atMost(parallel));
+          await proveRememberedCredential(pool);
           sendResult(res, call.id, checkOutput(named, result));
           return;
         }
       }
+      await proveRememberedCredential(pool);
       const server = buildMcpServer(toolsFor(tools, context, messages), listing, guide, validator, context, req, budget);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on("close", () => {
@@ -221,7 +231,7 @@ export function mcpHandler(services: Services, schema: GraphQLSchema, operations
       await server.connect(transport);
       await transport.handleRequest(req, res, req.body);
     } catch (err) {
-      if (!res.headersSent) sendError(req, res, err);
+      if (!res.headersSent) sendError(req, res, await provedError(err, pool));
     }
   };
 }

@@ -123,6 +123,32 @@ describe("remembered credentials", () => {
     expect(mcp.status).toBe(401);
   });
 
+  it("a read tool's call on /mcp skips the lookup too, and proves the key: 401 (not a tool error) once revoked", async () => {
+    const { id, token } = await newKey(["read:guests"]);
+    const call = (args: Record<string, unknown>) =>
+      t.api
+        .post("/mcp")
+        .set({ Authorization: `Bearer ${token}`, Accept: "application/json, text/event-stream", "Content-Type": "application/json" })
+        .send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_guests", arguments: args } });
+    const first = await call({ limit: 1 });
+    const second = await call({ limit: 1 });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(second.body).toEqual(first.body);
+    expect(second.body.result.isError).toBeUndefined();
+    expect(Number(second.headers["x-sql-statements"])).toBe(Number(first.headers["x-sql-statements"]) - 1);
+    await t.adminPool.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [id]);
+    const refused = await call({ limit: 1 });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual({ error: "unauthorized", detail: "the bearer token is unknown or revoked" });
+    expect(refused.headers["www-authenticate"]).toMatch(/^Bearer resource_metadata=/);
+    // A call no statement answers (arguments the tool refuses) is proved by one before it goes.
+    await t.adminPool.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [id]);
+    expect((await call({ limit: 1 })).status).toBe(200); // remembered again
+    await t.adminPool.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [id]);
+    const badArguments = await call({ limit: "many" });
+    expect(badArguments.status).toBe(401);
+  });
+
   it("the /graphql fast path (a document Apollo has run) proves it too: 401 once revoked", async () => {
     const { id, token } = await newKey(["read:guests"]);
     const first = await graphql(token);

@@ -56,6 +56,8 @@ function compatible(spec: ColumnSpec, f: PrismaField): boolean {
       return f.type === "Int";
     case "bigint":
       return f.type === "BigInt";
+    case "decimal":
+      return f.type === "Decimal";
     case "boolean":
       return f.type === "Boolean";
     case "date":
