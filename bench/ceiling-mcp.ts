@@ -1,7 +1,7 @@
 // The ceiling of the MCP guest_context tool (bench/ceiling-server.ts, POST /mcp): one JSON-RPC
 // tools/call with a master_profile_id, answered with the statements the service's GuestContext
 // operation sends (its statement log, one call: master profile and its guests, then the sections'
-// reads, one statement each, then property names) and the same result: structuredContent and the same JSON as text. Precedence and contact
+// reads and the shown profiles' links, one statement each, then property names) and the same result: structuredContent and the same JSON as text. Precedence and contact
 // normalisation are the service's own pure functions, as the cursor is for the REST ceilings. Every
 // statement is named, as the service prepares each (its generic plan checked at 1M): ceiling-server.ts
 // runs named statements on connections that keep generic plans.
@@ -41,7 +41,12 @@ const SQL = {
           WHERE x.property_group_id = $1::uuid AND x.guest_profile_id = ANY($2::uuid[])
             AND x.kind IN ('charge', 'adjustment', 'refund')
           GROUP BY x.currency, x.category`,
-  events: `SELECT t.seq AS "seq", t.property_group_id AS "propertyGroupId", t.entity_type AS "entityType", t.entity_id AS "entityId", t.guest_profile_id AS "guestProfileId", t.property_id AS "propertyId", t.integration_id AS "integrationId", t.operation AS "operation", t.delta AS "delta", ${ts("occurred_at", "occurredAt")}, ${ts("recorded_at", "recordedAt")}, t.txid AS "txid" FROM events t WHERE t.property_group_id = $1::uuid AND t.guest_profile_id = ANY($2::uuid[]) ORDER BY t.seq DESC LIMIT $3`,
+  // src/data/events.ts ofGuests: each guest's newest by occurred_at, merged.
+  events: `SELECT page."seq", page."propertyGroupId", page."entityType", page."entityId", page."guestProfileId", page."propertyId", page."integrationId", page."operation", page."delta", page."occurredAt", page."recordedAt", page."txid"
+          FROM unnest($2::uuid[]) AS g(id)
+          CROSS JOIN LATERAL (SELECT t.seq AS "seq", t.property_group_id AS "propertyGroupId", t.entity_type AS "entityType", t.entity_id AS "entityId", t.guest_profile_id AS "guestProfileId", t.property_id AS "propertyId", t.integration_id AS "integrationId", t.operation AS "operation", t.delta AS "delta", ${ts("occurred_at", "occurredAt")}, ${ts("recorded_at", "recordedAt")}, t.txid AS "txid", t.occurred_at AS sort_at, t.seq AS sort_seq
+            FROM events t WHERE t.property_group_id = $1::uuid AND t.guest_profile_id = g.id ORDER BY t.occurred_at DESC, t.seq DESC LIMIT $3) page
+          ORDER BY page.sort_at DESC, page.sort_seq DESC LIMIT $3`,
   // src/data/loyalty.ts membershipsOfPerson, engagement.ts reviewsOfPerson, consents.ts decideInSql,
   // properties.ts providersByIds and namesByIds.
   memberships: (withMaster: boolean) => `SELECT t.program_id AS "programId", t.member_number AS "memberNumber", t.tier, t.status::text AS status,
@@ -62,6 +67,11 @@ const SQL = {
           FROM consent_observations t
           WHERE t.property_group_id = $1::uuid AND t.contact_value = ANY($2::text[])
           ORDER BY t.observed_at DESC, t.id`,
+  // src/data/master-profile-links.ts ofGuests: each shown profile's link (why it joined its master).
+  links: `SELECT t.guest_profile_id AS "guestProfileId", t.linked_guest_profile_id AS "linkedGuestProfileId", t.rule::text AS rule,
+            t.matched_fields AS "matchedFields", t.confidence::text AS confidence
+          FROM master_profile_links t WHERE t.property_group_id = $1::uuid AND t.guest_profile_id = ANY($2::uuid[])`,
+  guestIds: `SELECT t.id FROM guest_profiles t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
   integrations: `SELECT t.id, t.provider FROM integrations t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
   properties: `SELECT t.id, t.name FROM properties t WHERE t.property_group_id = $1::uuid AND t.id = ANY($2::uuid[])`,
 };
@@ -103,7 +113,7 @@ async function sections(group: string, id: string, master: Record<string, any>, 
     ...people.map((x) => x.phone && normaliseContact("phone", x.phone)),
   ]);
   const integrationIds = distinct(shown.map((g) => g.integrationId));
-  const [[stay], spendRows, members, [review], observations, events, integrations] = await Promise.all([
+  const [[stay], spendRows, members, [review], observations, events, integrations, links] = await Promise.all([
     query(SQL.stays, [group, group, ids], "ceiling_mcp_stays"),
     query<{ currency: string; category: string; amountMinor: string; transactions: number }>(SQL.spend, [group, ids], "ceiling_mcp_spend"),
     query(SQL.memberships(true), [group, group, uuids(ids), id], "ceiling_mcp_memberships"),
@@ -111,7 +121,20 @@ async function sections(group: string, id: string, master: Record<string, any>, 
     contacts.length ? query(SQL.observations, [group, contacts], "ceiling_mcp_observations") : Promise.resolve([]),
     query(SQL.events, [group, ids, EVENTS_SHOWN + 1], "ceiling_mcp_events"),
     integrationIds.length ? query(SQL.integrations, [group, uuids(integrationIds)], "ceiling_mcp_integrations") : Promise.resolve([]),
+    query(SQL.links, [group, uuids(shown.map((g) => g.id))], "ceiling_mcp_links"),
   ]);
+  // A link names the profile it was matched to when the caller may see it: the master's own profiles
+  // are in hand, any other is looked up (in the group: the ceiling's key is group-wide).
+  const seen = new Set(ids);
+  const elsewhere = distinct(links.map((l) => l.linkedGuestProfileId).filter((x) => x && !seen.has(x)));
+  if (elsewhere.length) for (const g of await query(SQL.guestIds, [group, uuids(elsewhere)], "ceiling_mcp_guest_ids")) seen.add(g.id);
+  const linkOf = new Map(links.map((l) => [l.guestProfileId as string, l]));
+  const linkOfProfile = (guestId: string) => {
+    const l = linkOf.get(guestId);
+    if (!l) return null;
+    const linked = l.linkedGuestProfileId && seen.has(l.linkedGuestProfileId) ? (l.linkedGuestProfileId as string) : null;
+    return { linked_to: linked, rule: l.rule, matched_on: (l.matchedFields as { field: string }[]).map((f) => f.field), confidence: Number(l.confidence) };
+  };
 
   // Consent: each contact, purpose and type decided over its observations (latest first), by key.
   const byKey = new Map<string, Record<string, any>[]>();
@@ -134,7 +157,7 @@ async function sections(group: string, id: string, master: Record<string, any>, 
   const properties = propertyIds.length ? await query(SQL.properties, [group, uuids(propertyIds)], "ceiling_mcp_properties") : [];
   const names = new Map(properties.map((p) => [p.id as string, p.name as string]));
   const provider = new Map(integrations.map((i) => [i.id as string, i.provider as string]));
-  const more = (tool: string, extra: Record<string, unknown> = {}) => ({ tool, arguments: { master_profile_id: id, ...extra } });
+  const more = (type: string, extra: Record<string, unknown> = {}) => ({ tool: "list_records", arguments: { type, master_profile_id: id, ...extra } });
 
   const currencies = new Map<string, { currency: string; total: bigint; categories: { category: string; amount: bigint; transactions: number }[] }>();
   for (const g of spendRows) {
@@ -160,13 +183,13 @@ async function sections(group: string, id: string, master: Record<string, any>, 
       language: master.language,
       country_code: master.countryCode,
       vip: master.vip,
-      profiles: shown.map((g) => ({ guest_profile_id: g.id, property: names.get(g.propertyId) ?? null, source: provider.get(g.integrationId) ?? null, source_id: g.sourceId })),
+      profiles: shown.map((g) => ({ guest_profile_id: g.id, property: names.get(g.propertyId) ?? null, source: provider.get(g.integrationId) ?? null, source_id: g.sourceId, link: linkOfProfile(g.id) })),
       truncated: guests.length > shown.length,
-      more: more("list_guests"),
+      more: more("guests"),
     },
     stays: {
       count: stay.count, nights: stay.nights, first_stay: stay.firstStay, last_stay: stay.lastStay, next_stay: stay.nextStay, upcoming: stay.upcoming,
-      cancelled: stay.cancelled, other_bookings: stay.otherBookings, properties: stay.properties ?? [], more: more("list_reservations"),
+      cancelled: stay.cancelled, other_bookings: stay.otherBookings, properties: stay.properties ?? [], more: more("reservations"),
     },
     spend: {
       by_currency: spend.map((c) => ({
@@ -174,7 +197,7 @@ async function sections(group: string, id: string, master: Record<string, any>, 
         total_minor: Number(c.total),
         by_category: c.categories.map((x) => ({ category: x.category, amount_minor: Number(x.amount), transactions: x.transactions })),
       })),
-      more: more("list_transactions"),
+      more: more("transactions"),
     },
     consent: {
       effective: consentShown.map(({ o, effective }) => {
@@ -187,7 +210,7 @@ async function sections(group: string, id: string, master: Record<string, any>, 
         };
       }),
       truncated: decisions.length > consentShown.length,
-      more: more("list_consent_observations"),
+      more: more("consent_observations"),
     },
     loyalty: {
       memberships: members.map((m) => {
@@ -197,7 +220,7 @@ async function sections(group: string, id: string, master: Record<string, any>, 
           status: m.status, points_balance: m.pointsBalance, points_name: m.pointsName ?? "points",
         };
       }),
-      more: more("list_loyalty_members"),
+      more: more("loyalty_members"),
     },
     reviews: {
       count: review.count,
@@ -209,12 +232,12 @@ async function sections(group: string, id: string, master: Record<string, any>, 
             published_at: latest.publishedAt, property: names.get(latest.propertyId) ?? null,
           }
         : null,
-      more: more("list_reviews"),
+      more: more("reviews"),
     },
     recent_events: {
       events: events.slice(0, EVENTS_SHOWN).map((e) => ({ seq: e.seq, entity_type: e.entityType, operation: e.operation, occurred_at: e.occurredAt, changed: changedFields(e.delta) })),
       truncated: events.length > EVENTS_SHOWN,
-      more: more("guest_events", { mode: "timeline" }),
+      more: more("events", { order: "desc" }),
     },
   };
 }
