@@ -229,8 +229,17 @@ export type VariableCostCheck = (
 export function variableCostCheck(maxCost: number): VariableCostCheck {
   /** Documents whose cost does not depend on variables: the validation rule priced them already. */
   const fixed = new WeakMap<DocumentNode, Set<string | undefined>>();
+  /**
+   * Per document and operation, the variables (as sent, short) already priced within the bound: a
+   * dashboard sends the same few again and again, and coercing and measuring them cost a request
+   * ~35 µs. The price is a function of the document and the variables alone.
+   */
+  const passed = new WeakMap<DocumentNode, Map<string, true>>();
   return (schema, document, operation, variables) => {
     if (!operation?.variableDefinitions?.length || fixed.get(document)?.has(operation.name?.value)) return undefined;
+    const key = pricedKey(operation, variables);
+    const known = passed.get(document);
+    if (key !== undefined && known?.has(key)) return undefined;
     // maxErrors: a variable with 50,000 unknown fields would otherwise build an error per field, each
     // quoting the whole value (out of memory); execution reports the errors, bounded, anyway.
     const coerced = getVariableValues(schema, operation.variableDefinitions, variables ?? {}, { maxErrors: 1 });
@@ -242,8 +251,30 @@ export function variableCostCheck(maxCost: number): VariableCostCheck {
       fixed.get(document)!.add(operation.name?.value);
       return undefined;
     }
-    return m.cost > maxCost ? (withHttpStatus(costRefusal(operation, m, maxCost)) as GraphQLError) : undefined;
+    if (m.cost > maxCost) return withHttpStatus(costRefusal(operation, m, maxCost)) as GraphQLError;
+    if (key !== undefined) {
+      const priced = known ?? new Map<string, true>();
+      if (!known) passed.set(document, priced);
+      if (priced.size >= PRICED_PER_DOCUMENT) priced.clear();
+      priced.set(key, true);
+    }
+    return undefined;
   };
+}
+
+/** Variable sets remembered per document, and the longest remembered (as JSON). */
+const PRICED_PER_DOCUMENT = 256;
+const PRICED_KEY_CHARS = 1024;
+
+/** The operation's name and its variables as sent, as one key; undefined when too long to keep. */
+function pricedKey(operation: OperationDefinitionNode, variables: Record<string, unknown> | undefined): string | undefined {
+  let json: string;
+  try {
+    json = JSON.stringify(variables ?? {});
+  } catch {
+    return undefined; // not JSON (only a test sends that): priced every time
+  }
+  return json.length <= PRICED_KEY_CHARS ? `${operation.name?.value ?? ""}\u0000${json}` : undefined;
 }
 
 /** Apollo's side of variableCostCheck: refuses before execution, with the check's 400. */

@@ -327,6 +327,15 @@ describe("over HTTP", () => {
     const wrong = await send({ l: "many" });
     expect(wrong.status).toBe(400);
     expect(wrong.body.errors[0].extensions.code).toBe("BAD_USER_INPUT");
+    // Variables priced once are remembered per document (graphql/limits.ts): the small ones pass
+    // again (through the fast path too), the big ones are still refused, on both paths.
+    for (let i = 0; i < 3; i++) {
+      expect((await send({ l: 2, t: true })).status).toBe(200);
+      const refused = await send({ l: 500 });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors[0].extensions).toMatchObject({ code: "query_too_complex", limit: "cost" });
+      expect((await send({ t: true, l: 400 })).status).toBe(400);
+    }
   });
 
   const refusal = (limit?: string) => ["query_too_complex", limit];
