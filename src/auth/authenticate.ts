@@ -32,7 +32,7 @@ export interface AuthDeps {
   sessionKey: () => Promise<SessionKeyConfig>;
   /**
    * The door proves a remembered credential before it answers (proveRememberedCredential): only then
-   * may the lookup be skipped (auth/remembered-credentials.ts). REST and /graphql do; streams and MCP do not.
+   * may the lookup be skipped (auth/remembered-credentials.ts). REST, /graphql and MCP's fast path do; streams and the MCP SDK's path do not.
    */
   remember?: boolean;
 }

@@ -6,8 +6,9 @@
 // scopes since fails that statement, nothing of it runs, and the request is answered 401 as a fresh
 // lookup would answer it. A request that runs no statement at all (a 400 for a bad parameter, a
 // GraphQL introspection) is proved by one statement before its door answers
-// (auth/authenticate.ts proveRememberedCredential): only doors that do so remember (REST, /graphql;
-// not event streams and MCP, which answer before any statement). Kept per connection pool (a
+// (auth/authenticate.ts proveRememberedCredential): only doors that do so remember (REST, /graphql,
+// a read tool's call on /mcp's fast path; not event streams or the MCP SDK's path, which answer
+// before any statement). Kept per connection pool (a
 // database's rows, never another's), only where the pool sends the tenant wall's settings: without
 // them there is nothing to carry the proof.
 import type { Pool } from "pg";

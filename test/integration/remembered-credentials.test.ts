@@ -2,7 +2,8 @@
 // statement, and the request's first statement proves it again (db/tenant-pool.ts): revoked or given
 // other scopes since, the request is refused 401 on every door, nothing of it runs, and the next
 // request looks the token up afresh. An answer no statement would prove (a 400, a 403, an
-// introspection) is proved by one before it goes; event streams and MCP look their token up.
+// introspection) is proved by one before it goes; event streams and MCP's SDK path (tools/list) look
+// their token up, a read tool's call on MCP's fast path remembers it like REST.
 import { randomUUID } from "node:crypto";
 import { API_KEY_PREFIX, displayPrefix, hashToken, newSecret } from "../../src/auth/secrets";
 import { startTestApp, type TestApp } from "../helpers/app";
