@@ -14,7 +14,8 @@
 // REST_CONNECTIONS (default 32), REST_LIMIT (page size, default 100), REST_TREE_ENV (JSON: extra
 // environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting),
 // REST_CASES (comma-separated, default "first page,90% deep"; also "empty timeline" (the events
-// timeline of a guest with no events: the fixed cost with the database) and "healthz" (no database)),
+// timeline of a guest with no events: the fixed cost with the database), "healthz" (no database),
+// "reservations" and "transactions" (their first pages)),
 // REST_DATABASE_URL + REST_PGDATA + REST_MANIFEST (reuse a loaded database, its data directory and
 // its fixture manifest instead of starting PostgreSQL and loading one: quicker bisecting).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
@@ -101,6 +102,8 @@ async function main() {
       "90% deep": deep,
       "empty timeline": `/v1/events?guest_profile_id=00000000-0000-4000-8000-000000000000&limit=${LIMIT}`,
       healthz: "/healthz",
+      reservations: `/v1/reservations?limit=${LIMIT}`,
+      transactions: `/v1/transactions?limit=${LIMIT}`,
     };
     const wanted = (process.env.REST_CASES ?? "first page,90% deep").split(",").map((c) => c.trim());
     for (const name of wanted) if (!(name in allCases)) throw new Error(`REST_CASES: no case "${name}" (${Object.keys(allCases).join(", ")})`);
