@@ -14,7 +14,7 @@ import pg from "pg";
 import { serialize } from "pg-protocol";
 import { currentSession, inSession } from "./session";
 import { isCredentialRefusal, isPoolerPreparedRefusal } from "./errors";
-import { currentRecord, type CredentialProof, type RequestRecord } from "../observability/request";
+import { currentRecord, inRecord, type CredentialProof, type RequestRecord } from "../observability/request";
 
 export const TENANT_ROLE = "gcs_tenant";
 export const CROSS_GROUP_ROLE = "gcs_system";
@@ -207,8 +207,11 @@ function provingAnswer(record: RequestRecord, proof: CredentialProof, callback: 
 
 /**
  * A pg Pool of TenantClients. A callback waiting for a free connection is run by whichever request
- * releases one: it is run here in its own caller's session. (Not AsyncResource.bind: a resource per
- * statement, tracked until collected, cost the guests page 400 µs of CPU per request at 1M guests.)
+ * releases one: it is run here in its own caller's session and request record. The record carries
+ * the credential a statement proves (auth/remembered-credentials.ts): run in the releaser's, a
+ * waiting statement would prove the other request's credential, or none. (Not AsyncResource.bind:
+ * a resource per statement, tracked until collected, cost the guests page 400 µs of CPU per request
+ * at 1M guests.)
  */
 export class TenantPool extends pg.Pool {
   private readonly crossGroupPool?: pg.Pool;
@@ -229,6 +232,7 @@ export class TenantPool extends pg.Pool {
     const session = currentSession();
     if (this.crossGroupPool && session && "crossGroup" in session) return this.crossGroupPool.connect(callback);
     if (!callback) return super.connect();
-    return super.connect((...args: unknown[]) => inSession(session, () => callback(...args)));
+    const record = currentRecord();
+    return super.connect((...args: unknown[]) => inRecord(record, () => inSession(session, () => callback(...args))));
   }
 }

@@ -51,6 +51,11 @@ export function currentRecord(): RequestRecord | undefined {
   return current.getStore();
 }
 
+/** Runs `fn` as part of `record`'s request (or of none): for a callback another request's work runs. */
+export function inRecord<T>(record: RequestRecord | undefined, fn: () => T): T {
+  return record === current.getStore() ? fn() : record ? current.run(record, fn) : current.exit(fn);
+}
+
 export type Phase = "authMs" | "execMs";
 
 /** Runs `work` and adds its duration to the current request's `phase`. */

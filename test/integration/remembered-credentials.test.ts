@@ -190,3 +190,38 @@ describe("remembered credentials", () => {
     }
   });
 });
+
+// A statement waiting for a connection is started by whichever request releases one: it must still
+// prove its own request's credential, never the releaser's (db/tenant-pool.ts TenantPool.connect).
+describe("remembered credentials on a busy pool (one connection)", () => {
+  let busy: TestApp;
+  beforeAll(async () => {
+    busy = await startTestApp({ DATABASE_POOL_SIZE: "1", GCS_DELIVERY_WORKER: "false" });
+  });
+  afterAll(async () => {
+    await busy.close();
+  });
+
+  it("requests queued behind each other each prove their own key: the revoked one's get 401, the valid one's 200", async () => {
+    const make = async (scopes: string[]) => {
+      const token = newSecret(API_KEY_PREFIX);
+      const id = randomUUID();
+      await busy.adminPool.query(
+        "INSERT INTO api_keys (id, property_group_id, name, display_prefix, token_hash, scopes) VALUES ($1, $2, 'busy', $3, $4, $5)",
+        [id, busy.manifest.groups.A.id, displayPrefix(token), hashToken(token), scopes],
+      );
+      return { id, token };
+    };
+    const valid = await make(["read:guests"]);
+    const revoked = await make(["read:guests"]);
+    const page = (token: string) => busy.api.get("/v1/guests?limit=20").set("Authorization", `Bearer ${token}`);
+    for (let round = 0; round < 3; round++) {
+      await busy.adminPool.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [revoked.id]);
+      expect([(await page(valid.token)).status, (await page(revoked.token)).status]).toEqual([200, 200]); // both remembered
+      await busy.adminPool.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [revoked.id]);
+      const sent = Array.from({ length: 16 }, (_, i) => (i % 2 ? revoked : valid));
+      const statuses = (await Promise.all(sent.map((k) => page(k.token)))).map((r) => r.status);
+      expect(statuses).toEqual(sent.map((k) => (k === valid ? 200 : 401)));
+    }
+  });
+});
