@@ -12,7 +12,10 @@ export interface MatchedField {
   value: string | null;
 }
 
-export type MasterProfileLinkRow = Omit<RowOf<typeof MasterProfileLink>, "confidence" | "matchedFields"> & {
+/** A link as stored: confidence as decimal text, matched fields as JSON. */
+type StoredRow = RowOf<typeof MasterProfileLink>;
+
+export type MasterProfileLinkRow = Omit<StoredRow, "confidence" | "matchedFields"> & {
   confidence: number;
   matchedFields: MatchedField[];
 };
@@ -21,7 +24,6 @@ const c = columns("MasterProfileLink");
 /** A master's links in the order they were made: linked_at, then id. */
 const IN_ORDER = sql`${c("linkedAt")}, ${c("id")}`;
 
-type StoredRow = RowOf<typeof MasterProfileLink>;
 const asRow = (row: StoredRow): MasterProfileLinkRow => ({ ...row, confidence: Number(row.confidence), matchedFields: row.matchedFields as MatchedField[] });
 
 export function masterProfileLinks(r: Readers) {

@@ -16,13 +16,13 @@ afterAll(async () => {
   await t.close();
 });
 
-/** A fresh API key of group A with `scopes`: its own cache entry, revocable without touching other tests. */
-async function newKey(scopes: string[]): Promise<{ id: string; token: string }> {
+/** A fresh API key of group A with `scopes` (on `app`): its own cache entry, revocable without touching other tests. */
+async function newKey(scopes: string[], app: TestApp = t): Promise<{ id: string; token: string }> {
   const token = newSecret(API_KEY_PREFIX);
   const id = randomUUID();
-  await t.adminPool.query(
+  await app.adminPool.query(
     "INSERT INTO api_keys (id, property_group_id, name, display_prefix, token_hash, scopes) VALUES ($1, $2, 'remembered', $3, $4, $5)",
-    [id, t.manifest.groups.A.id, displayPrefix(token), hashToken(token), scopes],
+    [id, app.manifest.groups.A.id, displayPrefix(token), hashToken(token), scopes],
   );
   return { id, token };
 }
@@ -203,17 +203,8 @@ describe("remembered credentials on a busy pool (one connection)", () => {
   });
 
   it("requests queued behind each other each prove their own key: the revoked one's get 401, the valid one's 200", async () => {
-    const make = async (scopes: string[]) => {
-      const token = newSecret(API_KEY_PREFIX);
-      const id = randomUUID();
-      await busy.adminPool.query(
-        "INSERT INTO api_keys (id, property_group_id, name, display_prefix, token_hash, scopes) VALUES ($1, $2, 'busy', $3, $4, $5)",
-        [id, busy.manifest.groups.A.id, displayPrefix(token), hashToken(token), scopes],
-      );
-      return { id, token };
-    };
-    const valid = await make(["read:guests"]);
-    const revoked = await make(["read:guests"]);
+    const valid = await newKey(["read:guests"], busy);
+    const revoked = await newKey(["read:guests"], busy);
     const page = (token: string) => busy.api.get("/v1/guests?limit=20").set("Authorization", `Bearer ${token}`);
     for (let round = 0; round < 3; round++) {
       await busy.adminPool.query("UPDATE api_keys SET revoked_at = NULL WHERE id = $1", [revoked.id]);
