@@ -21,6 +21,7 @@ import { promisify } from "node:util";
 import { Client } from "pg";
 import { resolveSessionKey } from "../../src/auth/session";
 import { deliverySecretKey, messageIdKey } from "../../src/delivery/run";
+import { freePort } from "../../src/embedded/server";
 import { loadFixtures, type FixtureManifest } from "../../src/fixtures";
 import { listenTestApp, startTestApp, type TestApp } from "../helpers/app";
 import { sendDue } from "../../src/webhooks/sender";
@@ -430,14 +431,15 @@ describe("docs/receive-changes.md examples", () => {
     const create = curls().find((l) => l.includes("crm.example.com"))!;
     const subscribe = create.replace("https://crm.example.com/hooks/gcs", "http://127.0.0.1:4000/hooks/gcs").replace('"topics":["reservation","guest_profile"]', '"topics":["*"]');
     expect(subscribe).toContain("127.0.0.1:4000/hooks/gcs");
-    const port = 40_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePort(); // a port no other listener holds (a random one could be the server's own)
     const config = t.services.config.webhooks as { allowPrivate: boolean };
     config.allowPrivate = true; // GCS_WEBHOOKS_ALLOW_PRIVATE=true, as a local receiver needs
     const dir = mkdtempSync(path.join(ROOT, "test", ".receiver-"));
     const abort = new AbortController();
     let endpointId: string | undefined;
     try {
-      const res = await request(subscribe.replace("127.0.0.1:4000", `127.0.0.1:${port}`));
+      // The receiver's address only: the server's own port may begin with 4000 too.
+      const res = await request(subscribe.replace("http://127.0.0.1:4000/hooks/", `http://127.0.0.1:${port}/hooks/`));
       expect(res.status).toBe(201);
       const { data } = (await res.json()) as { data: { id: string; secret: string } };
       endpointId = data.id;
