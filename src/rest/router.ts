@@ -1,6 +1,6 @@
 // Builds the /v1 Express router from the route table. A handler authenticates, parses parameters,
 // runs the route's operation and sends the body: no business logic lives here.
-import { Router, type Request, type Response } from "express";
+import { Router, type NextFunction, type Request, type Response } from "express";
 import type { GraphQLSchema } from "graphql";
 import { createContext } from "../context";
 import { missingScope } from "../errors";
@@ -10,7 +10,35 @@ import { sendError, sendJson } from "../http/respond";
 import { provedError, proveRememberedCredential } from "../auth/authenticate";
 import { routes, type RouteSpec } from "../api/routes";
 
-export function createRestRouter(services: Services, schema: GraphQLSchema, operations: PreparedOperations): Router {
+/**
+ * The routes, one Express router per resource (the path's segment after /v1), found by that segment:
+ * a request is matched against its resource's few routes, not the whole table in order, and a request
+ * outside /v1 (MCP, the reference pages) crosses none of them.
+ */
+export function createRestRouter(services: Services, schema: GraphQLSchema, operations: PreparedOperations) {
+  const byResource = new Map<string, Router>();
+  for (const route of routes) {
+    const resource = resourceOf(route.path);
+    if (resource === undefined) throw new Error(`route ${route.method} ${route.path} is outside /v1`);
+    if (!byResource.has(resource)) byResource.set(resource, resourceRouter(services, schema, operations, routes.filter((r) => resourceOf(r.path) === resource)));
+  }
+  return (req: Request, res: Response, next: NextFunction) => {
+    const resource = resourceOf(req.path);
+    const router = resource === undefined ? undefined : byResource.get(resource);
+    if (router) router(req, res, next);
+    else next();
+  };
+}
+
+/** `guests` of `/v1/guests/:id/stays`; undefined outside /v1. Lower case: Express's routing ignores case. */
+function resourceOf(path: string): string | undefined {
+  path = path.toLowerCase();
+  if (!path.startsWith("/v1/")) return undefined;
+  const end = path.indexOf("/", 4);
+  return path.slice(4, end === -1 ? undefined : end);
+}
+
+function resourceRouter(services: Services, schema: GraphQLSchema, operations: PreparedOperations, routes: RouteSpec[]): Router {
   const router = Router();
   for (const route of routes) {
     if (!operations.has(route.operation)) throw new Error(`route ${route.method} ${route.path} names unknown operation ${route.operation}`);

@@ -18,6 +18,21 @@ describe("errors", () => {
     expect(res.body.error).toBe("not_found");
   });
 
+  it("routes as Express does though each request is matched only against its resource's routes: any case, a trailing slash, a 405 for a sibling path, /v1 alone and an unknown resource 404", async () => {
+    const auth = `Bearer ${key()}`;
+    const id = t.manifest.groups.A.guest_with_events;
+    for (const path of ["/V1/Guests?limit=1", "/v1/guests/?limit=1", `/v1/GUESTS/${id}`, `/v1/guests/${id}/`]) {
+      const res = await t.api.get(path).set("Authorization", auth);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+    const wrong = await t.api.delete(`/V1/guests/${id}`).set("Authorization", auth);
+    expect([wrong.status, wrong.body.error]).toEqual([405, "method_not_allowed"]);
+    for (const path of ["/v1", "/v1/", "/v1/guestsx", "/v1//guests", "/v1x/guests"]) {
+      const res = await t.api.get(path).set("Authorization", auth);
+      expect({ path, status: res.status, error: res.body.error }).toEqual({ path, status: 404, error: "not_found" });
+    }
+  });
+
   it("405 JSON with Allow for a wrong method", async () => {
     const res = await t.api.delete("/v1/guests").set("Authorization", `Bearer ${key()}`);
     expect(res.status).toBe(405);
