@@ -8,15 +8,13 @@
 // (properties.timezone). Money follows the spend rule of data/stays.ts spendOfGuests, per currency.
 // Consent is decided across the whole group by the same SQL as table filters
 // (data/filter-document.ts), which agrees with consent/precedence.ts.
-import type { ReviewFilter } from "./engagement";
+import { reviewConditions, type ReviewFilter } from "./engagement";
 import type { ConsentValue } from "./filter-document";
 import { decidingObservationSql, effectiveConsentSql } from "./filter-document";
 import type { Readers } from "./readers";
 import { bucketEnd, bucketStart, consentFromRollups, guestsFromRollups, nextDay, previousDay, reviewsFromRollups, staysFromRollups } from "./metric-rollups";
-import { empty, equals, join, raw, sql, type Sql, type TenantPredicate } from "./sql";
+import { empty, join, raw, sql, type Sql, type TenantPredicate } from "./sql";
 import { SPEND_AMOUNT, SPEND_KINDS } from "./stays";
-import { guestConditions } from "./where";
-import { rangeEnd } from "../validate";
 import { recordAggregateAnswer } from "../observability/metrics";
 
 export type StayDimension = "property" | "day" | "week" | "month" | "channel" | "guest_country";
@@ -354,16 +352,7 @@ export function liveMetrics(r: Readers) {
     /** Reviews the filter selects per bucket: count, average rating and count per rating. */
     async reviews(filter: ReviewMetricsFilter, groupBy: ReviewDimension[]) {
       const k = keyed(groupBy.map((d) => REVIEW_KEYS[d]));
-      const conditions = [
-        equals(sql`rv.property_id`, filter.propertyId),
-        equals(sql`rv.reservation_id`, filter.reservationId),
-        equals(sql`rv.source`, filter.source),
-        filter.minRating == null ? undefined : sql`rv.rating >= ${filter.minRating}`,
-        filter.maxRating == null ? undefined : sql`rv.rating <= ${filter.maxRating}`,
-        filter.publishedFrom == null ? undefined : sql`rv.published_at >= ${filter.publishedFrom.toISOString()}::timestamptz`,
-        filter.publishedTo == null || rangeEnd(filter.publishedTo) == null ? undefined : sql`rv.published_at < ${rangeEnd(filter.publishedTo)!.toISOString()}::timestamptz`,
-        ...(await guestConditions(r, filter, sql`rv.guest_profile_id`)),
-      ].filter((c): c is Sql => c !== undefined);
+      const conditions = await reviewConditions(r, filter, "rv");
       const rows = await r.sql.query<Record<string, unknown> & { averageRating: number | null; r1: number; r2: number; r3: number; r4: number; r5: number }>(
         (scoped) => sql`SELECT ${k.select}count(*)::int AS count, avg(rv.rating)::float8 AS "averageRating",
             ${join([1, 2, 3, 4, 5].map((n) => sql`count(*) FILTER (WHERE rv.rating = ${raw(String(n))})::int AS ${raw(`r${n}`)}`), ", ")}

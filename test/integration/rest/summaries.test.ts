@@ -1,5 +1,6 @@
 // Master profile search with include_total, and the review summary.
 import { randomUUID } from "node:crypto";
+import fc from "fast-check";
 import { startTestApp, type TestApp } from "../../helpers/app";
 
 let t: TestApp;
@@ -113,5 +114,80 @@ describe("GET /v1/reviews/summary", () => {
     expect((await get("/v1/reviews/summary", t.manifest.groups.B.credentials.api_key)).body.count).toBe(
       await t.admin.review.count({ where: { propertyGroupId: t.manifest.groups.B.id } }),
     );
+  });
+
+  it("answers what Prisma's aggregates answer for the same filters (one SQL statement with grouping sets), whatever the filters", async () => {
+    const group = A().id;
+    const reviews = await t.admin.review.findMany({ where: { propertyGroupId: group }, select: { guestProfileId: true, source: true, publishedAt: true } });
+    const reviewers = [...new Set(reviews.map((r) => r.guestProfileId).filter((g): g is string => g !== null))].slice(0, 3);
+    const sources = [...new Set(reviews.map((r) => r.source))];
+    const days = reviews.map((r) => r.publishedAt.toISOString().slice(0, 10)).sort();
+    const instants = reviews.map((r) => r.publishedAt.toISOString()).sort();
+    const master = A().master_with_two_guests;
+    const values = {
+      property_id: fc.constantFrom(...A().properties),
+      source: fc.constantFrom(...sources, "no_such_platform"),
+      min_rating: fc.integer({ min: 1, max: 5 }),
+      max_rating: fc.integer({ min: 1, max: 5 }),
+      published_from: fc.constantFrom(days[0], days[Math.floor(days.length / 2)], instants[Math.floor(instants.length / 3)]),
+      published_to: fc.constantFrom(days[Math.floor(days.length / 2)], days[days.length - 1], instants[Math.floor((2 * instants.length) / 3)]),
+      guest_profile_id: fc.constantFrom(...reviewers, A().guest_with_events),
+      master_profile_id: fc.constant(master),
+    };
+    // Up to three filters at once: more select no review at all in the test's data.
+    const filters = fc
+      .tuple(fc.record(values), fc.subarray(Object.keys(values) as (keyof typeof values)[], { maxLength: 3 }))
+      .map(([all, keys]) => Object.fromEntries(keys.map((k) => [k, all[k]])) as Record<string, string | number>);
+    const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
+    // The filter as Prisma's where, the way the service said it before (data/engagement.ts reviewWhere).
+    const expected = async (f: Record<string, string | number>) => {
+      const to = f.published_to as string | undefined;
+      const toEnd = to === undefined ? undefined : to.length === 10 ? new Date(Date.parse(to) + 86_400_000) : new Date(to);
+      const ofMaster = f.master_profile_id === undefined ? undefined : (await t.admin.guestProfile.findMany({ where: { propertyGroupId: group, masterProfileId: f.master_profile_id as string }, select: { id: true } })).map((g) => g.id);
+      const where = {
+        propertyGroupId: group,
+        AND: [
+          f.property_id === undefined ? {} : { propertyId: f.property_id as string },
+          f.source === undefined ? {} : { source: f.source as string },
+          f.min_rating === undefined ? {} : { rating: { gte: f.min_rating as number } },
+          f.max_rating === undefined ? {} : { rating: { lte: f.max_rating as number } },
+          f.published_from === undefined ? {} : { publishedAt: { gte: new Date(f.published_from as string) } },
+          toEnd === undefined ? {} : { publishedAt: { lt: toEnd } },
+          f.guest_profile_id === undefined ? {} : { guestProfileId: f.guest_profile_id as string },
+          ofMaster === undefined ? {} : { guestProfileId: { in: ofMaster } },
+        ],
+      };
+      const [all, byRating, bySource, byProperty, responded] = await Promise.all([
+        t.admin.review.aggregate({ where, _count: { _all: true }, _avg: { rating: true } }),
+        t.admin.review.groupBy({ by: ["rating"], where, _count: { _all: true } }),
+        t.admin.review.groupBy({ by: ["source"], where, _count: { _all: true }, _avg: { rating: true }, orderBy: { source: "asc" } }),
+        t.admin.review.groupBy({ by: ["propertyId"], where, _count: { _all: true }, _avg: { rating: true }, orderBy: { propertyId: "asc" } }),
+        t.admin.review.aggregate({ where: { AND: [where, { respondedAt: { not: null } }] }, _count: { _all: true }, _avg: { rating: true } }),
+      ]);
+      return {
+        count: all._count._all,
+        average_rating: round2(all._avg.rating),
+        by_rating: [1, 2, 3, 4, 5].map((rating) => ({ rating, count: byRating.find((x) => x.rating === rating)?._count._all ?? 0 })),
+        by_source: bySource.map((x) => ({ source: x.source, count: x._count._all, average_rating: round2(x._avg.rating) })),
+        by_property: byProperty.map((x) => ({ property_id: x.propertyId, count: x._count._all, average_rating: round2(x._avg.rating) })),
+        responded: { count: responded._count._all, average_rating: round2(responded._avg.rating) },
+      };
+    };
+    let nonEmpty = 0;
+    await fc.assert(
+      fc.asyncProperty(filters, async (f) => {
+        const query = new URLSearchParams(Object.entries(f).map(([k, v]): [string, string] => [k, String(v)])).toString();
+        const res = await get(`/v1/reviews/summary?${query}`);
+        const want = await expected(f);
+        if (want.count > 0) nonEmpty++;
+        expect({ query, status: res.status, body: res.body }).toEqual({ query, status: 200, body: want });
+      }),
+      { numRuns: 60, seed: 43 },
+    );
+    expect(nonEmpty).toBeGreaterThan(5); // the filters select rows, not only empty summaries
+    // No filter at all: the whole group, every breakdown present.
+    const whole = await get("/v1/reviews/summary");
+    expect(whole.body).toEqual(await expected({}));
+    expect(whole.body.by_source.length).toBeGreaterThan(1);
   });
 });
