@@ -158,6 +158,16 @@ export const TableMember = model({
   internal: ["propertyGroupId"],
 });
 
+export const Review = model({
+  table: "reviews",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", propertyId: "uuid", integrationId: "uuid?", sourceId: "text?", guestProfileId: "uuid?",
+    reservationId: "uuid?", source: "text", rating: "int", sourceRating: "decimal", sourceScale: "int", title: "text?", body: "text?",
+    language: "text?", publishedAt: "instant", responseBody: "text?", respondedAt: "instant?", createdAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
 /** The bindings of tables as the binding view reads them (data/destinations.ts); the engine's columns are its store's. */
 export const DestinationBinding = model({
   table: "destination_bindings",
@@ -170,7 +180,7 @@ export const DestinationBinding = model({
 });
 
 /** The models data/ reads in SQL, by their Prisma name. */
-export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding } as const;
+export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review } as const;
 
 export type SqlModel = keyof typeof MODELS;
 

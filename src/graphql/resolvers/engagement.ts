@@ -23,7 +23,7 @@ export const engagementResolvers = {
     },
   },
   Review: {
-    sourceRating: (r: { sourceRating: { toNumber(): number } }) => r.sourceRating.toNumber(),
+    sourceRating: (r: { sourceRating: string }) => Number(r.sourceRating), // numeric(5, 2) as decimal text
     guest: guestOfRow,
   },
   Action: { guest: guestOfRow },

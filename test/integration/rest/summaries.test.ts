@@ -116,14 +116,13 @@ describe("GET /v1/reviews/summary", () => {
     );
   });
 
-  it("answers what Prisma's aggregates answer for the same filters (one SQL statement with grouping sets), whatever the filters", async () => {
-    const group = A().id;
-    const reviews = await t.admin.review.findMany({ where: { propertyGroupId: group }, select: { guestProfileId: true, source: true, publishedAt: true } });
+  /** Filters of the review list and summary (up to three at once: more select no review in the test's data), built from the group's reviews. */
+  async function reviewFilters() {
+    const reviews = await t.admin.review.findMany({ where: { propertyGroupId: A().id }, select: { guestProfileId: true, source: true, publishedAt: true } });
     const reviewers = [...new Set(reviews.map((r) => r.guestProfileId).filter((g): g is string => g !== null))].slice(0, 3);
     const sources = [...new Set(reviews.map((r) => r.source))];
     const days = reviews.map((r) => r.publishedAt.toISOString().slice(0, 10)).sort();
     const instants = reviews.map((r) => r.publishedAt.toISOString()).sort();
-    const master = A().master_with_two_guests;
     const values = {
       property_id: fc.constantFrom(...A().properties),
       source: fc.constantFrom(...sources, "no_such_platform"),
@@ -132,31 +131,79 @@ describe("GET /v1/reviews/summary", () => {
       published_from: fc.constantFrom(days[0], days[Math.floor(days.length / 2)], instants[Math.floor(instants.length / 3)]),
       published_to: fc.constantFrom(days[Math.floor(days.length / 2)], days[days.length - 1], instants[Math.floor((2 * instants.length) / 3)]),
       guest_profile_id: fc.constantFrom(...reviewers, A().guest_with_events),
-      master_profile_id: fc.constant(master),
+      master_profile_id: fc.constant(A().master_with_two_guests),
     };
-    // Up to three filters at once: more select no review at all in the test's data.
-    const filters = fc
+    return fc
       .tuple(fc.record(values), fc.subarray(Object.keys(values) as (keyof typeof values)[], { maxLength: 3 }))
       .map(([all, keys]) => Object.fromEntries(keys.map((k) => [k, all[k]])) as Record<string, string | number>);
+  }
+
+  /** The filter as Prisma's where, the way the service said it before it read reviews in SQL. */
+  async function prismaWhere(f: Record<string, string | number>) {
+    const group = A().id;
+    const to = f.published_to as string | undefined;
+    const toEnd = to === undefined ? undefined : to.length === 10 ? new Date(Date.parse(to) + 86_400_000) : new Date(to);
+    const ofMaster =
+      f.master_profile_id === undefined
+        ? undefined
+        : (await t.admin.guestProfile.findMany({ where: { propertyGroupId: group, masterProfileId: f.master_profile_id as string }, select: { id: true } })).map((g) => g.id);
+    return {
+      propertyGroupId: group,
+      AND: [
+        f.property_id === undefined ? {} : { propertyId: f.property_id as string },
+        f.source === undefined ? {} : { source: f.source as string },
+        f.min_rating === undefined ? {} : { rating: { gte: f.min_rating as number } },
+        f.max_rating === undefined ? {} : { rating: { lte: f.max_rating as number } },
+        f.published_from === undefined ? {} : { publishedAt: { gte: new Date(f.published_from as string) } },
+        toEnd === undefined ? {} : { publishedAt: { lt: toEnd } },
+        f.guest_profile_id === undefined ? {} : { guestProfileId: f.guest_profile_id as string },
+        ofMaster === undefined ? {} : { guestProfileId: { in: ofMaster } },
+      ],
+    };
+  }
+  const queryOf = (f: Record<string, string | number>) => new URLSearchParams(Object.entries(f).map(([k, v]): [string, string] => [k, String(v)])).toString();
+
+  it("lists what Prisma finds for the same filters, every page in order, each field as the API writes it (read in SQL)", async () => {
+    let nonEmpty = 0;
+    await fc.assert(
+      fc.asyncProperty(await reviewFilters(), fc.integer({ min: 1, max: 7 }), async (f, limit) => {
+        const rows = await t.admin.review.findMany({ where: await prismaWhere(f), orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+        const want = rows.map((r) => ({
+          id: r.id, property_id: r.propertyId, integration_id: r.integrationId, source_id: r.sourceId, guest_profile_id: r.guestProfileId,
+          reservation_id: r.reservationId, source: r.source, rating: r.rating, source_rating: r.sourceRating.toNumber(), source_scale: r.sourceScale,
+          title: r.title, body: r.body, language: r.language, published_at: r.publishedAt.toISOString(), response_body: r.responseBody,
+          responded_at: r.respondedAt?.toISOString() ?? null, created_at: r.createdAt.toISOString(),
+        }));
+        const got: unknown[] = [];
+        let cursor: string | null = null;
+        do {
+          const res = await get(`/v1/reviews?${queryOf({ ...f, limit })}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+          expect(res.status).toBe(200);
+          got.push(...res.body.data);
+          cursor = res.body.next_cursor;
+        } while (cursor && got.length <= want.length);
+        if (want.length > 0) nonEmpty++;
+        expect({ filter: f, rows: got }).toEqual({ filter: f, rows: want });
+      }),
+      { numRuns: 40, seed: 39 },
+    );
+    expect(nonEmpty).toBeGreaterThan(5);
+    // One by id, and the reviews of a guest (the batched relation) read the same rows.
+    const [one] = await t.admin.review.findMany({ where: { propertyGroupId: A().id, guestProfileId: { not: null }, respondedAt: { not: null } }, take: 1 });
+    const byId = await get(`/v1/reviews/${one.id}`);
+    expect([byId.status, byId.body.data?.id ?? byId.body.id, byId.body.data?.source_rating ?? byId.body.source_rating]).toEqual([200, one.id, one.sourceRating.toNumber()]);
+    const graphql = await t.api.post("/graphql").set("Authorization", `Bearer ${A().credentials.api_key}`).send({
+      query: `query($id: UUID!) { guest(id: $id) { reviews { id sourceRating respondedAt } } }`,
+      variables: { id: one.guestProfileId },
+    });
+    const ofGuest = await t.admin.review.findMany({ where: { propertyGroupId: A().id, guestProfileId: one.guestProfileId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    expect(graphql.body).toEqual({ data: { guest: { reviews: ofGuest.map((r) => ({ id: r.id, sourceRating: r.sourceRating.toNumber(), respondedAt: r.respondedAt?.toISOString() ?? null })) } } });
+  });
+
+  it("answers what Prisma's aggregates answer for the same filters (one SQL statement with grouping sets), whatever the filters", async () => {
     const round2 = (n: number | null) => (n == null ? null : Math.round(n * 100) / 100);
-    // The filter as Prisma's where, the way the service said it before (data/engagement.ts reviewWhere).
     const expected = async (f: Record<string, string | number>) => {
-      const to = f.published_to as string | undefined;
-      const toEnd = to === undefined ? undefined : to.length === 10 ? new Date(Date.parse(to) + 86_400_000) : new Date(to);
-      const ofMaster = f.master_profile_id === undefined ? undefined : (await t.admin.guestProfile.findMany({ where: { propertyGroupId: group, masterProfileId: f.master_profile_id as string }, select: { id: true } })).map((g) => g.id);
-      const where = {
-        propertyGroupId: group,
-        AND: [
-          f.property_id === undefined ? {} : { propertyId: f.property_id as string },
-          f.source === undefined ? {} : { source: f.source as string },
-          f.min_rating === undefined ? {} : { rating: { gte: f.min_rating as number } },
-          f.max_rating === undefined ? {} : { rating: { lte: f.max_rating as number } },
-          f.published_from === undefined ? {} : { publishedAt: { gte: new Date(f.published_from as string) } },
-          toEnd === undefined ? {} : { publishedAt: { lt: toEnd } },
-          f.guest_profile_id === undefined ? {} : { guestProfileId: f.guest_profile_id as string },
-          ofMaster === undefined ? {} : { guestProfileId: { in: ofMaster } },
-        ],
-      };
+      const where = await prismaWhere(f);
       const [all, byRating, bySource, byProperty, responded] = await Promise.all([
         t.admin.review.aggregate({ where, _count: { _all: true }, _avg: { rating: true } }),
         t.admin.review.groupBy({ by: ["rating"], where, _count: { _all: true } }),
@@ -175,8 +222,8 @@ describe("GET /v1/reviews/summary", () => {
     };
     let nonEmpty = 0;
     await fc.assert(
-      fc.asyncProperty(filters, async (f) => {
-        const query = new URLSearchParams(Object.entries(f).map(([k, v]): [string, string] => [k, String(v)])).toString();
+      fc.asyncProperty(await reviewFilters(), async (f) => {
+        const query = queryOf(f);
         const res = await get(`/v1/reviews/summary?${query}`);
         const want = await expected(f);
         if (want.count > 0) nonEmpty++;
