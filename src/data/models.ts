@@ -168,6 +168,16 @@ export const Review = model({
   internal: ["propertyGroupId"],
 });
 
+export const LoyaltyMember = model({
+  table: "loyalty_members",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", programId: "uuid", guestProfileId: "uuid?", masterProfileId: "uuid?", enrolmentPropertyId: "uuid?",
+    memberNumber: "text", tier: "text", status: "enum", pointsBalance: "int", lifetimePoints: "int", enrolledAt: "instant",
+    tierExpiresAt: "instant?", createdAt: "instant", updatedAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
 /** The bindings of tables as the binding view reads them (data/destinations.ts); the engine's columns are its store's. */
 export const DestinationBinding = model({
   table: "destination_bindings",
@@ -180,7 +190,7 @@ export const DestinationBinding = model({
 });
 
 /** The models data/ reads in SQL, by their Prisma name. */
-export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review } as const;
+export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review, LoyaltyMember } as const;
 
 export type SqlModel = keyof typeof MODELS;
 
