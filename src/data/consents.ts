@@ -6,12 +6,14 @@
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
 import { effectiveConsent, normaliseContact, type ConsentStatus, type ContactType, type EffectiveConsent } from "../consent/precedence";
 import type { CursorKey } from "../pagination/cursor";
-import { createdAtKey, createdAtPrisma } from "./keyset";
+import { createdAtKey, createdAtSql } from "./keyset";
+import { ConsentObservation, type RowOf } from "./models";
 import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { tenantWhere } from "./tenant";
-import { given, guestFilter, insensitive, range } from "./where";
-import { empty, raw, renderColumn, sql } from "./sql";
+import { given, guestConditions } from "./where";
+import { anyOf, columns, empty, equals, equalsInsensitive, raw, renderColumn, sql } from "./sql";
+import { rangeEnd, rangeStart } from "../validate";
 
 export interface ConsentFilter {
   guestProfileId?: string | null;
@@ -28,6 +30,10 @@ export interface ConsentFilter {
 type StoredObservation = Prisma.ConsentObservationGetPayload<object>;
 /** An observation as data/ hands it out: instants as ISO text. */
 export type ObservationRow = AsText<StoredObservation>;
+/** An observation as the list and a guest's observations read it in SQL (data/sql.ts): the API's columns. */
+export type ObservationListRow = RowOf<typeof ConsentObservation>;
+const observations = createdAtSql("ConsentObservation");
+const O = columns("ConsentObservation");
 
 /** The consent of one contact point for one purpose, with every observation behind it (latest first). */
 export interface ConsentDecision<O = StoredObservation> {
@@ -137,27 +143,26 @@ export interface ConsentKey {
 export const consentKeyKeyOf = (k: ConsentKey): CursorKey => [k.contactValue, k.purpose, k.contactType];
 
 export function consents(r: Readers) {
-  async function consentWhere(f: ConsentFilter): Promise<Prisma.ConsentObservationWhereInput> {
-    return {
-      ...given({
-        contactValue: insensitive(f.contactValue == null ? undefined : contactValueOf(f.contactValue)),
-        purpose: f.purpose,
-        status: f.status,
-        propertyId: f.propertyId,
-        observedAt: range(f.observedFrom, f.observedTo, true),
-      }),
-      ...(await guestFilter(r, f)),
-    };
+  // In SQL: a page of 100 observations through Prisma cost the service 5.5 ms of CPU.
+  async function consentConditions(f: ConsentFilter) {
+    const to = f.observedTo == null ? null : rangeEnd(f.observedTo);
+    return [
+      equalsInsensitive(O("contactValue"), f.contactValue == null ? undefined : contactValueOf(f.contactValue)),
+      equals(O("purpose"), f.purpose),
+      f.status == null ? undefined : sql`${O("status")}::text = ${f.status}`,
+      f.propertyId == null ? undefined : sql`${O("propertyId")} = ${f.propertyId}::uuid`,
+      f.observedFrom == null ? undefined : sql`${O("observedAt")} >= ${rangeStart(f.observedFrom).toISOString()}::timestamptz`,
+      to == null ? undefined : sql`${O("observedAt")} < ${to.toISOString()}::timestamptz`,
+      ...(await guestConditions(r, f, O("guestProfileId"))),
+    ];
   }
 
   return {
-    async page(filter: ConsentFilter, after: CursorKey | null, take: number): Promise<ObservationRow[]> {
-      const where = await consentWhere(filter);
-      return allInstantsAsText(await r.prisma.consentObservation.findMany(createdAtPrisma.page(where, after, take)));
-    },
+    page: async (filter: ConsentFilter, after: CursorKey | null, take: number): Promise<ObservationListRow[]> =>
+      observations.page<ObservationListRow>(r.sql, await consentConditions(filter), after, take, ConsentObservation.row),
 
-    ofGuests: async (ids: readonly string[]): Promise<ObservationRow[]> =>
-      allInstantsAsText(await r.prisma.consentObservation.findMany(createdAtPrisma.all({ guestProfileId: { in: [...ids] } }))),
+    ofGuests: (ids: readonly string[]): Promise<ObservationListRow[]> =>
+      r.sql.rows<ObservationListRow>({ from: "ConsentObservation", shape: ConsentObservation.row, where: [anyOf(O("guestProfileId"), ids)], orderBy: observations.orderBy }),
 
     /**
      * The (contact, purpose, type) keys observed in the caller's scope after `after`, in key order.

@@ -178,6 +178,15 @@ export const LoyaltyMember = model({
   internal: ["propertyGroupId"],
 });
 
+export const ConsentObservation = model({
+  table: "consent_observations",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", propertyId: "uuid?", integrationId: "uuid?", guestProfileId: "uuid?", contactType: "enum",
+    contactValue: "text", purpose: "text", channel: "text", status: "enum", source: "text", observedAt: "instant", createdAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
 /** The bindings of tables as the binding view reads them (data/destinations.ts); the engine's columns are its store's. */
 export const DestinationBinding = model({
   table: "destination_bindings",
@@ -190,7 +199,7 @@ export const DestinationBinding = model({
 });
 
 /** The models data/ reads in SQL, by their Prisma name. */
-export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review, LoyaltyMember } as const;
+export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review, LoyaltyMember, ConsentObservation } as const;
 
 export type SqlModel = keyof typeof MODELS;
 
