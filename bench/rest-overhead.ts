@@ -15,9 +15,9 @@
 // environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting),
 // REST_CASES (comma-separated, default "first page,90% deep"; also "empty timeline" (the events
 // timeline of a guest with no events: the fixed cost with the database), "healthz" (no database),
-// "reservations" and "transactions" (their first pages), "reviews", "loyalty members" and "consents"
-// (their first pages) and "review summary" (one guest's): these four base and tree only, the ceiling
-// has no such route),
+// "reservations" and "transactions" (their first pages), "reviews", "loyalty members", "consents" and
+// "actions" (their first pages) and "review summary" (one guest's): these five base and tree only, the
+// ceiling has no such route),
 // REST_DATABASE_URL + REST_PGDATA + REST_MANIFEST (reuse a loaded database, its data directory and
 // its fixture manifest instead of starting PostgreSQL and loading one: quicker bisecting).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
@@ -109,9 +109,10 @@ async function main() {
       reviews: `/v1/reviews?limit=${LIMIT}`,
       "loyalty members": `/v1/loyalty/members?limit=${LIMIT}`,
       consents: `/v1/consents?limit=${LIMIT}`,
+      actions: `/v1/actions?limit=${LIMIT}`,
       "review summary": `/v1/reviews/summary?guest_profile_id=${manifest.groups.A.guest_with_events}`,
     };
-    const ceilingServes = (name: string) => !["reviews", "loyalty members", "consents", "review summary"].includes(name);
+    const ceilingServes = (name: string) => !["reviews", "loyalty members", "consents", "actions", "review summary"].includes(name);
     const wanted = (process.env.REST_CASES ?? "first page,90% deep").split(",").map((c) => c.trim());
     for (const name of wanted) if (!(name in allCases)) throw new Error(`REST_CASES: no case "${name}" (${Object.keys(allCases).join(", ")})`);
     const cases = Object.fromEntries(wanted.map((name) => [name, allCases[name]]));

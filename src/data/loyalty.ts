@@ -5,7 +5,7 @@ import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma, createdAtSql } from "./keyset";
 import { columns, equals } from "./sql";
 import { LoyaltyMember, type RowOf } from "./models";
-import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
+import { allInstantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { given } from "./where";
 import { rangeStart } from "../validate";

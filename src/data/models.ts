@@ -187,6 +187,16 @@ export const ConsentObservation = model({
   internal: ["propertyGroupId"],
 });
 
+export const Action = model({
+  table: "actions",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", propertyId: "uuid", guestProfileId: "uuid?", reservationId: "uuid?", kind: "text", title: "text",
+    body: "text?", status: "enum", priority: "enum", assignee: "text?", dueAt: "instant?", completedAt: "instant?", createdAt: "instant",
+    updatedAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
 /** The bindings of tables as the binding view reads them (data/destinations.ts); the engine's columns are its store's. */
 export const DestinationBinding = model({
   table: "destination_bindings",
@@ -199,7 +209,7 @@ export const DestinationBinding = model({
 });
 
 /** The models data/ reads in SQL, by their Prisma name. */
-export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review, LoyaltyMember, ConsentObservation } as const;
+export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review, LoyaltyMember, ConsentObservation, Action } as const;
 
 export type SqlModel = keyof typeof MODELS;
 
