@@ -4,9 +4,8 @@ import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtSql } from "./keyset";
 import { Action, Review, type RowOf } from "./models";
 import type { Readers } from "./readers";
-import { guestConditions } from "./where";
-import { rangeEnd, rangeStart } from "../validate";
-import { anyOf, equals, join, raw, renderColumn, sql, type Sql } from "./sql";
+import { between, guestConditions, instantText, since } from "./where";
+import { anyOf, columns, equals, equalsText, join, raw, renderColumn, sql, type Sql } from "./sql";
 
 /** The latest review as the guest context reads it. */
 export interface PersonReview {
@@ -60,17 +59,15 @@ const averageOf = (text: string | null) => round2(text == null ? null : Number(t
  * and summary, data/metrics.ts reviews). `published_to` as a date takes that whole day in.
  */
 export async function reviewConditions(r: Readers, f: ReviewFilter, alias: string): Promise<Sql[]> {
-  const column = (name: string) => raw(`${alias}.${name}`);
-  const to = f.publishedTo == null ? null : rangeEnd(f.publishedTo);
+  const column = columns("Review", alias);
   return [
-    equals(column("property_id"), f.propertyId),
-    equals(column("reservation_id"), f.reservationId),
+    equals(column("propertyId"), f.propertyId),
+    equals(column("reservationId"), f.reservationId),
     equals(column("source"), f.source),
     f.minRating == null ? undefined : sql`${column("rating")} >= ${f.minRating}`,
     f.maxRating == null ? undefined : sql`${column("rating")} <= ${f.maxRating}`,
-    f.publishedFrom == null ? undefined : sql`${column("published_at")} >= ${rangeStart(f.publishedFrom).toISOString()}::timestamptz`,
-    to == null ? undefined : sql`${column("published_at")} < ${to.toISOString()}::timestamptz`,
-    ...(await guestConditions(r, f, column("guest_profile_id"))),
+    ...between(column("publishedAt"), f.publishedFrom, f.publishedTo, instantText, true),
+    ...(await guestConditions(r, f, column("guestProfileId"))),
   ].filter((c): c is Sql => c !== undefined);
 }
 
@@ -88,18 +85,16 @@ interface SummaryRow {
 
 export function engagement(r: Readers) {
   async function actionConditions(f: ActionFilter): Promise<(Sql | undefined)[]> {
-    const column = (name: string) => raw(`t.${name}`);
-    const to = f.dueTo == null ? null : rangeEnd(f.dueTo);
+    const column = columns("Action");
     return [
-      f.reservationId == null ? undefined : sql`${column("reservation_id")} = ${f.reservationId}::uuid`,
-      f.propertyId == null ? undefined : sql`${column("property_id")} = ${f.propertyId}::uuid`,
-      f.status == null ? undefined : sql`${column("status")}::text = ${f.status}`,
-      f.priority == null ? undefined : sql`${column("priority")}::text = ${f.priority}`,
+      equals(column("reservationId"), f.reservationId),
+      equals(column("propertyId"), f.propertyId),
+      equalsText(column("status"), f.status),
+      equalsText(column("priority"), f.priority),
       equals(column("kind"), f.kind),
-      f.dueFrom == null ? undefined : sql`${column("due_at")} >= ${rangeStart(f.dueFrom).toISOString()}::timestamptz`,
-      to == null ? undefined : sql`${column("due_at")} < ${to.toISOString()}::timestamptz`,
-      f.updatedSince == null ? undefined : sql`${column("updated_at")} >= ${rangeStart(f.updatedSince).toISOString()}::timestamptz`,
-      ...(await guestConditions(r, f, column("guest_profile_id"))),
+      ...between(column("dueAt"), f.dueFrom, f.dueTo, instantText, true),
+      since(column("updatedAt"), f.updatedSince),
+      ...(await guestConditions(r, f, column("guestProfileId"))),
     ];
   }
 

@@ -3,12 +3,11 @@
 import type { Prisma } from "../generated/prisma/client";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtPrisma, createdAtSql } from "./keyset";
-import { columns, equals } from "./sql";
+import { columns, equals, equalsText } from "./sql";
 import { LoyaltyMember, type RowOf } from "./models";
 import { allInstantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
-import { given } from "./where";
-import { rangeStart } from "../validate";
+import { given, since } from "./where";
 import { anyOf, empty, raw, sql } from "./sql";
 
 /** A membership as the guest context reads it: its program's labels beside it (null without the program). */
@@ -52,13 +51,13 @@ export function loyalty(r: Readers) {
 
     memberPage: async (f: LoyaltyMemberFilter, after: CursorKey | null, take: number): Promise<LoyaltyMemberRow[]> => {
       const conditions = [
-        f.programId == null ? undefined : sql`${M("programId")} = ${f.programId}::uuid`,
-        f.guestProfileId == null ? undefined : sql`${M("guestProfileId")} = ${f.guestProfileId}::uuid`,
-        f.masterProfileId == null ? undefined : sql`${M("masterProfileId")} = ${f.masterProfileId}::uuid`,
+        equals(M("programId"), f.programId),
+        equals(M("guestProfileId"), f.guestProfileId),
+        equals(M("masterProfileId"), f.masterProfileId),
         equals(M("memberNumber"), f.memberNumber),
         equals(M("tier"), f.tier),
-        f.status == null ? undefined : sql`${M("status")}::text = ${f.status}`,
-        f.updatedSince == null ? undefined : sql`${M("updatedAt")} >= ${rangeStart(f.updatedSince).toISOString()}::timestamptz`,
+        equalsText(M("status"), f.status),
+        since(M("updatedAt"), f.updatedSince),
       ];
       return members.page<LoyaltyMemberRow>(r.sql, conditions, after, take, LoyaltyMember.row);
     },

@@ -151,3 +151,6 @@ export const equalsEmail = (column: Sql, value: string | null | undefined) => eq
 
 /** `column = value` when the value is given. */
 export const equals = (column: Sql, value: unknown) => (value == null ? undefined : sql`${column} = ${value}`);
+
+/** `column::text = value` when the value is given: an enum column compared as its label. */
+export const equalsText = (column: Sql, value: string | null | undefined) => (value == null ? undefined : sql`${column}::text = ${value}`);

@@ -4,9 +4,8 @@ import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtSql } from "./keyset";
 import type { JsonRelation } from "./json-rows";
 import type { Readers } from "./readers";
-import { anyOf, columns, equals, sql, type RowShape, type Sql } from "./sql";
-import { rangeEnd } from "../validate";
-import { guestConditions } from "./where";
+import { anyOf, columns, equals, sql, type RowShape } from "./sql";
+import { between, dateText, guestConditions, instantText, since } from "./where";
 import { Reservation, Transaction, type RowOf } from "./models";
 
 export const RESERVATION_ROW: RowShape = Reservation.row;
@@ -69,13 +68,6 @@ const transactions = createdAtSql("Transaction");
 const R = columns("Reservation");
 const T = columns("Transaction");
 
-/** `from <= column` and `column <= to` (or `< to`), each bound given as ISO text of `format`. */
-function between(column: Sql, from: Date | null | undefined, to: Date | null | undefined, format: (d: Date) => string, toExclusive: boolean) {
-  return [
-    from == null ? undefined : sql`${column} >= ${format(from)}`,
-    to == null ? undefined : toExclusive ? exclusiveEnd(column, rangeEnd(to), format) : sql`${column} <= ${format(to)}`,
-  ];
-}
 /**
  * A folio line's spend on a transaction aliased `x`: charges and adjustments as stored, a refund
  * always reducing spend, whatever sign its source stored it with (the contract says negative; some
@@ -95,10 +87,6 @@ export const STAY_PHASE = sql`CROSS JOIN LATERAL (SELECT
               r.kind = 'stay' AND r.status NOT IN ('cancelled', 'no_show') AND r.arrival_date <= current_date AS begun,
               r.kind = 'stay' AND r.status IN ('tentative', 'confirmed') AND r.arrival_date > current_date AS upcoming) s`;
 
-/** `column < end`; none when the end is past the last storable day (a whole last day given as `_to`). */
-const exclusiveEnd = (column: Sql, end: Date | null, format: (d: Date) => string) => (end == null ? undefined : sql`${column} < ${format(end)}`);
-const dateText = (d: Date) => d.toISOString().slice(0, 10);
-const instantText = (d: Date) => d.toISOString();
 
 export function stays(r: Readers) {
   const reservationWhere = async (f: ReservationFilter) => [
@@ -110,7 +98,7 @@ export function stays(r: Readers) {
     equals(R("confirmationNumber"), f.confirmationNumber),
     ...between(R("arrivalDate"), f.arrivalFrom, f.arrivalTo, dateText, false),
     ...between(R("departureDate"), f.departureFrom, f.departureTo, dateText, false),
-    f.updatedSince == null ? undefined : sql`${R("updatedAt")} >= ${instantText(f.updatedSince)}`,
+    since(R("updatedAt"), f.updatedSince),
     ...(await guestConditions(r, f, R("guestProfileId"))),
   ];
 

@@ -2,7 +2,7 @@
 import { escapeLike } from "../db/like";
 import { GUEST_KEYS, guests } from "./guests";
 import type { Readers } from "./readers";
-import { anyOf, equals, type Sql } from "./sql";
+import { anyOf, equals, sql, type Sql } from "./sql";
 import { rangeEnd, rangeStart } from "../validate";
 
 type Where = Record<string, unknown>;
@@ -18,6 +18,29 @@ export function range(from: Date | null | undefined, to: Date | null | undefined
   // A date given as an instant range's end takes that whole day in (validate.ts rangeEnd).
   return given({ gte: from && rangeStart(from), ...(toExclusive ? { lt: to && rangeEnd(to) } : { lte: to }) });
 }
+
+/** A date column's bound as SQL text: YYYY-MM-DD. */
+export const dateText = (d: Date) => d.toISOString().slice(0, 10);
+/** An instant column's bound as SQL text: ISO 8601, UTC. */
+export const instantText = (d: Date) => d.toISOString();
+
+/**
+ * `from <= column` and `column <= to` (dates) or `column < to` (instants, so adjacent windows do not
+ * overlap; a date given as the end takes that whole day in), each bound as text of `format`.
+ * Undefined entries are bounds not given.
+ */
+export function between(column: Sql, from: Date | null | undefined, to: Date | null | undefined, format: (d: Date) => string, toExclusive: boolean) {
+  return [
+    from == null ? undefined : sql`${column} >= ${format(rangeStart(from))}`,
+    to == null ? undefined : toExclusive ? exclusiveEnd(column, rangeEnd(to), format) : sql`${column} <= ${format(to)}`,
+  ];
+}
+
+/** `column >= from`, an instant column (`updated_since`). */
+export const since = (column: Sql, from: Date | null | undefined) => between(column, from, undefined, instantText, true)[0];
+
+/** `column < end`; none when the end is past the last storable day (a whole last day given as `_to`). */
+const exclusiveEnd = (column: Sql, end: Date | null, format: (d: Date) => string) => (end == null ? undefined : sql`${column} < ${format(end)}`);
 
 /** Case-insensitive equality, for e-mail addresses and other natural keys typed by people. */
 export const insensitive = (value: string | null | undefined) =>
