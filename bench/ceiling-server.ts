@@ -309,13 +309,10 @@ async function events(url: URL, group: string) {
   const guest = uuidParam(url, "guest_profile_id");
   const master = uuidParam(url, "master_profile_id");
   if ((guest === null) === (master === null) || url.searchParams.has("mode") || url.searchParams.has("cursor")) throw new HttpError(400, "the ceiling reads first timeline pages of one guest or master profile");
-  let rows: Record<string, any>[];
-  if (guest !== null) {
-    rows = await query(SQL.events("t.guest_profile_id = $2") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guest, limit + 1], "ceiling_events_guest");
-  } else {
-    const guests = await query<{ id: string }>(SQL.guestsOfMasters, [group, [master]], "ceiling_guests_of_masters");
-    rows = await query(SQL.events("t.guest_profile_id = ANY($2::uuid[])") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guests.map((g) => g.id), limit + 1], "ceiling_events_master");
-  }
+  // A master profile's guests are read inside the events statement (src/data/where.ts guestConditions).
+  const rows = guest !== null
+    ? await query(SQL.events("t.guest_profile_id = $2") + " ORDER BY t.txid, t.seq LIMIT $3", [group, guest, limit + 1], "ceiling_events_guest")
+    : await query(SQL.events("t.guest_profile_id = ANY(ARRAY(SELECT g.id FROM guest_profiles g WHERE g.property_group_id = $1::uuid AND g.master_profile_id = $2::uuid))") + " ORDER BY t.txid, t.seq LIMIT $3", [group, master, limit + 1], "ceiling_events_master");
   const hasMore = rows.length > limit;
   if (hasMore) rows.length = limit;
   const last = rows[rows.length - 1];

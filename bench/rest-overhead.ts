@@ -14,7 +14,8 @@
 // REST_CONNECTIONS (default 32), REST_LIMIT (page size, default 100), REST_TREE_ENV (JSON: extra
 // environment for this tree's service only; with REST_BASE=HEAD, an A/B of one setting),
 // REST_CASES (comma-separated, default "first page,90% deep"; also "empty timeline" (the events
-// timeline of a guest with no events: the fixed cost with the database), "healthz" (no database),
+// timeline of a guest with no events: the fixed cost with the database), "guest timeline" and "master
+// timeline" (the first events page of a guest, of a master profile), "healthz" (no database),
 // "reservations" and "transactions" (their first pages), "reviews", "loyalty members", "consents" and
 // "actions" (their first pages) and "review summary" (one guest's): these five base and tree only, the
 // ceiling has no such route),
@@ -103,6 +104,8 @@ async function main() {
       "first page": first,
       "90% deep": deep,
       "empty timeline": `/v1/events?guest_profile_id=00000000-0000-4000-8000-000000000000&limit=${LIMIT}`,
+      "guest timeline": `/v1/events?guest_profile_id=${manifest.groups.A.guest_with_events}&limit=${LIMIT}`,
+      "master timeline": `/v1/events?master_profile_id=${manifest.groups.A.master_with_two_guests}&limit=${LIMIT}`,
       healthz: "/healthz",
       reservations: `/v1/reservations?limit=${LIMIT}`,
       transactions: `/v1/transactions?limit=${LIMIT}`,

@@ -143,20 +143,20 @@ export const consentKeyKeyOf = (k: ConsentKey): CursorKey => [k.contactValue, k.
 
 export function consents(r: Readers) {
   // In SQL: a page of 100 observations through Prisma cost the service 5.5 ms of CPU.
-  async function consentConditions(f: ConsentFilter) {
+  function consentConditions(f: ConsentFilter) {
     return [
       equalsInsensitive(O("contactValue"), f.contactValue == null ? undefined : contactValueOf(f.contactValue)),
       equals(O("purpose"), f.purpose),
       equalsText(O("status"), f.status),
       equals(O("propertyId"), f.propertyId),
       ...between(O("observedAt"), f.observedFrom, f.observedTo, instantText, true),
-      ...(await guestConditions(r, f, O("guestProfileId"))),
+      ...guestConditions(r, f, O("guestProfileId")),
     ];
   }
 
   return {
     page: async (filter: ConsentFilter, after: CursorKey | null, take: number): Promise<ObservationListRow[]> =>
-      observations.page<ObservationListRow>(r.sql, await consentConditions(filter), after, take, ConsentObservation.row),
+      observations.page<ObservationListRow>(r.sql, consentConditions(filter), after, take, ConsentObservation.row),
 
     ofGuests: (ids: readonly string[]): Promise<ObservationListRow[]> =>
       r.sql.rows<ObservationListRow>({ from: "ConsentObservation", shape: ConsentObservation.row, where: [anyOf(O("guestProfileId"), ids)], orderBy: observations.orderBy }),

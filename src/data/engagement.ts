@@ -58,7 +58,7 @@ const averageOf = (text: string | null) => round2(text == null ? null : Number(t
  * A ReviewFilter in SQL on the reviews table aliased `alias`, each given filter ANDed (the review list
  * and summary, data/metrics.ts reviews). `published_to` as a date takes that whole day in.
  */
-export async function reviewConditions(r: Readers, f: ReviewFilter, alias: string): Promise<Sql[]> {
+export function reviewConditions(r: Readers, f: ReviewFilter, alias: string): Sql[] {
   const column = columns("Review", alias);
   return [
     equals(column("propertyId"), f.propertyId),
@@ -67,7 +67,7 @@ export async function reviewConditions(r: Readers, f: ReviewFilter, alias: strin
     f.minRating == null ? undefined : sql`${column("rating")} >= ${f.minRating}`,
     f.maxRating == null ? undefined : sql`${column("rating")} <= ${f.maxRating}`,
     ...between(column("publishedAt"), f.publishedFrom, f.publishedTo, instantText, true),
-    ...(await guestConditions(r, f, column("guestProfileId"))),
+    ...guestConditions(r, f, column("guestProfileId")),
   ].filter((c): c is Sql => c !== undefined);
 }
 
@@ -84,7 +84,7 @@ interface SummaryRow {
 }
 
 export function engagement(r: Readers) {
-  async function actionConditions(f: ActionFilter): Promise<(Sql | undefined)[]> {
+  function actionConditions(f: ActionFilter): (Sql | undefined)[] {
     const column = columns("Action");
     return [
       equals(column("reservationId"), f.reservationId),
@@ -94,19 +94,19 @@ export function engagement(r: Readers) {
       equals(column("kind"), f.kind),
       ...between(column("dueAt"), f.dueFrom, f.dueTo, instantText, true),
       since(column("updatedAt"), f.updatedSince),
-      ...(await guestConditions(r, f, column("guestProfileId"))),
+      ...guestConditions(r, f, column("guestProfileId")),
     ];
   }
 
   return {
     actionPage: async (filter: ActionFilter, after: CursorKey | null, take: number): Promise<ActionRow[]> =>
-      actions.page<ActionRow>(r.sql, await actionConditions(filter), after, take, Action.row),
+      actions.page<ActionRow>(r.sql, actionConditions(filter), after, take, Action.row),
     actionById: async (id: string): Promise<ActionRow | null> => (await actions.byId<ActionRow>(r.sql, id, Action.row)) ?? null,
     actionsOfGuests: (ids: readonly string[]): Promise<ActionRow[]> =>
       r.sql.rows<ActionRow>({ from: "Action", shape: Action.row, where: [anyOf(raw("t.guest_profile_id"), ids)], orderBy: actions.orderBy }),
 
     reviewPage: async (filter: ReviewFilter, after: CursorKey | null, take: number): Promise<ReviewRow[]> =>
-      reviews.page<ReviewRow>(r.sql, await reviewConditions(r, filter, "t"), after, take, Review.row),
+      reviews.page<ReviewRow>(r.sql, reviewConditions(r, filter, "t"), after, take, Review.row),
     reviewById: async (id: string): Promise<ReviewRow | null> => (await reviews.byId<ReviewRow>(r.sql, id, Review.row)) ?? null,
     reviewsOfGuests: (ids: readonly string[]): Promise<ReviewRow[]> =>
       r.sql.rows<ReviewRow>({ from: "Review", shape: Review.row, where: [anyOf(raw("t.guest_profile_id"), ids)], orderBy: reviews.orderBy }),
@@ -117,7 +117,7 @@ export function engagement(r: Readers) {
      * Prisma aggregates cost the service about 1 ms of CPU each, in Prisma's query compiler.
      */
     async reviewSummary(filter: ReviewFilter) {
-      const conditions = await reviewConditions(r, filter, "t");
+      const conditions = reviewConditions(r, filter, "t");
       const rows = await r.sql.query<SummaryRow>(
         (scoped) => sql`SELECT GROUPING(t.rating, t.source, t.property_id)::int AS g, t.rating, t.source, t.property_id AS "propertyId",
             count(*)::int AS count, avg(t.rating)::text AS average,

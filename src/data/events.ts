@@ -76,14 +76,14 @@ function rowMatcher(scope: Scope, f: EventFilter, guestsOfMaster: string[] | und
 
 export function events(r: Readers) {
   /** The filter's conditions on the events table `col` names, or undefined when it matches nothing. */
-  async function conditions(f: EventFilter, col = c): Promise<Sql[] | undefined> {
+  function conditions(f: EventFilter, col = c): Sql[] | undefined {
     // Entity ids are uuids: any other string names no entity (the column would reject it).
     if (f.entityId != null && !isUuid(f.entityId)) return undefined;
     return [
       equals(col("entityType"), f.entityType),
       f.entityId == null ? undefined : sql`${col("entityId")} = ${f.entityId}::uuid`,
       // Unclustered guests have no master profile, so they never match a master_profile_id.
-      ...(await guestConditions(r, f, col("guestProfileId"))),
+      ...guestConditions(r, f, col("guestProfileId")),
     ].filter((w): w is Sql => w !== undefined);
   }
 
@@ -94,7 +94,7 @@ export function events(r: Readers) {
      * later has a larger txid than every row served, so it lands at the head, never inside a walk.
      */
     async timeline(filter: EventFilter, after: CursorKey | null, take: number, order: TimelineOrder = "asc"): Promise<EventRow[]> {
-      const where = await conditions(filter);
+      const where = conditions(filter);
       if (!where) return [];
       return r.sql.rows<EventRow>({
         from: "Event",
@@ -116,7 +116,7 @@ export function events(r: Readers) {
      * may be megabytes. `more`: rows may follow (the page was full, or cut at `maxBytes`).
      */
     async timelineWithin(filter: EventFilter, after: CursorKey | null, take: number, maxBytes: number): Promise<{ rows: EventRow[]; more: boolean }> {
-      const where = await conditions(filter);
+      const where = conditions(filter);
       if (!where) return { rows: [], more: false };
       // The running size is a window over the page's own rows (LIMIT bounds the read first: the
       // window runs as the index scan yields, in order); the page is counted before it is cut.
@@ -137,7 +137,7 @@ export function events(r: Readers) {
      */
     async matcher(f: EventFilter): Promise<(e: EventRow) => boolean> {
       const ofMaster = await guestIdsOfMaster(r, f.masterProfileId);
-      return rowMatcher(r.scope, f, ofMaster?.in);
+      return rowMatcher(r.scope, f, ofMaster);
     },
 
     /**
@@ -145,7 +145,7 @@ export function events(r: Readers) {
      * `heads` counts the entities found, up to take + 1: more than `take` means more matched.
      */
     async latest(filter: EventFilter, take: number): Promise<{ heads: number; nodes: EventRow[] }> {
-      const where = await conditions(filter, HEAD);
+      const where = conditions(filter, HEAD);
       if (!where) return { heads: 0, nodes: [] };
       const rows = await r.sql.query<EventRow>((scoped: TenantPredicate) => {
         const headWhere = join([scoped("Event", "h"), ...where], " AND ");

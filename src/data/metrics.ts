@@ -352,7 +352,7 @@ export function liveMetrics(r: Readers) {
     /** Reviews the filter selects per bucket: count, average rating and count per rating. */
     async reviews(filter: ReviewMetricsFilter, groupBy: ReviewDimension[]) {
       const k = keyed(groupBy.map((d) => REVIEW_KEYS[d]));
-      const conditions = await reviewConditions(r, filter, "rv");
+      const conditions = reviewConditions(r, filter, "rv");
       const rows = await r.sql.query<Record<string, unknown> & { averageRating: number | null; r1: number; r2: number; r3: number; r4: number; r5: number }>(
         (scoped) => sql`SELECT ${k.select}count(*)::int AS count, avg(rv.rating)::float8 AS "averageRating",
             ${join([1, 2, 3, 4, 5].map((n) => sql`count(*) FILTER (WHERE rv.rating = ${raw(String(n))})::int AS ${raw(`r${n}`)}`), ", ")}

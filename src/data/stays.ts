@@ -89,7 +89,7 @@ export const STAY_PHASE = sql`CROSS JOIN LATERAL (SELECT
 
 
 export function stays(r: Readers) {
-  const reservationWhere = async (f: ReservationFilter) => [
+  const reservationWhere = (f: ReservationFilter) => [
     equals(R("propertyId"), f.propertyId),
     equals(R("integrationId"), f.integrationId),
     equals(R("sourceId"), f.sourceId),
@@ -99,25 +99,25 @@ export function stays(r: Readers) {
     ...between(R("arrivalDate"), f.arrivalFrom, f.arrivalTo, dateText, false),
     ...between(R("departureDate"), f.departureFrom, f.departureTo, dateText, false),
     since(R("updatedAt"), f.updatedSince),
-    ...(await guestConditions(r, f, R("guestProfileId"))),
+    ...guestConditions(r, f, R("guestProfileId")),
   ];
 
-  const transactionWhere = async (f: TransactionFilter) => [
+  const transactionWhere = (f: TransactionFilter) => [
     equals(T("reservationId"), f.reservationId),
     equals(T("propertyId"), f.propertyId),
     equals(T("integrationId"), f.integrationId),
     equals(T("kind"), f.kind),
     equals(T("category"), f.category),
     ...between(T("occurredAt"), f.occurredFrom, f.occurredTo, instantText, true),
-    ...(await guestConditions(r, f, T("guestProfileId"))),
+    ...guestConditions(r, f, T("guestProfileId")),
   ];
 
   return {
     reservationPage: async (filter: ReservationFilter, after: CursorKey | null, take: number) =>
-      reservations.page<ReservationRow>(r.sql, await reservationWhere(filter), after, take, RESERVATION_ROW),
+      reservations.page<ReservationRow>(r.sql, reservationWhere(filter), after, take, RESERVATION_ROW),
     reservationById: async (id: string) => (await reservations.byId<ReservationRow>(r.sql, id, RESERVATION_ROW)) ?? null,
     transactionPage: async (filter: TransactionFilter, after: CursorKey | null, take: number) =>
-      transactions.page<StayRow>(r.sql, await transactionWhere(filter), after, take, TRANSACTION_ROW),
+      transactions.page<StayRow>(r.sql, transactionWhere(filter), after, take, TRANSACTION_ROW),
     transactionById: async (id: string) => (await transactions.byId<StayRow>(r.sql, id, TRANSACTION_ROW)) ?? null,
 
     /** The reservations of these guests, oldest first, with the columns of `shape`. */

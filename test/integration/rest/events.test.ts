@@ -92,6 +92,9 @@ describe("GET /v1/events timeline", () => {
     expect(rows.length).toBeGreaterThan(0);
     for (const e of rows) expect(guests).toContain(e.guest_profile_id);
     expect(rows.map((e) => e.guest_profile_id)).not.toContain(A().unclustered_guest);
+    // The master's guests are read inside the events statement: no lookup statement before it.
+    const statements = async (query: string) => Number((await get(`/v1/events?${query}`)).headers["x-sql-statements"]);
+    expect(await statements(`master_profile_id=${master}`)).toBe(await statements(`guest_profile_id=${guests[0]}`));
     const both = await get(`/v1/events?master_profile_id=${master}&guest_profile_id=${guests[0]}`);
     expect(both.status).toBe(400);
     expect(both.body.error).toBe("invalid_request");
