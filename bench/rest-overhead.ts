@@ -17,8 +17,9 @@
 // timeline of a guest with no events: the fixed cost with the database), "guest timeline" and "master
 // timeline" (the first events page of a guest, of a master profile), "healthz" (no database),
 // "reservations" and "transactions" (their first pages), "reviews", "loyalty members", "consents" and
-// "actions" (their first pages) and "review summary" (one guest's): these five base and tree only, the
-// ceiling has no such route),
+// "actions" (their first pages), "review summary" (one guest's), "properties" (the whole list),
+// "channels", "tables" (with its total) and "effective consents" (first pages): these base and tree
+// only, the ceiling has no such route),
 // REST_DATABASE_URL + REST_PGDATA + REST_MANIFEST (reuse a loaded database, its data directory and
 // its fixture manifest instead of starting PostgreSQL and loading one: quicker bisecting).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
@@ -114,8 +115,13 @@ async function main() {
       consents: `/v1/consents?limit=${LIMIT}`,
       actions: `/v1/actions?limit=${LIMIT}`,
       "review summary": `/v1/reviews/summary?guest_profile_id=${manifest.groups.A.guest_with_events}`,
+      properties: "/v1/properties",
+      channels: `/v1/channels?limit=${LIMIT}`,
+      tables: `/v1/tables?limit=${LIMIT}&include_total=true`,
+      "effective consents": `/v1/consents/effective?limit=${LIMIT}`,
     };
-    const ceilingServes = (name: string) => !["reviews", "loyalty members", "consents", "actions", "review summary"].includes(name);
+    const BASE_ONLY = ["reviews", "loyalty members", "consents", "actions", "review summary", "properties", "channels", "tables", "effective consents"];
+    const ceilingServes = (name: string) => !BASE_ONLY.includes(name);
     const wanted = (process.env.REST_CASES ?? "first page,90% deep").split(",").map((c) => c.trim());
     for (const name of wanted) if (!(name in allCases)) throw new Error(`REST_CASES: no case "${name}" (${Object.keys(allCases).join(", ")})`);
     const cases = Object.fromEntries(wanted.map((name) => [name, allCases[name]]));

@@ -12,7 +12,7 @@ import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { tenantWhere } from "./tenant";
 import { between, given, guestConditions, instantText } from "./where";
-import { anyOf, columns, empty, equals, equalsInsensitive, equalsText, raw, renderColumn, sql } from "./sql";
+import { anyOf, columns, empty, equals, equalsInsensitive, equalsText, join, raw, renderColumn, sql, type Sql } from "./sql";
 
 export interface ConsentFilter {
   guestProfileId?: string | null;
@@ -166,14 +166,22 @@ export function consents(r: Readers) {
      * `values` (contact values in any formatting: contactValueOf) narrows to those contacts; none given: all.
      */
     async keys(values: readonly string[] | undefined, purpose: string | null | undefined, after: CursorKey | null, take: number): Promise<ConsentKey[]> {
-      const where: Prisma.ConsentObservationWhereInput = given({ contactValue: values === undefined ? undefined : { in: [...new Set(values.map(contactValueOf))] }, purpose });
-      const keys = await r.prisma.consentObservation.groupBy({
-        by: ["contactValue", "purpose", "contactType"],
-        where: { AND: [where, afterContactKey(after)] },
-        orderBy: [{ contactValue: "asc" }, { purpose: "asc" }, { contactType: "asc" }],
-        take,
-      });
-      return keys;
+      const contacts = values === undefined ? undefined : [...new Set(values.map(contactValueOf))];
+      // contact_type compared and ordered as text: its two labels sort as the enum does (email, phone).
+      const key = sql`t.contact_value, t.purpose, t.contact_type::text`;
+      return r.sql.query<ConsentKey>(
+        (scoped) => sql`SELECT t.contact_value AS "contactValue", t.purpose, t.contact_type::text AS "contactType" FROM consent_observations t
+          WHERE ${join(
+            [
+              scoped("ConsentObservation", "t"),
+              contacts === undefined ? undefined : sql`t.contact_value = ANY(${contacts}::text[])`,
+              equals(O("purpose"), purpose),
+              after === null ? undefined : sql`(${key}) > (${String(after[0])}, ${String(after[1])}, ${String(after[2])})`,
+            ].filter((c): c is Sql => c !== undefined),
+            " AND ",
+          )}
+          GROUP BY ${key} ORDER BY ${key} LIMIT ${take}`,
+      );
     },
 
     /**
@@ -244,15 +252,3 @@ export function consents(r: Readers) {
   };
 }
 
-function afterContactKey(after: CursorKey | null): Prisma.ConsentObservationWhereInput {
-  if (!after) return {};
-  const [value, purpose, type] = after.map(String);
-  return {
-    OR: [
-      { contactValue: { gt: value } },
-      { contactValue: value, purpose: { gt: purpose } },
-      // contact_type has two values: after "email" only "phone" can follow.
-      ...(type === "email" ? [{ contactValue: value, purpose, contactType: "phone" as const }] : []),
-    ],
-  };
-}

@@ -1,14 +1,11 @@
-// Loyalty programs (through Prisma) and their members (in scoped SQL, data/sql.ts: a page of 100 members
-// through Prisma cost the service 6 ms of CPU).
-import type { Prisma } from "../generated/prisma/client";
+// Loyalty programs and their members, in scoped SQL (data/sql.ts: a page of 100 members through
+// Prisma cost the service 6 ms of CPU).
 import type { CursorKey } from "../pagination/cursor";
-import { createdAtKey, createdAtPrisma, createdAtSql } from "./keyset";
-import { columns, equals, equalsText } from "./sql";
-import { LoyaltyMember, type RowOf } from "./models";
-import { allInstantsAsText, type AsText } from "./prisma-rows";
+import { createdAtKey, createdAtSql } from "./keyset";
+import { anyOf, columns, empty, equals, equalsText, raw, sql } from "./sql";
+import { LoyaltyMember, LoyaltyProgram, type RowOf } from "./models";
 import type { Readers } from "./readers";
-import { given, since } from "./where";
-import { anyOf, empty, raw, sql } from "./sql";
+import { since } from "./where";
 
 /** A membership as the guest context reads it: its program's labels beside it (null without the program). */
 export interface PersonMembership {
@@ -36,18 +33,20 @@ export interface LoyaltyMemberFilter {
   updatedSince?: Date | null;
 }
 
-export type LoyaltyProgramRow = AsText<Prisma.LoyaltyProgramGetPayload<object>>;
+export type LoyaltyProgramRow = RowOf<typeof LoyaltyProgram>;
 /** A membership as read in SQL: instants as ISO text. */
 export type LoyaltyMemberRow = RowOf<typeof LoyaltyMember>;
+const programs = createdAtSql("LoyaltyProgram");
 const members = createdAtSql("LoyaltyMember");
 const M = columns("LoyaltyMember");
+const P = columns("LoyaltyProgram");
 
 export const loyaltyKeyOf = createdAtKey;
 
 export function loyalty(r: Readers) {
   return {
-    programPage: async (f: LoyaltyProgramFilter, after: CursorKey | null, take: number): Promise<LoyaltyProgramRow[]> =>
-      allInstantsAsText(await r.prisma.loyaltyProgram.findMany(createdAtPrisma.page(given({ active: f.active }), after, take))),
+    programPage: (f: LoyaltyProgramFilter, after: CursorKey | null, take: number): Promise<LoyaltyProgramRow[]> =>
+      programs.page<LoyaltyProgramRow>(r.sql, [equals(P("active"), f.active)], after, take, LoyaltyProgram.row),
 
     memberPage: async (f: LoyaltyMemberFilter, after: CursorKey | null, take: number): Promise<LoyaltyMemberRow[]> => {
       const conditions = [

@@ -208,8 +208,56 @@ export const DestinationBinding = model({
   notExposed: ["failureCount", "nextAttemptAt", "leaseToken", "leaseUntil", "sentAhead", "createdAt", "updatedAt"],
 });
 
+export const Property = model({
+  table: "properties",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", name: "text", code: "text", kind: "enum", timezone: "text", countryCode: "text", city: "text",
+    addressLine: "text?", currency: "text", roomCount: "int?", seatCount: "int?", createdAt: "instant", updatedAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
+export const Integration = model({
+  table: "integrations",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", propertyId: "uuid", provider: "text", name: "text", status: "enum", statusDetail: "text?",
+    sourceRef: "text", lastSyncedAt: "instant?", createdAt: "instant", updatedAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
+export const Channel = model({
+  table: "channels",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", propertyId: "uuid?", integrationId: "uuid?", sourceId: "text?", code: "text", name: "text",
+    kind: "text", active: "boolean", createdAt: "instant", updatedAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
+export const Space = model({
+  table: "spaces",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", propertyId: "uuid", integrationId: "uuid?", sourceId: "text?", code: "text", name: "text",
+    kind: "text", capacity: "int", floor: "text?", active: "boolean", createdAt: "instant", updatedAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
+export const LoyaltyProgram = model({
+  table: "loyalty_programs",
+  columns: {
+    id: "uuid", propertyGroupId: "uuid", name: "text", code: "text", pointsName: "text", tiers: "json", active: "boolean",
+    createdAt: "instant", updatedAt: "instant",
+  },
+  internal: ["propertyGroupId"],
+});
+
 /** The models data/ reads in SQL, by their Prisma name. */
-export const MODELS = { GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding, Review, LoyaltyMember, ConsentObservation, Action } as const;
+export const MODELS = {
+  GuestProfile, MasterProfile, MasterProfileLink, MasterProfileCount, Reservation, Transaction, Event, GuestTable, TableMember, DestinationBinding,
+  Review, LoyaltyMember, ConsentObservation, Action, Property, Integration, Channel, Space, LoyaltyProgram,
+} as const;
 
 export type SqlModel = keyof typeof MODELS;
 

@@ -234,3 +234,127 @@ describe("GET /v1/actions, read in SQL", () => {
     expect(graphql.body).toEqual({ data: { guest: { actions: ofGuest.map((a) => ({ id: a.id, status: a.status, dueAt: a.dueAt?.toISOString() ?? null })) } } });
   });
 });
+
+/** A Prisma row as the REST body writes it: snake_case keys, instants as ISO text, the group column left out. */
+const asApiRow = (row: object) =>
+  Object.fromEntries(
+    Object.entries(row)
+      .filter(([k]) => k !== "propertyGroupId")
+      .map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v instanceof Date ? v.toISOString() : v]),
+  );
+
+describe("reference data read in SQL (properties, integrations, channels, spaces, loyalty programs, tables)", () => {
+  it("properties and integrations: the whole set in name order, by id, as Prisma finds them; a pinned key sees its property only", async () => {
+    const group = A().id;
+    const byName = [{ name: "asc" as const }, { id: "asc" as const }];
+    const properties = await t.admin.property.findMany({ where: { propertyGroupId: group }, orderBy: byName });
+    const integrations = await t.admin.integration.findMany({ where: { propertyGroupId: group }, orderBy: byName });
+    expect(properties.length).toBeGreaterThan(1);
+    expect(integrations.length).toBeGreaterThan(1);
+    const listed = await get("/v1/properties");
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual(properties.map(asApiRow));
+    const one = await get(`/v1/properties/${properties[1].id}`);
+    expect(one.body.data ?? one.body).toEqual(asApiRow(properties[1]));
+    const roster = await get("/v1/integrations");
+    expect(roster.status).toBe(200);
+    // The roster's operation selects some of the columns: each row is Prisma's, on those.
+    const shown = Object.keys(roster.body.data[0]);
+    expect(shown.length).toBeGreaterThan(3);
+    const onShown = (row: object) => Object.fromEntries(Object.entries(asApiRow(row)).filter(([k]) => shown.includes(k)));
+    expect(roster.body.data).toEqual(integrations.map(onShown));
+    const pinned = await get("/v1/properties", A().credentials.api_key_pinned.token);
+    expect(pinned.body.data).toHaveLength(1);
+    expect((await get("/v1/integrations", A().credentials.api_key_pinned.token)).body.data.map((i: { property_id: string }) => i.property_id)).toEqual(
+      integrations.filter((i) => i.propertyId === pinned.body.data[0].id).map((i) => i.propertyId),
+    );
+    const foreign = await t.admin.property.findFirst({ where: { propertyGroupId: t.manifest.groups.B.id } });
+    expect((await get(`/v1/properties/${foreign!.id}`)).status).toBe(404);
+  });
+
+  it("channels, spaces and loyalty programs: what Prisma finds for the same filters, every page in order", async () => {
+    const group = A().id;
+    const [channels, spaces, programs] = await Promise.all([
+      t.admin.channel.findMany({ where: { propertyGroupId: group } }),
+      t.admin.space.findMany({ where: { propertyGroupId: group } }),
+      t.admin.loyaltyProgram.findMany({ where: { propertyGroupId: group } }),
+    ]);
+    expect(channels.length).toBeGreaterThan(1);
+    expect(spaces.length).toBeGreaterThan(1);
+    expect(programs.length).toBeGreaterThan(0);
+    const bool = fc.constantFrom(true, false);
+    const oldest = [{ createdAt: "asc" as const }, { id: "asc" as const }];
+    const asBool = (v: string | undefined) => (v === undefined ? undefined : v === "true");
+    let nonEmpty = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        someOf({ property_id: pick(channels.map((c) => c.propertyId)), kind: pick(channels.map((c) => c.kind)), active: bool }),
+        someOf({ property_id: pick(spaces.map((s) => s.propertyId)), kind: pick(spaces.map((s) => s.kind)), active: bool, min_capacity: pick(spaces.map((s) => s.capacity)) }),
+        someOf({ active: bool }, 1),
+        fc.integer({ min: 1, max: 5 }),
+        async (c, s, p, limit) => {
+          const [wantChannels, wantSpaces, wantPrograms] = await Promise.all([
+            t.admin.channel.findMany({ where: { propertyGroupId: group, propertyId: c.property_id, kind: c.kind, active: asBool(c.active) }, orderBy: oldest }),
+            t.admin.space.findMany({
+              where: { propertyGroupId: group, propertyId: s.property_id, kind: s.kind, active: asBool(s.active), capacity: s.min_capacity === undefined ? undefined : { gte: Number(s.min_capacity) } },
+              orderBy: oldest,
+            }),
+            t.admin.loyaltyProgram.findMany({ where: { propertyGroupId: group, active: asBool(p.active) }, orderBy: oldest }),
+          ]);
+          if (wantChannels.length && wantSpaces.length) nonEmpty++;
+          expect({ filter: c, rows: await allPages("/v1/channels", c, limit, wantChannels.length) }).toEqual({ filter: c, rows: wantChannels.map(asApiRow) });
+          expect({ filter: s, rows: await allPages("/v1/spaces", s, limit, wantSpaces.length) }).toEqual({ filter: s, rows: wantSpaces.map(asApiRow) });
+          const gotPrograms = (await allPages("/v1/loyalty/programs", p, limit, wantPrograms.length)) as { id: string }[];
+          expect({ filter: p, ids: gotPrograms.map((x) => x.id) }).toEqual({ filter: p, ids: wantPrograms.map((x) => x.id) });
+        },
+      ),
+      { numRuns: 25, seed: 40 },
+    );
+    expect(nonEmpty).toBeGreaterThan(3);
+  });
+
+  it("tables: what Prisma finds and counts for the same filters, at every offset", async () => {
+    const group = A().id;
+    const all = await t.admin.guestTable.findMany({ where: { propertyGroupId: group } });
+    expect(all.length).toBeGreaterThan(1);
+    const properties = await t.admin.property.findMany({ where: { propertyGroupId: group } });
+    await fc.assert(
+      fc.asyncProperty(
+        someOf({ kind: fc.constantFrom("curated", "filter"), member_type: fc.constantFrom("guest_profile", "master_profile"), property_id: pick([...all.map((x) => x.propertyId), ...properties.map((p) => p.id)]) }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (f, offset, limit) => {
+          const where = { propertyGroupId: group, kind: f.kind as "curated" | undefined, memberType: f.member_type as "guest_profile" | undefined, propertyId: f.property_id };
+          const want = await t.admin.guestTable.findMany({ where, orderBy: [{ createdAt: "asc" }, { id: "asc" }], skip: offset, take: limit });
+          const total = await t.admin.guestTable.count({ where });
+          const res = await get(`/v1/tables?${queryOf({ ...f, offset: String(offset), limit: String(limit), include_total: "true" })}`);
+          expect({ filter: f, status: res.status }).toEqual({ filter: f, status: 200 });
+          expect({ filter: f, ids: res.body.data.map((x: { id: string }) => x.id), total: res.body.total_count }).toEqual({ filter: f, ids: want.map((x) => x.id), total });
+        },
+      ),
+      { numRuns: 25, seed: 40 },
+    );
+  });
+});
+
+describe("GET /v1/consents/effective, its keys read in SQL", () => {
+  it("walks the (contact, purpose, type) keys Prisma groups for the same filters, in key order, page by page", async () => {
+    const group = A().id;
+    const all = await t.admin.consentObservation.findMany({ where: { propertyGroupId: group } });
+    await fc.assert(
+      fc.asyncProperty(someOf({ purpose: pick(all.map((o) => o.purpose)), contact_value: pick(all.map((o) => o.contactValue)) }), fc.integer({ min: 1, max: 7 }), async (f, limit) => {
+        const keys = await t.admin.consentObservation.groupBy({
+          by: ["contactValue", "purpose", "contactType"],
+          where: { propertyGroupId: group, purpose: f.purpose, contactValue: f.contact_value },
+          orderBy: [{ contactValue: "asc" }, { purpose: "asc" }, { contactType: "asc" }],
+        });
+        const got = (await allPages("/v1/consents/effective", f, limit, keys.length)) as { contact_value: string; purpose: string; contact_type: string }[];
+        expect({ filter: f, keys: got.map((k) => [k.contact_value, k.purpose, k.contact_type]) }).toEqual({
+          filter: f,
+          keys: keys.map((k) => [k.contactValue, k.purpose, k.contactType]),
+        });
+      }),
+      { numRuns: 25, seed: 40 },
+    );
+  });
+});
