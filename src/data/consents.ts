@@ -4,11 +4,10 @@
 // delivery engine all call it; table filters decide the same rule in SQL (data/filter-document.ts) over
 // the same normalised contact values (consent/precedence.ts normaliseContact).
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
-import { effectiveConsent, normaliseContact, type ConsentStatus, type ContactType, type EffectiveConsent } from "../consent/precedence";
+import { effectiveConsent, normaliseContact, type ConsentStatus, type ContactType, type EffectiveConsent, type EffectiveStatus } from "../consent/precedence";
 import type { CursorKey } from "../pagination/cursor";
 import { createdAtKey, createdAtSql } from "./keyset";
 import { ConsentObservation, type RowOf } from "./models";
-import { allInstantsAsText, instantsAsText, type AsText } from "./prisma-rows";
 import type { Readers } from "./readers";
 import { tenantWhere } from "./tenant";
 import { between, given, guestConditions, instantText } from "./where";
@@ -27,10 +26,10 @@ export interface ConsentFilter {
 
 /** An observation as the database holds it (decideConsent's input, the delivery engine's rows). */
 type StoredObservation = Prisma.ConsentObservationGetPayload<object>;
-/** An observation as data/ hands it out: instants as ISO text. */
-export type ObservationRow = AsText<StoredObservation>;
-/** An observation as the list and a guest's observations read it in SQL (data/sql.ts): the API's columns. */
+/** An observation as the list, a guest's observations and `decide` read it in SQL (data/sql.ts): the API's columns. */
 export type ObservationListRow = RowOf<typeof ConsentObservation>;
+/** The same, its enum labels typed as theirs (what `decide` hands out). */
+export type DecidedObservation = ObservationListRow & { contactType: ContactType; status: ConsentStatus };
 const observations = createdAtSql("ConsentObservation");
 const O = columns("ConsentObservation");
 
@@ -43,22 +42,44 @@ export interface ConsentDecision<O = StoredObservation> {
   effective: Omit<EffectiveConsent, "decidedBy"> & { decidedBy: O | null };
 }
 
-/** A decision as requests get it: observations and instants as ISO text. */
-export type ConsentDecisionRow = Omit<ConsentDecision<ObservationRow>, "effective"> & {
-  effective: Omit<EffectiveConsent, "decidedBy" | "lastObservedAt"> & { decidedBy: ObservationRow | null; lastObservedAt: string | null };
-};
+/** A decision as requests get it: observations as read in SQL, instants as ISO text. */
+export interface ConsentDecisionRow<O = DecidedObservation> {
+  contactType: ContactType;
+  contactValue: string;
+  purpose: string;
+  observations: O[];
+  effective: { status: EffectiveStatus; observationCount: number; decidedBy: O | null; lastObservedAt: string | null };
+}
 
-function asText(d: ConsentDecision): ConsentDecisionRow {
-  const { effective } = d;
-  return {
-    ...d,
-    observations: allInstantsAsText(d.observations),
-    effective: {
-      ...effective,
-      decidedBy: effective.decidedBy && instantsAsText(effective.decidedBy),
-      lastObservedAt: effective.lastObservedAt?.toISOString() ?? null,
-    },
-  };
+/** What a decision is made of: an observation's key, status and instant (ISO text). */
+type DecidedRow = { id: string; contactType: ContactType; contactValue: string; purpose: string; status: ConsentStatus; observedAt: string };
+
+/**
+ * Observations read latest first, as decideConsent decides them: per contact, purpose and type, in
+ * key order, each with its effective consent (spec 1.5) and the row that decides it.
+ */
+function decisionsOf<R extends DecidedRow>(rows: readonly R[]): ConsentDecisionRow<R>[] {
+  const byKey = new Map<string, { id: string; status: ConsentStatus; observedAt: Date; row: R }[]>();
+  for (const row of rows) {
+    const key = `${row.contactValue}\u0000${row.purpose}\u0000${row.contactType}`;
+    const observation = { id: row.id, status: row.status, observedAt: new Date(row.observedAt), row };
+    const list = byKey.get(key);
+    if (list) list.push(observation);
+    else byKey.set(key, [observation]);
+  }
+  return [...byKey.keys()].sort().map((key) => {
+    const mine = byKey.get(key)!;
+    const { contactType, contactValue, purpose } = mine[0].row;
+    const { status, decidedBy, observationCount, lastObservedAt } = effectiveConsent(mine);
+    return {
+      contactType,
+      contactValue,
+      purpose,
+      observations: mine.map((o) => o.row),
+      // decidedBy is one of `mine`: its row.
+      effective: { status, observationCount, lastObservedAt: lastObservedAt?.toISOString() ?? null, decidedBy: (decidedBy as (typeof mine)[number] | null)?.row ?? null },
+    };
+  });
 }
 
 /**
@@ -122,12 +143,8 @@ export interface SqlObservation {
   observedAt: string;
 }
 
-export interface SqlConsentDecision {
-  contactType: ContactType;
-  contactValue: string;
-  purpose: string;
-  effective: { status: ConsentStatus | "unknown"; observationCount: number; decidedBy: SqlObservation | null };
-}
+/** A decision as the guest context reads it: only the columns its answer shows. */
+export type SqlConsentDecision = ConsentDecisionRow<SqlObservation>;
 
 export const consentKeyOf = createdAtKey;
 
@@ -228,27 +245,23 @@ export function consents(r: Readers) {
           ORDER BY t.observed_at DESC, t.id`,
         { prepare: true },
       );
-      // As decideConsent: per contact, purpose and type (latest first), in key order.
-      const byKey = new Map<string, { id: string; status: ConsentStatus; observedAt: Date; row: SqlObservation }[]>();
-      for (const row of rows) {
-        const key = `${row.contactValue}\u0000${row.purpose}\u0000${row.contactType}`;
-        const observation = { id: row.id, status: row.status, observedAt: new Date(row.observedAt), row };
-        const list = byKey.get(key);
-        if (list) list.push(observation);
-        else byKey.set(key, [observation]);
-      }
-      return [...byKey.keys()].sort().map((key) => {
-        const mine = byKey.get(key)!;
-        const { contactType, contactValue, purpose } = mine[0].row;
-        const { status, decidedBy, observationCount } = effectiveConsent(mine);
-        // decidedBy is one of `mine`: its row.
-        return { contactType, contactValue, purpose, effective: { status, observationCount, decidedBy: (decidedBy as (typeof mine)[number] | null)?.row ?? null } };
-      });
+      return decisionsOf(rows);
     },
 
-    /** decideConsent across the caller's whole group, even for a request narrowed to one property. */
-    decide: async (values: readonly string[], narrow?: { purpose?: string; contactType?: ContactType }) =>
-      (await decideConsent(r.group, r.scope.propertyGroupId, values, narrow)).map(asText),
+    /**
+     * decideConsent across the caller's whole group, even for a request narrowed to one property, in
+     * SQL: through Prisma, a page of 100 effective consents cost the service 11 ms of CPU.
+     */
+    async decide(values: readonly string[], narrow: { purpose?: string; contactType?: ContactType } = {}): Promise<ConsentDecisionRow[]> {
+      if (values.length === 0) return [];
+      const rows = await r.groupSql.rows<DecidedObservation>({
+        from: "ConsentObservation",
+        shape: ConsentObservation.row,
+        where: [sql`${O("contactValue")} = ANY(${[...new Set(values.map(contactValueOf))]}::text[])`, equals(O("purpose"), narrow.purpose), equalsText(O("contactType"), narrow.contactType)],
+        orderBy: sql`${O("observedAt")} DESC, ${O("id")}`,
+      });
+      return decisionsOf(rows);
+    },
   };
 }
 

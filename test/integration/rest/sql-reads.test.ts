@@ -3,6 +3,7 @@
 // service answered when it read them through Prisma. (Reviews: summaries.test.ts.)
 import fc from "fast-check";
 import { startTestApp, type TestApp } from "../../helpers/app";
+import { decideConsent } from "../../../src/data/consents";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -337,8 +338,8 @@ describe("reference data read in SQL (properties, integrations, channels, spaces
   });
 });
 
-describe("GET /v1/consents/effective, its keys read in SQL", () => {
-  it("walks the (contact, purpose, type) keys Prisma groups for the same filters, in key order, page by page", async () => {
+describe("GET /v1/consents/effective, read in SQL", () => {
+  it("walks the (contact, purpose, type) keys Prisma groups for the same filters, in key order, page by page, each decided as decideConsent decides it", async () => {
     const group = A().id;
     const all = await t.admin.consentObservation.findMany({ where: { propertyGroupId: group } });
     await fc.assert(
@@ -348,10 +349,21 @@ describe("GET /v1/consents/effective, its keys read in SQL", () => {
           where: { propertyGroupId: group, purpose: f.purpose, contactValue: f.contact_value },
           orderBy: [{ contactValue: "asc" }, { purpose: "asc" }, { contactType: "asc" }],
         });
-        const got = (await allPages("/v1/consents/effective", f, limit, keys.length)) as { contact_value: string; purpose: string; contact_type: string }[];
+        type Effective = { contact_value: string; purpose: string; contact_type: string; status: string; observation_count: number; last_observed_at: string; decided_by: { id: string } | null };
+        const got = (await allPages("/v1/consents/effective", f, limit, keys.length)) as Effective[];
         expect({ filter: f, keys: got.map((k) => [k.contact_value, k.purpose, k.contact_type]) }).toEqual({
           filter: f,
           keys: keys.map((k) => [k.contactValue, k.purpose, k.contactType]),
+        });
+        // Each decided as the delivery engine's Prisma read decides it (decideConsent, spec 1.5).
+        const decisions = await decideConsent(t.admin, group, [...new Set(keys.map((k) => k.contactValue))], f.purpose === undefined ? {} : { purpose: f.purpose });
+        const want = new Map(decisions.map((d) => [`${d.contactValue} ${d.purpose} ${d.contactType}`, d.effective]));
+        expect({ filter: f, decisions: got.map((k) => [k.status, k.observation_count, k.last_observed_at, k.decided_by?.id ?? null]) }).toEqual({
+          filter: f,
+          decisions: got.map((k) => {
+            const e = want.get(`${k.contact_value} ${k.purpose} ${k.contact_type}`)!;
+            return [e.status, e.observationCount, e.lastObservedAt?.toISOString() ?? null, e.decidedBy?.id ?? null];
+          }),
         });
       }),
       { numRuns: 25, seed: 40 },
