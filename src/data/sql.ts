@@ -14,6 +14,7 @@ import { runStatement } from "../db/sql-count";
 import { asGroup } from "../db/session";
 
 export type { ColumnKind, RowShape, Sql, SqlModel };
+// Taken once: each `Prisma.x` is a getter of the generated namespace, on every statement's hot path.
 export const sql = Prisma.sql;
 export const join = Prisma.join;
 export const empty = Prisma.empty;
@@ -22,7 +23,7 @@ export const raw = Prisma.raw;
 
 const ALIAS = "t";
 /** The columns of `model`'s table aliased `t` (or `alias`): `columns("GuestProfile")("email")` is `t.email`. */
-export const columns = (model: SqlModel, alias = ALIAS) => (field: string) => Prisma.raw(`${alias}.${columnOf(model, field)}`);
+export const columns = (model: SqlModel, alias = ALIAS) => (field: string) => raw(`${alias}.${columnOf(model, field)}`);
 
 // PostgreSQL stores microseconds; every API timestamp column is timestamptz(3), so .MS is exact and
 // the text equals what Date#toISOString gives for the same value.
@@ -41,7 +42,7 @@ export function selectList(model: SqlModel, shape: RowShape): Sql {
   let list = byModel.get(model);
   if (!list) {
     const fields = Object.entries(shape).map(([field, kind]) => `${render[kind](`${ALIAS}.${columnOf(model, field)}`)} AS "${field}"`);
-    list = Prisma.raw(fields.join(", "));
+    list = raw(fields.join(", "));
     byModel.set(model, list);
   }
   return list;
@@ -79,12 +80,12 @@ export interface ScopedSql {
   query<Row>(build: (scoped: TenantPredicate) => Sql, options?: { prepare?: boolean }): Promise<Row[]>;
 }
 
-const tableOf = (model: SqlModel) => Prisma.raw(`${tableNameOf(model)} ${ALIAS}`);
+const tableOf = (model: SqlModel) => raw(`${tableNameOf(model)} ${ALIAS}`);
 
 export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
   const whereClause = (select: Pick<Select, "from" | "where">) => {
     const conditions = [tenantSql(select.from, scope, ALIAS), ...(select.where ?? []).filter((c): c is Sql => c !== undefined)];
-    return Prisma.join(conditions, " AND ");
+    return join(conditions, " AND ");
   };
   // `text` is a getter that joins the statement's parts on every read: read once.
   const run = async <Row>(query: Sql, prepare = false): Promise<Row[]> => {
@@ -95,9 +96,9 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
   return {
     rows: async <Row>(s: Select) =>
       run<Row>(
-        Prisma.sql`SELECT ${selectList(s.from, s.shape)} FROM ${tableOf(s.from)} WHERE ${whereClause(s)}${
-          s.orderBy ? Prisma.sql` ORDER BY ${s.orderBy}` : Prisma.empty
-        }${s.limit !== undefined ? Prisma.sql` LIMIT ${s.limit}` : Prisma.empty}${s.offset ? Prisma.sql` OFFSET ${s.offset}` : Prisma.empty}`,
+        sql`SELECT ${selectList(s.from, s.shape)} FROM ${tableOf(s.from)} WHERE ${whereClause(s)}${
+          s.orderBy ? sql` ORDER BY ${s.orderBy}` : empty
+        }${s.limit !== undefined ? sql` LIMIT ${s.limit}` : empty}${s.offset ? sql` OFFSET ${s.offset}` : empty}`,
         s.prepare,
       ),
     query: async <Row>(build: (scoped: TenantPredicate) => Sql, options?: { prepare?: boolean }) => {
@@ -110,7 +111,7 @@ export function scopedSql(pool: Pool, scope: Scope): ScopedSql {
       return run<Row>(statement, options?.prepare);
     },
     count: async (s) => {
-      const [row] = await run<{ n: string }>(Prisma.sql`SELECT count(*) AS n FROM ${tableOf(s.from)} WHERE ${whereClause(s)}`);
+      const [row] = await run<{ n: string }>(sql`SELECT count(*) AS n FROM ${tableOf(s.from)} WHERE ${whereClause(s)}`);
       return Number(row.n);
     },
   };

@@ -5,6 +5,8 @@
 // Models that are not tenant data (credentials, organisations, service secrets) are refused.
 import { Prisma, type PrismaClient } from "../generated/prisma/client";
 import type { Sql } from "../generated/prisma/internal/prismaNamespace";
+// Taken once: each `Prisma.x` is a getter of the generated namespace (tenantSql runs on every statement).
+const { sql, raw } = Prisma;
 import type { Scope } from "./scope";
 import { asGroup } from "../db/session";
 
@@ -110,23 +112,23 @@ export function tenantWhere(model: string, scope: Scope): Where | undefined {
 export function tenantSql(model: string, scope: Scope, alias: string): Sql {
   const rule = ruleOf(model);
   if (!rule) throw new Error(`${model} is not tenant data: it cannot be read through a request's scoped SQL`);
-  if (!applicationPredicate) return Prisma.sql`TRUE`;
-  const t = Prisma.raw(alias);
-  const groupId = Prisma.sql`${scope.propertyGroupId}::uuid`;
-  const inGroup = Prisma.sql`${t}.property_group_id = ${groupId}`;
+  if (!applicationPredicate) return sql`TRUE`;
+  const t = raw(alias);
+  const groupId = sql`${scope.propertyGroupId}::uuid`;
+  const inGroup = sql`${t}.property_group_id = ${groupId}`;
   const p = scope.propertyId;
   if (!p || rule.kind === "group") return inGroup;
   switch (rule.kind) {
     case "property":
-      return Prisma.sql`${inGroup} AND ${t}.${Prisma.raw(rule.on.column)} = ${p}::uuid`;
+      return sql`${inGroup} AND ${t}.${raw(rule.on.column)} = ${p}::uuid`;
     case "propertyOrGroupWide": {
-      const column = Prisma.raw(rule.on.column);
-      return Prisma.sql`${inGroup} AND (${t}.${column} = ${p}::uuid OR ${t}.${column} IS NULL)`;
+      const column = raw(rule.on.column);
+      return sql`${inGroup} AND (${t}.${column} = ${p}::uuid OR ${t}.${column} IS NULL)`;
     }
     case "integrationAtProperty":
-      return Prisma.sql`${inGroup} AND EXISTS (SELECT 1 FROM integrations i WHERE i.id = ${t}.integration_id AND i.property_group_id = ${groupId} AND i.property_id = ${p}::uuid)`;
+      return sql`${inGroup} AND EXISTS (SELECT 1 FROM integrations i WHERE i.id = ${t}.integration_id AND i.property_group_id = ${groupId} AND i.property_id = ${p}::uuid)`;
     case "guestAtProperty":
-      return Prisma.sql`${inGroup} AND ${masterAtProperty(alias, groupId, Prisma.sql`= ${p}::uuid`)}`;
+      return sql`${inGroup} AND ${masterAtProperty(alias, groupId, sql`= ${p}::uuid`)}`;
   }
 }
 
@@ -137,8 +139,8 @@ export function tenantSql(model: string, scope: Scope, alias: string): Sql {
  * `= $1::uuid` or `= ANY($1::uuid[])`.
  */
 export function masterAtProperty(alias: string, groupId: Sql, properties: Sql): Sql {
-  const t = Prisma.raw(alias);
-  return Prisma.sql`EXISTS (SELECT 1 FROM guest_profiles gp WHERE gp.master_profile_id = ${t}.id AND gp.property_group_id = ${groupId} AND gp.property_id ${properties})`;
+  const t = raw(alias);
+  return sql`EXISTS (SELECT 1 FROM guest_profiles gp WHERE gp.master_profile_id = ${t}.id AND gp.property_group_id = ${groupId} AND gp.property_id ${properties})`;
 }
 
 const WHERE_OPERATIONS = new Set([

@@ -10,8 +10,24 @@ type RowObject = (values: unknown[]) => Record<string, unknown>;
 const MAX_SHAPES = 500;
 const builders = new Map<string, RowObject>();
 
-/** The function that turns an array-mode row of these columns into an object, keys in column order. */
-export function rowObjectBuilder(fields: readonly FieldDef[]): RowObject {
+// A prepared statement's columns are its text's: its builder is found by its name, without a key
+// made of the column names on every execution (checked by the column count, should a name be reused).
+const byStatement = new Map<string, { columns: number; build: RowObject }>();
+
+/**
+ * The function that turns an array-mode row of these columns into an object, keys in column order.
+ * `statement`: the prepared statement's name, when the columns are a named statement's.
+ */
+export function rowObjectBuilder(fields: readonly FieldDef[], statement?: string): RowObject {
+  if (statement === undefined) return builderOf(fields);
+  const known = byStatement.get(statement);
+  if (known && known.columns === fields.length) return known.build;
+  const build = builderOf(fields);
+  if (byStatement.size < MAX_SHAPES) byStatement.set(statement, { columns: fields.length, build });
+  return build;
+}
+
+function builderOf(fields: readonly FieldDef[]): RowObject {
   const key = JSON.stringify(fields.map((f) => f.name)); // unambiguous, whatever the names hold
   let build = builders.get(key);
   if (!build) {

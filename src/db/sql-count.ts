@@ -38,7 +38,7 @@ export async function runStatement<Row extends QueryResultRow>(pool: Pool, text:
       }
     });
     // Array rows, then one object literal per row (db/row-objects.ts).
-    const build = rowObjectBuilder(result.fields);
+    const build = rowObjectBuilder(result.fields, name);
     const rows = result.rows as unknown[];
     for (let i = 0; i < rows.length; i++) rows[i] = build(rows[i] as unknown[]);
     return result as unknown as QueryResult<Row>;

@@ -39,4 +39,13 @@ describe("row objects from array rows", () => {
     expect(rowObjectBuilder(fieldsOf(["a", "b"]))).toBe(rowObjectBuilder(fieldsOf(["a", "b"])));
     expect(rowObjectBuilder(fieldsOf(["a", "b"]))).not.toBe(rowObjectBuilder(fieldsOf(["b", "a"])));
   });
+
+  it("finds a named statement's builder by its name; a name seen with another column count is built again", () => {
+    const first = rowObjectBuilder(fieldsOf(["id", "name"]), "gcs_test_statement");
+    expect(rowObjectBuilder(fieldsOf(["id", "name"]), "gcs_test_statement")).toBe(first);
+    expect(first(["1", "x"])).toEqual({ id: "1", name: "x" });
+    const wider = rowObjectBuilder(fieldsOf(["id", "name", "kind"]), "gcs_test_statement");
+    expect(wider(["1", "x", "k"])).toEqual({ id: "1", name: "x", kind: "k" });
+    expect(rowObjectBuilder(fieldsOf(["id", "name", "kind"]), "gcs_test_statement")).toBe(wider);
+  });
 });
