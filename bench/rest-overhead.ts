@@ -19,7 +19,8 @@
 // "reservations" and "transactions" (their first pages), "reviews", "loyalty members", "consents" and
 // "actions" (their first pages), "review summary" (one guest's), "properties" (the whole list),
 // "channels", "tables" (with its total) and "effective consents" (first pages): these base and tree
-// only, the ceiling has no such route),
+// only, the ceiling has no such route), "mcp" (tools/call guest_context of a master profile) and
+// "consent preview" (POST /v1/tables/preview), both as bench/run.ts sends them,
 // REST_DATABASE_URL + REST_PGDATA + REST_MANIFEST (reuse a loaded database, its data directory and
 // its fixture manifest instead of starting PostgreSQL and loading one: quicker bisecting).
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
@@ -101,7 +102,9 @@ async function main() {
     await waitFor(`http://127.0.0.1:${ports.ceiling}${first}`, headers);
     pids.ceiling = ceiling.pid!;
 
-    const allCases: Record<string, string> = {
+    // A case is a GET path, or a POST with its JSON body.
+    type Case = string | { path: string; body: unknown; headers?: Record<string, string> };
+    const allCases: Record<string, Case> = {
       "first page": first,
       "90% deep": deep,
       "empty timeline": `/v1/events?guest_profile_id=00000000-0000-4000-8000-000000000000&limit=${LIMIT}`,
@@ -119,7 +122,19 @@ async function main() {
       channels: `/v1/channels?limit=${LIMIT}`,
       tables: `/v1/tables?limit=${LIMIT}&include_total=true`,
       "effective consents": `/v1/consents/effective?limit=${LIMIT}`,
+      // As bench/run.ts sends them.
+      mcp: {
+        path: "/mcp",
+        headers: { accept: "application/json, text/event-stream" },
+        body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "guest_context", arguments: { master_profile_id: manifest.groups.A.master_with_two_guests } } },
+      },
+      "consent preview": { path: "/v1/tables/preview", body: { member_type: "guest_profile", filter_doc: { field: "consent.email_marketing", op: "eq", value: "granted" } } },
     };
+    const pathOf = (c: Case) => (typeof c === "string" ? c : `POST ${c.path}`);
+    const requestOf = (c: Case) =>
+      typeof c === "string"
+        ? { path: c, headers }
+        : { path: c.path, method: "POST" as const, body: JSON.stringify(c.body), headers: { ...headers, "content-type": "application/json", ...c.headers } };
     const BASE_ONLY = ["reviews", "loyalty members", "consents", "actions", "review summary", "properties", "channels", "tables", "effective consents"];
     const ceilingServes = (name: string) => !BASE_ONLY.includes(name);
     const wanted = (process.env.REST_CASES ?? "first page,90% deep").split(",").map((c) => c.trim());
@@ -131,12 +146,13 @@ async function main() {
         const systems = SYSTEMS.map((_, i) => SYSTEMS[(i + round) % SYSTEMS.length]); // each goes first in turn
         for (const system of systems) {
           if (system === "ceiling" && !ceilingServes(name)) continue;
-          const url = `http://127.0.0.1:${ports[system]}${p}`;
-          await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 }); // warm-up
+          const { path: casePath, ...request } = requestOf(p);
+          const url = `http://127.0.0.1:${ports[system]}${casePath}`;
+          await autocannon({ url, ...request, connections: CONNECTIONS, duration: 2 }); // warm-up
           const before = cpuMs(pids[system]);
           const postgresBefore = postgresCpuMs(pgDataDir);
           const loadBefore = process.cpuUsage();
-          const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION });
+          const r = await autocannon({ url, ...request, connections: CONNECTIONS, duration: DURATION });
           const perRequest = (ms: number) => (ms * 1000) / r.requests.total;
           const cpuUs = perRequest(cpuMs(pids[system]) - before);
           const postgresUs = perRequest(postgresCpuMs(pgDataDir) - postgresBefore);
@@ -149,7 +165,7 @@ async function main() {
         }
       }
     }
-    process.stdout.write(`${Object.values(cases).join(", ")}; ${GUESTS} guests per group, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION} s\n`);
+    process.stdout.write(`${Object.values(cases).map(pathOf).join(", ")}; ${GUESTS} guests per group, ${CONNECTIONS} connections, median of ${ROUNDS} rounds of ${DURATION} s\n`);
     for (const name of Object.keys(cases)) {
       // Against the ceiling, or against the base where the ceiling has no such route.
       const reference = ceilingServes(name) ? "ceiling" : "base";

@@ -84,18 +84,23 @@ describe("tracing", () => {
 
   it("a /graphql request: the named operation, Prisma's statements under it, errors recorded", async () => {
     const key = t.manifest.groups.A.credentials.api_key;
-    const res = await t.api.post("/graphql").set(bearer(key)).send({ query: "query TraceProbe { properties { id name } }" });
-    expect(res.status).toBe(200);
+    // An integration's connection is read through Prisma (operators only: a session token).
+    const connection = await t.admin.integrationConnection.findFirst({ where: { propertyGroupId: t.manifest.groups.A.id } });
+    const res = await t.api
+      .post("/graphql")
+      .set(bearer(t.manifest.groups.A.credentials.session_token))
+      .send({ query: "query TraceProbe($id: UUID!) { integrationConnection(integrationId: $id) { id } }", variables: { id: connection!.integrationId } });
+    expect(res.body).toEqual({ data: { integrationConnection: { id: connection!.id } } });
     const { server, spans } = await trace((s) => s.name === "POST /graphql");
     expect(parentOf(server)).toBeUndefined(); // no traceparent: a trace of its own
     const operation = spans.find((s) => s.name === "query TraceProbe")!;
     expect(parentOf(operation)).toBe(idOf(server));
     const statements = spans.filter((s) => parentOf(s) === idOf(operation));
-    // Properties are read through Prisma: its SQL, quoted its way, with $n placeholders.
-    const prisma = statements.find((s) => /"properties"/.test(String(s.attributes["db.query.text"])));
+    // Prisma's SQL, quoted its way, with $n placeholders.
+    const prisma = statements.find((s) => /"integration_connections"/.test(String(s.attributes["db.query.text"])));
     expect(prisma).toBeDefined();
     expect(prisma!.kind).toBe(SpanKind.CLIENT);
-    expect(prisma!.name).toBe("SELECT properties");
+    expect(prisma!.name).toBe("SELECT integration_connections");
     expect(operation.status.code).not.toBe(SpanStatusCode.ERROR);
 
     exporter.reset();
