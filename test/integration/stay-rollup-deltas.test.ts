@@ -277,18 +277,38 @@ describe("each kind of write moves the stored buckets by its delta", () => {
 });
 
 /**
+ * Runs `write` in one transaction holding the stay's row lock, given the stay's property as locked.
+ * Writers of one stay queue, so a write that keeps a stay's guest profile and folio lines at the
+ * stay's property (what a narrowed caller's rollups assume: docs/aggregates.md) never acts on a
+ * property another writer is changing.
+ */
+async function onLockedStay(c: Client, id: string, write: (property: string) => Promise<unknown>) {
+  await c.query("BEGIN");
+  try {
+    const { rows: [stay] } = await c.query("SELECT property_id FROM reservations WHERE id = $1 FOR UPDATE", [id]);
+    await write(stay.property_id);
+    await c.query("COMMIT");
+  } catch (err) {
+    await c.query("ROLLBACK");
+    throw err;
+  }
+}
+
+/**
  * A stay re-homed at another property of the group: its folio lines and its guest go with it (a
  * guest profile is one property's record, and a narrowed caller reads the guests and folio lines of
  * its property only), to another guest profile of that property.
  */
 async function moveStay(c: Client, n: number) {
-  const { id, property } = await aStay(n, c);
-  const other = A().properties.find((p) => p !== property)!;
-  await c.query(
-    `UPDATE reservations SET property_id = $2, guest_profile_id = (SELECT id FROM guest_profiles WHERE property_id = $2 ORDER BY id OFFSET $3 LIMIT 1) WHERE id = $1`,
-    [id, other, n % 10],
-  );
-  await c.query("UPDATE transactions SET property_id = $2 WHERE reservation_id = $1", [id, other]);
+  const { id } = await aStay(n, c);
+  await onLockedStay(c, id, async (property) => {
+    const other = A().properties.find((p) => p !== property)!;
+    await c.query(
+      `UPDATE reservations SET property_id = $2, guest_profile_id = (SELECT id FROM guest_profiles WHERE property_id = $2 ORDER BY id OFFSET $3 LIMIT 1) WHERE id = $1`,
+      [id, other, n % 10],
+    );
+    await c.query("UPDATE transactions SET property_id = $2 WHERE reservation_id = $1", [id, other]);
+  });
 }
 
 /** A random write to group A's stays, guests or folios, on the client given. */
@@ -298,8 +318,12 @@ const WRITES: ((c: Client, n: number) => Promise<unknown>)[] = [
   async (c, n) => c.query(`UPDATE reservations SET arrival_date = arrival_date + ${(n % 9) - 4}, departure_date = departure_date + ${(n % 5) - 2} WHERE id = $1`, [(await aStay(n, c)).id]),
   moveStay,
   async (c, n) => {
-    const { rows: [line] } = await c.query("SELECT id FROM transactions WHERE reservation_id = $1 ORDER BY id LIMIT 1", [(await aStay(n, c, true)).id]);
-    return line && copyRow("transactions", line.id, { amount_minor: String(100 + n), category: n % 2 ? "'accommodation'" : "'minibar'" }, c);
+    // Under the stay's lock: the copy is at the stay's property, whatever a concurrent move did.
+    const { id } = await aStay(n, c, true);
+    await onLockedStay(c, id, async () => {
+      const { rows: [line] } = await c.query("SELECT id FROM transactions WHERE reservation_id = $1 ORDER BY id LIMIT 1", [id]);
+      if (line) await copyRow("transactions", line.id, { amount_minor: String(100 + n), category: n % 2 ? "'accommodation'" : "'minibar'" }, c);
+    });
   },
   async (c, n) => c.query("DELETE FROM transactions WHERE id = (SELECT id FROM transactions WHERE reservation_id = $1 ORDER BY id DESC LIMIT 1)", [(await aStay(n, c, true)).id]),
   async (c, n) => {
@@ -312,10 +336,14 @@ const WRITES: ((c: Client, n: number) => Promise<unknown>)[] = [
   },
   async (c, n) => c.query("UPDATE guest_profiles SET master_profile_id = NULL WHERE id = $1", [(await aStay(n, c)).guest]),
   async (c, n) => c.query("UPDATE guest_profiles SET country_code = $2 WHERE id = $1", [(await aStay(n, c)).guest, ["DE", "FR", "IS", null][n % 4]]),
-  // A stay's guest removed, or another guest profile of its property given.
+  // A stay's guest removed, or another guest profile of its property given (under the stay's lock:
+  // of the property it is at when written).
   async (c, n) => {
-    const { rows: [r] } = await c.query("SELECT property_id, guest_profile_id FROM reservations WHERE id = $1", [await anyStay(n, c)]);
-    return c.query("UPDATE reservations SET guest_profile_id = $2 WHERE id = $1", [await anyStay(n, c), n % 2 ? null : await anotherGuestAt(c, r.property_id, r.guest_profile_id, n)]);
+    const id = await anyStay(n, c);
+    await onLockedStay(c, id, async (property) => {
+      const { rows: [r] } = await c.query("SELECT guest_profile_id FROM reservations WHERE id = $1", [id]);
+      await c.query("UPDATE reservations SET guest_profile_id = $2 WHERE id = $1", [id, n % 2 ? null : await anotherGuestAt(c, property, r.guest_profile_id, n)]);
+    });
   },
   async (c, n) => c.query("UPDATE reservations SET booking_channel = $2 WHERE id = $1", [(await aStay(n, c)).id, ["direct", "ota", null][n % 3]]),
 ];
@@ -349,6 +377,14 @@ describe("refreshes racing writes", () => {
     }
     const passes = await Promise.all(refreshers);
     expect(passes[0] + passes[1]).toBeGreaterThan(1);
+    // The premise of a narrowed caller's rollups, which the writers keep under each stay's lock: a
+    // stay's guest profile and folio lines are at the stay's property.
+    const { rows: [apart] } = await admin.query(
+      `SELECT (SELECT count(*) FROM reservations r JOIN guest_profiles g ON g.id = r.guest_profile_id WHERE r.property_group_id = $1 AND g.property_id <> r.property_id)::int AS guests,
+         (SELECT count(*) FROM transactions x JOIN reservations r ON r.id = x.reservation_id WHERE r.property_group_id = $1 AND x.property_id <> r.property_id)::int AS lines`,
+      [A().id],
+    );
+    expect(apart).toEqual({ guests: 0, lines: 0 });
     await refreshByTouches(false);
     await expectEqualsLive();
   }, 120_000);

@@ -115,9 +115,17 @@ async function openEverywhere(token: string) {
   for (const s of rest) expect(s.status).toBe(200);
   const graphql = [subscribe(one.base, token), subscribe(two.url, token)];
   await until(() => rest.every((s) => s.retry !== undefined));
-  await new Promise((r) => setTimeout(r, 500)); // the subscriptions take their start
-  const seq = await append();
-  await until(() => rest.every((s) => s.events.some((e) => seqOf(e) === seq)) && graphql.every((s) => s.seqs.includes(seq)));
+  // A subscription starts at the newest event when its first poll runs, which a loaded host can
+  // delay past any fixed wait: append until every stream has shown one appended after it started.
+  const appended: string[] = [];
+  const live = () =>
+    rest.every((s) => s.events.some((e) => appended.includes(seqOf(e)))) && graphql.every((s) => s.seqs.some((seq) => appended.includes(seq)));
+  const deadline = Date.now() + 20_000;
+  while (!live()) {
+    if (Date.now() > deadline) throw new Error("the streams did not all show an appended event within 20 s");
+    appended.push(await append());
+    await until(live, 1_000).catch(() => undefined);
+  }
   return { rest, graphql };
 }
 
