@@ -16,7 +16,8 @@
 // REST_CASES (comma-separated, default "first page,90% deep"; also "empty timeline" (the events
 // timeline of a guest with no events: the fixed cost with the database), "guest timeline" and "master
 // timeline" (the first events page of a guest, of a master profile), "healthz" (no database),
-// "reservations" and "transactions" (their first pages), "reviews", "loyalty members", "consents" and
+// "reservations" and "transactions" (their first pages), "master profiles" (its first page with the
+// total), "reviews", "loyalty members", "consents" and
 // "actions" (their first pages), "review summary" (one guest's), "properties" (the whole list),
 // "channels", "tables" (with its total) and "effective consents" (first pages): these base and tree
 // only, the ceiling has no such route), "mcp" (tools/call guest_context of a master profile) and
@@ -113,6 +114,7 @@ async function main() {
       healthz: "/healthz",
       reservations: `/v1/reservations?limit=${LIMIT}`,
       transactions: `/v1/transactions?limit=${LIMIT}`,
+      "master profiles": `/v1/master-profiles?limit=${LIMIT}&include_total=true`,
       reviews: `/v1/reviews?limit=${LIMIT}`,
       "loyalty members": `/v1/loyalty/members?limit=${LIMIT}`,
       consents: `/v1/consents?limit=${LIMIT}`,

@@ -1,8 +1,10 @@
-// Consent observations, and the one way an effective status is decided: `decideConsent` reads
-// every observation of the given contact points (and purpose) in the property group and applies
-// consent/precedence.ts per contact and purpose. The consent resolvers, the guest context and the
-// delivery engine all call it; table filters decide the same rule in SQL (data/filter-document.ts) over
-// the same normalised contact values (consent/precedence.ts normaliseContact).
+// Consent observations, and the one way an effective status is decided: every observation of the
+// given contact points (and purpose) in the property group, with consent/precedence.ts applied per
+// contact and purpose. Requests decide through `consents(r).decide` (one prepared SQL statement:
+// the effective consents page, contactPermission, the guest context, the guest lookup); the delivery
+// engine, inside its own transaction, through `decideConsent` (Prisma). Table filters decide the
+// same rule in SQL (data/filter-document.ts) over the same normalised contact values
+// (consent/precedence.ts normaliseContact).
 import type { Prisma, PrismaClient } from "../generated/prisma/client";
 import { effectiveConsent, normaliseContact, type ConsentStatus, type ContactType, type EffectiveConsent, type EffectiveStatus } from "../consent/precedence";
 import type { CursorKey } from "../pagination/cursor";
@@ -11,7 +13,7 @@ import { ConsentObservation, type RowOf } from "./models";
 import type { Readers } from "./readers";
 import { tenantWhere } from "./tenant";
 import { between, given, guestConditions, instantText } from "./where";
-import { anyOf, columns, empty, equals, equalsInsensitive, equalsText, join, raw, renderColumn, sql, type Sql } from "./sql";
+import { anyOf, columns, equals, equalsInsensitive, equalsText, join, sql, type Sql } from "./sql";
 
 export interface ConsentFilter {
   guestProfileId?: string | null;
@@ -130,22 +132,6 @@ export async function decideConsent(
   });
 }
 
-/** An observation as decideInSql reads it. */
-export interface SqlObservation {
-  id: string;
-  propertyId: string | null;
-  contactType: ContactType;
-  contactValue: string;
-  purpose: string;
-  channel: string;
-  status: ConsentStatus;
-  source: string;
-  observedAt: string;
-}
-
-/** A decision as the guest context reads it: only the columns its answer shows. */
-export type SqlConsentDecision = ConsentDecisionRow<SqlObservation>;
-
 export const consentKeyOf = createdAtKey;
 
 /** An effective-consent key: contact value, purpose and contact type. */
@@ -229,28 +215,10 @@ export function consents(r: Readers) {
     },
 
     /**
-     * `decide` for the guest context: the same rule over the same rows, read in one SQL statement (no
-     * Prisma per-row cost), only the columns the answer shows, instants as ISO text. `purpose`
-     * narrows what is read (the guest lookup, a table's reachability).
-     */
-    async decideInSql(values: readonly string[], narrow: { purpose?: string } = {}): Promise<SqlConsentDecision[]> {
-      if (values.length === 0) return [];
-      const rows = await r.groupSql.query<SqlObservation>(
-        (scoped) => sql`SELECT t.id, t.property_id AS "propertyId", t.contact_type::text AS "contactType", t.contact_value AS "contactValue",
-            t.purpose, t.channel, t.status::text AS status, t.source, ${raw(renderColumn("instant", "t.observed_at"))} AS "observedAt"
-          FROM consent_observations t
-          WHERE ${scoped("ConsentObservation", "t")} AND t.contact_value = ANY(${[...new Set(values.map(contactValueOf))]}::text[])${
-            narrow.purpose === undefined ? empty : sql` AND t.purpose = ${narrow.purpose}`
-          }
-          ORDER BY t.observed_at DESC, t.id`,
-        { prepare: true },
-      );
-      return decisionsOf(rows);
-    },
-
-    /**
      * decideConsent across the caller's whole group, even for a request narrowed to one property, in
-     * SQL: through Prisma, a page of 100 effective consents cost the service 11 ms of CPU.
+     * one prepared SQL statement: through Prisma, a page of 100 effective consents cost the service
+     * 11 ms of CPU. The effective consents page, contactPermission, the guest context and the guest
+     * lookup all decide through it. `purpose` and `contactType` narrow what is read.
      */
     async decide(values: readonly string[], narrow: { purpose?: string; contactType?: ContactType } = {}): Promise<ConsentDecisionRow[]> {
       if (values.length === 0) return [];
@@ -259,6 +227,7 @@ export function consents(r: Readers) {
         shape: ConsentObservation.row,
         where: [sql`${O("contactValue")} = ANY(${[...new Set(values.map(contactValueOf))]}::text[])`, equals(O("purpose"), narrow.purpose), equalsText(O("contactType"), narrow.contactType)],
         orderBy: sql`${O("observedAt")} DESC, ${O("id")}`,
+        prepare: true,
       });
       return decisionsOf(rows);
     },

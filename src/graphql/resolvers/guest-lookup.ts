@@ -161,7 +161,7 @@ async function lookupGuests(_: unknown, args: { input: GuestLookupInput }, ctx: 
         ctx.data.people.stays(guests),
         ctx.data.people.spend(guests),
         ctx.data.people.memberships(guestIds, masterIds),
-        purpose === null ? Promise.resolve([]) : ctx.data.consents.decideInSql(contactValues, { purpose }),
+        purpose === null ? Promise.resolve([]) : ctx.data.consents.decide(contactValues, { purpose }),
       ])
     : [[], [], [], []];
 
