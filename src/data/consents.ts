@@ -13,7 +13,7 @@ import { ConsentObservation, type RowOf } from "./models";
 import type { Readers } from "./readers";
 import { tenantWhere } from "./tenant";
 import { between, given, guestConditions, instantText } from "./where";
-import { anyOf, columns, equals, equalsInsensitive, equalsText, join, sql, type Sql } from "./sql";
+import { anyOf, columns, equals, equalsInsensitive, equalsText, join, sql, type Sql, type TenantPredicate } from "./sql";
 
 export interface ConsentFilter {
   guestProfileId?: string | null;
@@ -144,6 +144,33 @@ export interface ConsentKey {
 /** The effective-consent keyset's position. */
 export const consentKeyKeyOf = (k: ConsentKey): CursorKey => [k.contactValue, k.purpose, k.contactType];
 
+/**
+ * The statement of `consents(r).keys`: the group's (contact, purpose, type) keys after `after`, in
+ * key order. The position is also written as a row comparison led by the group, which the (group,
+ * contact value, purpose) index can start at: the key's own comparison (contact_type as text) only
+ * filters, and a page deep in the walk would read every observation before it (9,000 rows at 90 %
+ * of 10,000 keys, 4 ms, against 0.2 ms for the first page).
+ */
+export function consentKeysStatement(groupId: string, contacts: string[] | undefined, purpose: string | null | undefined, after: CursorKey | null, take: number) {
+  // contact_type compared and ordered as text: its two labels sort as the enum does (email, phone).
+  const key = sql`t.contact_value, t.purpose, t.contact_type::text`;
+  const position = after === null
+    ? undefined
+    : sql`(t.property_group_id, t.contact_value, t.purpose) >= (${groupId}::uuid, ${String(after[0])}, ${String(after[1])})
+        AND (${key}) > (${String(after[0])}, ${String(after[1])}, ${String(after[2])})`;
+  return (scoped: TenantPredicate) => sql`SELECT t.contact_value AS "contactValue", t.purpose, t.contact_type::text AS "contactType" FROM consent_observations t
+    WHERE ${join(
+      [
+        scoped("ConsentObservation", "t"),
+        contacts === undefined ? undefined : sql`t.contact_value = ANY(${contacts}::text[])`,
+        equals(O("purpose"), purpose),
+        position,
+      ].filter((c): c is Sql => c !== undefined),
+      " AND ",
+    )}
+    GROUP BY ${key} ORDER BY ${key} LIMIT ${take}`;
+}
+
 export function consents(r: Readers) {
   // In SQL: a page of 100 observations through Prisma cost the service 5.5 ms of CPU.
   function consentConditions(f: ConsentFilter) {
@@ -168,24 +195,8 @@ export function consents(r: Readers) {
      * The (contact, purpose, type) keys observed in the caller's scope after `after`, in key order.
      * `values` (contact values in any formatting: contactValueOf) narrows to those contacts; none given: all.
      */
-    async keys(values: readonly string[] | undefined, purpose: string | null | undefined, after: CursorKey | null, take: number): Promise<ConsentKey[]> {
-      const contacts = values === undefined ? undefined : [...new Set(values.map(contactValueOf))];
-      // contact_type compared and ordered as text: its two labels sort as the enum does (email, phone).
-      const key = sql`t.contact_value, t.purpose, t.contact_type::text`;
-      return r.sql.query<ConsentKey>(
-        (scoped) => sql`SELECT t.contact_value AS "contactValue", t.purpose, t.contact_type::text AS "contactType" FROM consent_observations t
-          WHERE ${join(
-            [
-              scoped("ConsentObservation", "t"),
-              contacts === undefined ? undefined : sql`t.contact_value = ANY(${contacts}::text[])`,
-              equals(O("purpose"), purpose),
-              after === null ? undefined : sql`(${key}) > (${String(after[0])}, ${String(after[1])}, ${String(after[2])})`,
-            ].filter((c): c is Sql => c !== undefined),
-            " AND ",
-          )}
-          GROUP BY ${key} ORDER BY ${key} LIMIT ${take}`,
-      );
-    },
+    keys: (values: readonly string[] | undefined, purpose: string | null | undefined, after: CursorKey | null, take: number): Promise<ConsentKey[]> =>
+      r.sql.query<ConsentKey>(consentKeysStatement(r.scope.propertyGroupId, values === undefined ? undefined : [...new Set(values.map(contactValueOf))], purpose, after, take)),
 
     /**
      * Whether the caller's group records consent for `purpose`, and whether it records any: two

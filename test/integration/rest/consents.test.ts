@@ -1,5 +1,8 @@
 // Consent precedence (spec 1.5) through /v1/consents and /v1/consents/effective.
 import { randomUUID } from "node:crypto";
+import { Client } from "pg";
+import { consentKeysStatement } from "../../../src/data/consents";
+import { tenantSql } from "../../../src/data/tenant";
 import { startTestApp, type TestApp } from "../../helpers/app";
 import { walk } from "../../helpers/walk";
 
@@ -79,5 +82,44 @@ describe("consent precedence", () => {
     );
     expect(b.rows.length).toBeGreaterThan(0);
     expect(b.rows.filter((r) => aObservations.has(r.decided_by.id))).toEqual([]);
+  });
+});
+
+describe("the effective consents walk at depth", () => {
+  it("a page 90 % into 5,000 more keys starts at its position in the index (no scan of the keys before it)", async () => {
+    const c = new Client({ connectionString: t.databaseUrl });
+    await c.connect();
+    try {
+      await c.query(
+        `INSERT INTO consent_observations (id, property_group_id, contact_type, contact_value, purpose, channel, status, source, observed_at)
+         SELECT gen_random_uuid(), $1, 'email', 'walk' || lpad(n::text, 5, '0') || '@example.invalid', 'email_marketing', 'web', 'granted', 'test', now()
+         FROM generate_series(1, 5000) n`,
+        [A().id],
+      );
+      await c.query("ANALYZE consent_observations");
+      const deep = ["walk04500@example.invalid", "email_marketing", "email"];
+      const statement = consentKeysStatement(A().id, undefined, undefined, deep, 100)((model, alias) => tenantSql(model, { propertyGroupId: A().id, propertyId: null }, alias));
+      // As the service runs it: the tenant role and the caller's group (db/tenant-pool.ts).
+      await c.query("BEGIN");
+      await c.query("SELECT set_config('role', 'gcs_tenant', true), set_config('gcs.group_id', $1, true)", [A().id]);
+      const { rows } = await c.query({ text: `EXPLAIN (ANALYZE, COSTS OFF) ${statement.text}`, values: statement.values as unknown[] });
+      // The page is the 100 keys after the position, by the key's own comparison.
+      const { rows: page } = await c.query({ text: statement.text, values: statement.values as unknown[] });
+      const { rows: want } = await c.query(
+        `SELECT DISTINCT contact_value AS "contactValue", purpose, contact_type::text AS "contactType" FROM consent_observations
+         WHERE property_group_id = $1 AND (contact_value, purpose, contact_type::text) > ($2, $3, $4) ORDER BY 1, 2, 3 LIMIT 100`,
+        [A().id, ...deep],
+      );
+      await c.query("ROLLBACK");
+      expect(page).toEqual(want);
+      expect(page[0]).toEqual({ contactValue: "walk04501@example.invalid", purpose: "email_marketing", contactType: "email" });
+      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(plan).toMatch(/Index Cond: .*ROW\(property_group_id, contact_value, purpose\) >= ROW/);
+      // Only the rows of the page (and a key's few observations) are read, not the 4,500 keys before it.
+      const removed = [...plan.matchAll(/Rows Removed by Filter: (\d+)/g)].map((m) => Number(m[1]));
+      expect(Math.max(0, ...removed)).toBeLessThan(100);
+    } finally {
+      await c.end();
+    }
   });
 });
