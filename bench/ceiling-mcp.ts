@@ -47,7 +47,7 @@ const SQL = {
           CROSS JOIN LATERAL (SELECT t.seq AS "seq", t.property_group_id AS "propertyGroupId", t.entity_type AS "entityType", t.entity_id AS "entityId", t.guest_profile_id AS "guestProfileId", t.property_id AS "propertyId", t.integration_id AS "integrationId", t.operation AS "operation", t.delta AS "delta", ${ts("occurred_at", "occurredAt")}, ${ts("recorded_at", "recordedAt")}, t.txid AS "txid", t.occurred_at AS sort_at, t.seq AS sort_seq
             FROM events t WHERE t.property_group_id = $1::uuid AND t.guest_profile_id = g.id ORDER BY t.occurred_at DESC, t.seq DESC LIMIT $3) page
           ORDER BY page.sort_at DESC, page.sort_seq DESC LIMIT $3`,
-  // src/data/loyalty.ts membershipsOfPerson, engagement.ts reviewsOfPerson, consents.ts decide (the API row),
+  // src/data/loyalty.ts membershipsOfPerson, engagement.ts reviewsOfPerson, consents.ts decide (EVIDENCE's columns),
   // properties.ts providersByIds and namesByIds.
   memberships: (withMaster: boolean) => `SELECT t.program_id AS "programId", t.member_number AS "memberNumber", t.tier, t.status::text AS status,
             t.points_balance AS "pointsBalance", p.name AS "programName", p.tiers AS "programTiers", p.points_name AS "pointsName"
@@ -62,9 +62,8 @@ const SQL = {
                 t.property_id AS "propertyId"
               FROM reviews t WHERE t.property_group_id = $3::uuid AND t.guest_profile_id = ANY($4::uuid[])
               ORDER BY t.published_at DESC, t.id LIMIT 1) l ON true`,
-  observations: `SELECT t.id, t.property_id AS "propertyId", t.integration_id AS "integrationId", t.guest_profile_id AS "guestProfileId",
-            t.contact_type::text AS "contactType", t.contact_value AS "contactValue", t.purpose, t.channel, t.status::text AS status, t.source,
-            ${ts("observed_at", "observedAt")}, ${ts("created_at", "createdAt")}
+  observations: `SELECT t.id, t.property_id AS "propertyId", t.contact_type::text AS "contactType", t.contact_value AS "contactValue",
+            t.purpose, t.channel, t.status::text AS status, t.source, ${ts("observed_at", "observedAt")}
           FROM consent_observations t
           WHERE t.property_group_id = $1::uuid AND t.contact_value = ANY($2::text[])
           ORDER BY t.observed_at DESC, t.id`,

@@ -7,7 +7,7 @@ import type { RequestContext } from "../../context";
 import { normaliseContact } from "../../consent/precedence";
 import { GUEST_ROW, type GuestRow } from "../../data/guests";
 import type { MasterProfileRow } from "../../data/master-profiles";
-import type { DecidedObservation } from "../../data/consents";
+import { EVIDENCE, type EvidenceObservation } from "../../data/consents";
 import { invalidRequest } from "../../errors";
 import { isStorableText, unstorableDetail } from "../text";
 
@@ -146,7 +146,7 @@ async function spend(p: Person, _: unknown, ctx: RequestContext) {
 }
 
 /** An observation as the consent reads give it (data/consents.ts). */
-type ObservationRow = DecidedObservation;
+type ObservationRow = EvidenceObservation;
 
 /** An observation as evidence: what decided, where and when. */
 export function evidence(o: ObservationRow, names: Map<string, string>) {
@@ -166,7 +166,7 @@ export function evidence(o: ObservationRow, names: Map<string, string>) {
  * (spec 1.5): a withdrawal at a property outside a narrowed request still decides.
  */
 async function consent(p: Person, _: unknown, ctx: RequestContext) {
-  const decisions = await ctx.data.consents.decide(contactPoints(p));
+  const decisions = await ctx.data.consents.decide<EvidenceObservation>(contactPoints(p), {}, EVIDENCE);
   // By purpose, then contact.
   const order = (d: { purpose: string; contactValue: string }) => `${d.purpose}\u0000${d.contactValue}`;
   decisions.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));

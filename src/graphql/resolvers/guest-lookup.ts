@@ -6,6 +6,7 @@
 // that property only, and consent group-wide (spec 1.5).
 import type { RequestContext } from "../../context";
 import { normaliseContact, toE164, type ContactType, type EffectiveStatus } from "../../consent/precedence";
+import { EVIDENCE, type EvidenceObservation } from "../../data/consents";
 import type { MasterProfileRow } from "../../data/master-profiles";
 import { personOf, type PeopleInputs, type PersonGuestRow, type PersonHit, type StayRef } from "../../data/people";
 import type { MemberType } from "../../data/filter-document";
@@ -161,7 +162,7 @@ async function lookupGuests(_: unknown, args: { input: GuestLookupInput }, ctx: 
         ctx.data.people.stays(guests),
         ctx.data.people.spend(guests),
         ctx.data.people.memberships(guestIds, masterIds),
-        purpose === null ? Promise.resolve([]) : ctx.data.consents.decide(contactValues, { purpose }),
+        purpose === null ? Promise.resolve([]) : ctx.data.consents.decide<EvidenceObservation>(contactValues, { purpose }, EVIDENCE),
       ])
     : [[], [], [], []];
 
