@@ -36,8 +36,9 @@ export type DecidedObservation = ObservationListRow & { contactType: ContactType
  * The columns a decision shown as evidence needs (the guest context, the guest lookup): `decide`
  * reads only these when asked, three fewer than the API row.
  */
-export const EVIDENCE = pick(ConsentObservation, "id", "propertyId", "contactType", "contactValue", "purpose", "channel", "status", "source", "observedAt");
-export type EvidenceObservation = Pick<DecidedObservation, "id" | "propertyId" | "contactType" | "contactValue" | "purpose" | "channel" | "status" | "source" | "observedAt">;
+const EVIDENCE_FIELDS = ["id", "propertyId", "contactType", "contactValue", "purpose", "channel", "status", "source", "observedAt"] as const;
+export const EVIDENCE = pick(ConsentObservation, ...EVIDENCE_FIELDS);
+export type EvidenceObservation = Pick<DecidedObservation, (typeof EVIDENCE_FIELDS)[number]>;
 const observations = createdAtSql("ConsentObservation");
 const O = columns("ConsentObservation");
 
