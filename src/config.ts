@@ -126,6 +126,8 @@ const envSchema = z.object({
   GCS_ROW_SECURITY: z.enum(["true", "false"]).default("true"),
   // Looked-up credentials remembered for 5 s, proved by each request (auth/remembered-credentials.ts).
   GCS_REMEMBER_CREDENTIALS: z.enum(["true", "false"]).default("true"),
+  // A request's reads of one turn of the event loop sent together on one connection (db/tenant-pool.ts read).
+  GCS_PIPELINE_READS: z.enum(["true", "false"]).default("true"),
   GCS_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   GCS_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   GCS_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(65_000),
@@ -256,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     statementTimeoutMs: e.GCS_STATEMENT_TIMEOUT_MS,
     rowSecurity: e.GCS_ROW_SECURITY === "true",
     rememberCredentials: e.GCS_REMEMBER_CREDENTIALS === "true",
+    pipelineReads: e.GCS_PIPELINE_READS === "true",
     publicUrl: parsePublicUrl(e.GCS_PUBLIC_URL, e.PORT),
     /** False when publicUrl is only the localhost default (OAuth metadata would name it). */
     publicUrlConfigured: Boolean(e.GCS_PUBLIC_URL?.trim()),

@@ -55,6 +55,7 @@ export async function startServer(config: Config, onReady?: (s: RunningServer) =
     statementTimeoutMs: config.statementTimeoutMs,
     rowSecurity: config.rowSecurity,
     rememberCredentials: config.rememberCredentials,
+    pipelineReads: config.pipelineReads,
     onIdleConnectionError: (err) => logger.warn({ err: err.message }, "database closed an idle connection"),
     onSettingsNotApplied: (url, notApplied) =>
       logger.warn({ database: redactUrl(url), notApplied }, "database did not apply the connection settings (a pooler such as PgBouncer drops them): set them on the role"),

@@ -64,6 +64,8 @@ export interface DatabaseOptions {
   rowSecurity?: boolean;
   /** Remember looked-up credentials, proved by each request's first statement (auth/remembered-credentials.ts); default off. */
   rememberCredentials?: boolean;
+  /** A request's reads of one turn sent together on one connection (TenantPool.read); default on. */
+  pipelineReads?: boolean;
   /** Told when the server closes an idle pooled connection (restart, failover, dropped database). */
   onIdleConnectionError?: (err: Error) => void;
   /**
@@ -93,7 +95,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     // The pool drops a connection the server closed and opens a new one on next use; without a
     // listener its "error" event would end the process. A request waits at most
     // CONNECT_TIMEOUT_MS for a connection (an unreachable host, an exhausted pool), then gets a 503.
-    new TenantPool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options, rowSecurity: opts.rowSecurity, rememberCredentials: opts.rememberCredentials, crossGroupPool }).on(
+    new TenantPool({ connectionString, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, options, rowSecurity: opts.rowSecurity, rememberCredentials: opts.rememberCredentials, pipelineReads: opts.pipelineReads, crossGroupPool }).on(
       "error",
       (err) => opts.onIdleConnectionError?.(err),
     );

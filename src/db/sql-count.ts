@@ -12,6 +12,7 @@ import { currentRecord } from "../observability/request";
 import { traceStatement } from "../observability/tracing";
 import { rowObjectBuilder } from "./row-objects";
 import { isPoolerPreparedRefusal } from "./errors";
+import { readOn } from "./tenant-pool";
 
 /** The first time a pooler refuses a named statement (db/errors.ts), naming turns off for this process. */
 let preparing = true;
@@ -25,12 +26,12 @@ export async function runStatement<Row extends QueryResultRow>(pool: Pool, text:
   const record = currentRecord();
   if (record) record.statements++;
   const started = performance.now();
-  const unnamed = () => pool.query<unknown[]>({ text, values, rowMode: "array" });
+  const unnamed = () => readOn(pool, { text, values, rowMode: "array" });
   try {
     const result = await traceStatement(text, async () => {
       if (!name || !preparing) return unnamed();
       try {
-        return await pool.query<unknown[]>({ name, text, values, rowMode: "array" });
+        return await readOn(pool, { name, text, values, rowMode: "array" });
       } catch (err) {
         if (!isPoolerPreparedRefusal(err)) throw err;
         preparing = false;
