@@ -10,6 +10,8 @@
 // setting, plan_cache_mode = force_generic_plan: PostgreSQL otherwise plans a statement whose LIMIT is
 // a parameter afresh on every execution (it estimates the generic plan at a tenth of the table), which
 // cost the guests page about 80 µs and the nested GraphQL page about 400 µs of planning per request.
+// A request's reads started together (TenantPool.read) share one round trip: one settings statement,
+// their statements, one Sync (ReadBatch): one implicit transaction, which a read-only batch can share.
 import pg from "pg";
 import { serialize } from "pg-protocol";
 import { currentSession, inSession } from "./session";
@@ -79,6 +81,10 @@ function sessionMessages(settings: Settings, form: SettingsForm, values: readonl
 // pg's Query is a class whose protocol steps can be extended; its typings do not declare them.
 interface QuerySteps {
   name?: string;
+  text: string;
+  values?: unknown[];
+  portal: string;
+  rows?: number;
   callback?: Callback;
   _rowMode?: "array";
   _result: ResultSteps;
@@ -90,6 +96,17 @@ interface QuerySteps {
   handleRowDescription(msg: { fields: unknown[] }): void;
   handleDataRow(msg: unknown): void;
   handleCommandComplete(msg: unknown, connection: unknown): void;
+  handleError(err: Error, connection: unknown): void;
+  handleReadyForQuery(connection: unknown): void;
+  _getRows(connection: PgConnection, rows?: number): void;
+}
+/** The parts of pg's Connection a batch of reads writes with. */
+interface PgConnection {
+  stream: { write(b: Buffer): boolean; cork(): void; uncork(): void };
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  execute(config: { portal: string; rows?: number }): void;
+  sync(): void;
 }
 /** pg's Result, as far as a described statement's columns go. */
 interface ResultSteps {
@@ -97,6 +114,8 @@ interface ResultSteps {
   _parsers?: unknown[];
   command: string | null;
 }
+// pg's own mapping of a value to a parameter (it has no typings of its own).
+const { prepareValue } = require("pg/lib/utils") as { prepareValue(value: unknown): unknown };
 const Query = (pg as unknown as { Query: new (config: unknown, values?: unknown, callback?: Callback) => QuerySteps }).Query;
 const Result = new Query({ text: "" })._result.constructor as new (rowMode?: string, types?: unknown) => ResultSteps;
 
@@ -120,8 +139,53 @@ function isPlain(config: unknown): config is StatementConfig {
 const MAX_DESCRIBED = 1000;
 const described = new Map<string, { fields: unknown[]; parsers?: unknown[] }>();
 
+/** pg's Query for one of the service's statements, with two costs taken out (see each). */
+class StatementQuery extends Query {
+  constructor(config: unknown, values?: unknown, callback?: Callback) {
+    // pg copies a config object through its property descriptors (about 2 µs a statement): a plain one
+    // goes as its text, and what else it says is set here as pg's constructor would.
+    const plain = isPlain(config);
+    super(plain ? config.text : config, plain ? (values ?? config.values) : values, callback);
+    if (plain) {
+      if (config.name) this.name = config.name;
+      if (config.rowMode) {
+        this._rowMode = config.rowMode;
+        this._result = this._results = new Result(config.rowMode);
+      }
+    }
+  }
+  override handleRowDescription(msg: { fields: unknown[] }) {
+    if (!this.name || this._rowMode !== "array" || this._result.command) return super.handleRowDescription(msg);
+    const known = described.get(this.name);
+    if (!known) {
+      super.handleRowDescription(msg);
+      if (described.size < MAX_DESCRIBED) described.set(this.name, { fields: this._result.fields, parsers: this._result._parsers });
+      return;
+    }
+    this._result.fields = known.fields;
+    this._result._parsers = known.parsers;
+    this._accumulateRows = Boolean(this.callback) || !this.listeners("row").length;
+  }
+}
+
+/** Which settings statement goes before a statement: named ones keep their generic plan; a credential to prove adds its check. */
+function settingsKindOf(named: boolean, settings: readonly unknown[]): Settings {
+  return named ? (settings.length > 2 ? "genericChecked" : "generic") : settings.length > 2 ? "plainChecked" : "plain";
+}
+
+/** The settings of a statement run now: the session's role and group, and the credential the request still has to prove. */
+function currentSettings(): { settings: (string | null)[]; record: RequestRecord | undefined; proof: CredentialProof | undefined } {
+  const session = currentSession();
+  const settings: (string | null)[] =
+    session && "crossGroup" in session ? [CROSS_GROUP_ROLE, ""] : [TENANT_ROLE, session && "groupId" in session ? session.groupId : ""];
+  const record = currentRecord();
+  const proof = record?.credentialToProve;
+  if (proof) settings.push(proof.kind, proof.hash, proof.id, proof.propertyId, proof.scopeText);
+  return { settings, record, proof };
+}
+
 /** A query that first sets the session's role and group, in the same implicit transaction. */
-class SessionQuery extends Query {
+class SessionQuery extends StatementQuery {
   private settingsPending = true;
   /** The settings' own ParseComplete is still to come (TenantClient consumes it, see there). */
   settingsParsePending = false;
@@ -139,18 +203,8 @@ class SessionQuery extends Query {
     values?: unknown,
     callback?: Callback,
   ) {
-    // pg copies a config object through its property descriptors (about 2 µs a statement): a plain one
-    // goes as its text, and what else it says is set here as pg's constructor would.
-    const plain = isPlain(config);
-    super(plain ? config.text : config, plain ? (values ?? config.values) : values, callback);
-    if (plain) {
-      if (config.name) this.name = config.name;
-      if (config.rowMode) {
-        this._rowMode = config.rowMode;
-        this._result = this._results = new Result(config.rowMode);
-      }
-    }
-    this.settingsKind = config.name ? (settings.length > 2 ? "genericChecked" : "generic") : settings.length > 2 ? "plainChecked" : "plain";
+    super(config, values, callback);
+    this.settingsKind = settingsKindOf(Boolean(config.name), settings);
   }
   override requiresPreparation() {
     return true;
@@ -159,23 +213,11 @@ class SessionQuery extends Query {
     this.namedSettings = namingSettings && this.client.idle();
     const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared.has(this.settingsKind) ? "named" : "parseNamed";
     this.settingsParsePending = form !== "named";
-    // Taken for prepared once its Parse is written, as pg does for a statement's own name: a statement
-    // pipelined behind this one (TenantPool.read) binds it by name. A failed Parse forgets it (submit).
+    // Taken for prepared once its Parse is written, as pg does for a statement's own name (a ReadBatch
+    // does the same). A failed Parse forgets it (submit).
     if (form === "parseNamed") this.client.settingsPrepared.add(this.settingsKind);
     connection.stream.write(sessionMessages(this.settingsKind, form, this.settings, this.settingsBytes));
     super.prepare(connection);
-  }
-  override handleRowDescription(msg: { fields: unknown[] }) {
-    if (!this.name || this._rowMode !== "array" || this._result.command) return super.handleRowDescription(msg);
-    const known = described.get(this.name);
-    if (!known) {
-      super.handleRowDescription(msg);
-      if (described.size < MAX_DESCRIBED) described.set(this.name, { fields: this._result.fields, parsers: this._result._parsers });
-      return;
-    }
-    this._result.fields = known.fields;
-    this._result._parsers = known.parsers;
-    this._accumulateRows = Boolean(this.callback) || !this.listeners("row").length;
   }
   // The settings statement answers one row and its completion before the statement's own.
   override handleDataRow(msg: unknown) {
@@ -206,7 +248,7 @@ interface TenantPoolConfig extends pg.PoolConfig {
 }
 
 class TenantClient extends pg.Client {
-  private readonly rowSecurity: boolean;
+  readonly rowSecurity: boolean;
   /** The settings statements this connection holds prepared (SETTINGS). */
   readonly settingsPrepared = new Set<Settings>();
   constructor(config: TenantPoolConfig) {
@@ -222,12 +264,7 @@ class TenantClient extends pg.Client {
     if (!this.rowSecurity || config == null || typeof config.submit === "function") return super.query(config, values, callback);
     const text: unknown = typeof config === "string" ? config : config.text;
     if (typeof text !== "string" || RUN_AS_SENT.test(text) || CREDENTIAL_LOOKUP.test(text)) return super.query(config, values, callback);
-    const session = currentSession();
-    const settings: (string | null)[] =
-      session && "crossGroup" in session ? [CROSS_GROUP_ROLE, ""] : [TENANT_ROLE, session && "groupId" in session ? session.groupId : ""];
-    const record = currentRecord();
-    const proof = record?.credentialToProve;
-    if (proof) settings.push(proof.kind, proof.hash, proof.id, proof.propertyId, proof.scopeText);
+    const { settings, record, proof } = currentSettings();
     if (typeof values === "function") [values, callback] = [undefined, values];
     const answer = (cb: Callback): Callback => (proof ? provingAnswer(record!, proof, cb) : cb);
     if (callback) {
@@ -254,7 +291,136 @@ class TenantClient extends pg.Client {
       active.settingsParsePending = false;
       return;
     }
+    if (active instanceof ReadBatch) return active.handleParseComplete();
     (pg.Client.prototype as unknown as { _handleParseComplete(this: pg.Client): void })._handleParseComplete.call(this);
+  }
+}
+
+/** A statement of a ReadBatch: its messages without a Sync (the batch sends one after the last). */
+class BatchedQuery extends StatementQuery {
+  override _getRows(connection: PgConnection) {
+    connection.execute({ portal: this.portal, rows: this.rows });
+  }
+}
+
+/**
+ * Reads sent in one round trip (TenantPool.read): one settings statement, then each read's
+ * Parse (when its name is new here)/Bind/Describe/Execute, then one Sync. One implicit transaction
+ * holds them all, so the settings are sent and run once. They are reads, so the transaction's fate is
+ * theirs only: a read that fails gets its error, and PostgreSQL skips the rest up to the Sync, so those
+ * are sent again, each on its own (`retry`), as they would have gone. A failure of the settings (a
+ * pooler refusing their name, a credential refused) goes to every read the same way.
+ */
+class ReadBatch {
+  private readonly queries: BatchedQuery[];
+  /** The read being answered; -1 while the settings are. */
+  private answering: number;
+  private settingsParsePending = false;
+  private namedSettings = false;
+  private done = false;
+  constructor(
+    private readonly client: TenantClient,
+    private readonly reads: PendingRead[],
+    private readonly kind: Settings,
+    private readonly settings: readonly (string | null)[],
+    private readonly record: RequestRecord,
+    private readonly proof: CredentialProof | undefined,
+    /** Sends a read again on its own, as TenantPool.query would have. */
+    private readonly retry: (read: PendingRead) => void,
+    /** Called once, when the batch no longer needs its connection. */
+    private readonly finished: (err?: Error) => void,
+  ) {
+    this.answering = client.rowSecurity ? -1 : 0;
+    this.queries = reads.map((read, i) => new BatchedQuery(read.config, undefined, (err: Error | null, result?: unknown) => this.answered(i, err, result)));
+  }
+  submit(connection: PgConnection): null {
+    connection.stream.cork();
+    try {
+      if (this.client.rowSecurity) {
+        this.namedSettings = namingSettings && this.client.idle();
+        const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared.has(this.kind) ? "named" : "parseNamed";
+        this.settingsParsePending = form !== "named";
+        if (form === "parseNamed") this.client.settingsPrepared.add(this.kind);
+        connection.stream.write(sessionMessages(this.kind, form, this.settings, this.proof?.settingsBytes));
+      }
+      for (const query of this.queries) query.prepare(connection as never);
+      connection.sync();
+    } finally {
+      connection.stream.uncork();
+    }
+    return null;
+  }
+  handleParseComplete() {
+    if (this.answering < 0 && this.settingsParsePending) {
+      this.settingsParsePending = false;
+      return;
+    }
+    const query = this.queries[this.answering];
+    if (query?.name) {
+      const connection = (this.client as unknown as { connection: PgConnection }).connection;
+      connection.parsedStatements[query.name] = query.text;
+      delete connection.submittedNamedStatements[query.name];
+    }
+  }
+  handleRowDescription(msg: { fields: unknown[] }) {
+    this.queries[this.answering]?.handleRowDescription(msg);
+  }
+  handleDataRow(msg: unknown) {
+    if (this.answering >= 0) this.queries[this.answering]?.handleDataRow(msg);
+  }
+  handleCommandComplete(msg: unknown, connection: unknown) {
+    if (this.answering < 0) {
+      this.answering = 0;
+      // The settings ran, the credential check with them: proved for the rest of the request.
+      if (this.proof && this.record.credentialToProve === this.proof) this.record.credentialToProve = undefined;
+      return;
+    }
+    const query = this.queries[this.answering++];
+    query.handleCommandComplete(msg, connection);
+    query.handleReadyForQuery(connection);
+  }
+  handleEmptyQuery() {
+    const query = this.queries[this.answering++];
+    query?.handleReadyForQuery((this.client as unknown as { connection: unknown }).connection);
+  }
+  handlePortalSuspended() {}
+  handleCopyInResponse() {}
+  handleCopyData() {}
+  handleError(err: Error) {
+    const connection = (this.client as unknown as { connection: PgConnection }).connection;
+    // Names whose Parse was written but never answered are not prepared here.
+    for (const query of this.queries.slice(Math.max(this.answering, 0))) {
+      if (query.name && connection.parsedStatements[query.name] === undefined) delete connection.submittedNamedStatements[query.name];
+    }
+    if (this.answering < 0) {
+      if (this.settingsParsePending && this.namedSettings) this.client.settingsPrepared.delete(this.kind);
+      const refusedName = this.namedSettings && isPoolerPreparedRefusal(err);
+      if (refusedName) {
+        namingSettings = false;
+        this.client.settingsPrepared.clear();
+      }
+      if (this.proof && isCredentialRefusal(err)) this.proof.refused();
+      this.reads.forEach((read, i) => (refusedName ? this.retry(read) : this.queries[i].handleError(err, connection)));
+    } else {
+      this.queries[this.answering].handleError(err, connection);
+      for (const read of this.reads.slice(this.answering + 1)) this.retry(read);
+    }
+    this.finish(err);
+  }
+  handleReadyForQuery() {
+    // Every read answered at its CommandComplete; one left unanswered would be a protocol surprise.
+    for (const read of this.reads.slice(this.answering)) this.retry(read);
+    this.finish();
+  }
+  private answered(i: number, err: Error | null, result: unknown) {
+    const read = this.reads[i];
+    if (err) read.reject(err);
+    else read.resolve(result as pg.QueryResult);
+  }
+  private finish(err?: Error) {
+    if (this.done) return;
+    this.done = true;
+    this.finished(err);
   }
 }
 
@@ -267,6 +433,17 @@ interface PendingRead {
   session: ReturnType<typeof currentSession>;
   resolve: (result: pg.QueryResult) => void;
   reject: (err: Error) => void;
+}
+
+/** Whether pg could fail to turn a value into a parameter (only objects: arrays, dates, JSON). */
+function unserialisable(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  try {
+    prepareValue(value);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** A read statement on `pool`: TenantPool.read on the service's pools, else the pool's own query (a transaction's client). */
@@ -310,24 +487,24 @@ export class TenantPool extends pg.Pool {
 
   /**
    * A read statement (data/sql.ts's read paths; nothing that writes). A request's reads started in one
-   * turn of the event loop (its sections, a DataLoader's batches) go out together on one connection, in
-   * one write, in pg's pipeline mode: each keeps its own settings and Sync, so each runs in its own
-   * implicit transaction and succeeds or fails alone, exactly as when sent one by one. What it saves is
-   * a checkout and a write per statement, and PostgreSQL a wake-up for each: on this machine a write
-   * costs about 35 µs of CPU (issue 43). A read alone in its turn goes as before.
+   * turn of the event loop (its sections, a DataLoader's batches) go out together: one connection, one
+   * write, one settings statement and one Sync for them all (ReadBatch), where each took its own. Each
+   * still gets its own rows or its own error. A read alone in its turn goes as before.
    */
   read(config: ReadConfig): Promise<pg.QueryResult> {
     const record = currentRecord();
     const session = currentSession();
     const crossGroup = this.crossGroupPool && session && "crossGroup" in session;
-    if (!this.pipelineReads || !record || crossGroup) return this.query(config as pg.QueryConfig);
+    if (!this.pipelineReads || !record || crossGroup || RUN_AS_SENT.test(config.text) || CREDENTIAL_LOOKUP.test(config.text)) {
+      return this.query(config as pg.QueryConfig);
+    }
     const batch = this.waitingReads.get(record);
     if (batch) return new Promise((resolve, reject) => batch.push({ config, record, session, resolve, reject }));
     const reads: PendingRead[] = [];
     this.waitingReads.set(record, reads);
     const send = () => {
       this.waitingReads.delete(record);
-      this.sendReads(reads);
+      this.sendReads(record, reads);
     };
     // Sent two ticks on: a DataLoader dispatches its batch in a tick queued from a microtask of this
     // turn, so the second tick comes behind it and its reads go too. (setImmediate catches them as
@@ -336,48 +513,43 @@ export class TenantPool extends pg.Pool {
     return new Promise((resolve, reject) => reads.push({ config, record, session, resolve, reject }));
   }
 
-  private sendReads(reads: PendingRead[]) {
-    const alone = (read: PendingRead) => inRecord(read.record, () => inSession(read.session, () => this.query(read.config as pg.QueryConfig))).then(read.resolve, read.reject);
-    if (reads.length === 1) return void alone(reads[0]);
-    const [first] = reads;
-    inRecord(first.record, () => inSession(first.session, () => this.connect())).then(
-      (client: pg.PoolClient) => {
-        const tenantClient = client as unknown as TenantClient & { pipeline: boolean; connection: { stream: { cork(): void; uncork(): void } } };
-        let left = reads.length;
-        let failure: Error | undefined;
-        const settled = (err?: Error) => {
-          failure ??= err;
-          if (--left > 0) return;
-          tenantClient.pipeline = false;
-          // As pg's Pool.query: a connection that failed a statement is not reused.
-          client.release(failure);
-        };
-        tenantClient.pipeline = true;
-        const { stream } = tenantClient.connection;
-        stream.cork();
-        try {
-          for (const read of reads) {
-            inRecord(read.record, () => inSession(read.session, () => client.query(read.config as pg.QueryConfig))).then(
-              (result) => {
-                read.resolve(result);
-                settled();
-              },
-              (err: Error) => {
-                // A statement behind one that failed can miss a name that one was to prepare: alone, as before.
-                if (isPoolerPreparedRefusal(err)) alone(read);
-                else read.reject(err);
-                settled(err);
-              },
-            );
-          }
-        } finally {
-          stream.uncork();
-        }
-      },
-      (err: Error) => {
-        for (const read of reads) read.reject(err);
-      },
-    );
+  /** A read on its own: TenantPool.query in the read's own request and session. */
+  private alone = (read: PendingRead) => {
+    inRecord(read.record, () => inSession(read.session, () => this.query(read.config as pg.QueryConfig))).then(read.resolve, read.reject);
+  };
+
+  /** One turn's reads: those with the same settings in one batch each (one, unless a request reads as two groups). */
+  private sendReads(record: RequestRecord, reads: PendingRead[]) {
+    if (reads.length === 1) return this.alone(reads[0]);
+    const batches = new Map<string, { reads: PendingRead[]; kind: Settings; settings: (string | null)[]; proof: CredentialProof | undefined }>();
+    for (const read of reads) {
+      // A value pg could fail to serialise would fail mid-batch: such a read goes on its own.
+      if (read.config.values?.some(unserialisable)) {
+        this.alone(read);
+        continue;
+      }
+      const { settings, proof } = inSession(read.session, () => inRecord(record, currentSettings));
+      const kind = settingsKindOf(Boolean(read.config.name), settings);
+      const key = `${kind}:${settings[0]}:${settings[1]}`;
+      const batch = batches.get(key);
+      if (batch) batch.reads.push(read);
+      else batches.set(key, { reads: [read], kind, settings, proof });
+    }
+    for (const { reads: together, kind, settings, proof } of batches.values()) {
+      if (together.length === 1) {
+        this.alone(together[0]);
+        continue;
+      }
+      inRecord(record, () => this.connect()).then(
+        (client: pg.PoolClient) => {
+          const batch = new ReadBatch(client as unknown as TenantClient, together, kind, settings, record, proof, this.alone, (err) => client.release(err));
+          client.query(batch as never);
+        },
+        (err: Error) => {
+          for (const read of together) read.reject(err);
+        },
+      );
+    }
   }
   // Every statement and transaction takes its connection here (pg's Pool.query too), in its caller's
   // session: a cross-group one from the cross-group pool, when there is one.

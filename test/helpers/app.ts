@@ -75,7 +75,7 @@ export async function startTestApp(env: Record<string, string> = {}, logger?: Lo
 export async function startAppOn(databaseUrl: string, manifest: FixtureManifest, env: Record<string, string> = {}, logger?: Logger): Promise<TestApp> {
   const config = loadConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", DATABASE_URL: databaseUrl, ...env });
   const log = logger ?? createLogger(config.logLevel);
-  const db = await openDatabase({ databaseUrl, migrationUrl: config.migrationUrl, systemUrl: config.systemUrl, replica: config.replica, logger: log, dataDir: "", poolSize: env.DATABASE_POOL_SIZE ? config.poolSize : 5, rememberCredentials: config.rememberCredentials });
+  const db = await openDatabase({ databaseUrl, migrationUrl: config.migrationUrl, systemUrl: config.systemUrl, replica: config.replica, logger: log, dataDir: "", poolSize: env.DATABASE_POOL_SIZE ? config.poolSize : 5, rememberCredentials: config.rememberCredentials, pipelineReads: config.pipelineReads });
   const services = await createServices(config, db, log);
   const app: App = await createApp(services);
   // An idle connection closed by the server (a test's database dropped WITH (FORCE) at the end) is no error.

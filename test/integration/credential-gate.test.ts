@@ -10,7 +10,9 @@ let locker: Client;
 /** A second connection: pg_stat_activity is a snapshot per transaction, so the locker cannot watch. */
 let watcher: Client;
 beforeAll(async () => {
-  t = await startTestApp({ GCS_CREDENTIAL_MAX_CONCURRENCY: "2", GCS_CREDENTIAL_QUEUE_MS: String(QUEUE_MS) });
+  // Each read on its own connection: the tests count the calls that reached the database by the
+  // queries blocked there, and an MCP batch's concurrent calls would otherwise share one round trip.
+  t = await startTestApp({ GCS_CREDENTIAL_MAX_CONCURRENCY: "2", GCS_CREDENTIAL_QUEUE_MS: String(QUEUE_MS), GCS_PIPELINE_READS: "false" });
   locker = new Client({ connectionString: t.databaseUrl });
   await locker.connect();
   watcher = new Client({ connectionString: t.databaseUrl });
