@@ -375,13 +375,20 @@ class ReadBatch {
       if (this.proof && this.record.credentialToProve === this.proof) this.record.credentialToProve = undefined;
       return;
     }
-    const query = this.queries[this.answering++];
+    const i = this.answering++;
+    const query = this.queries[i];
     query.handleCommandComplete(msg, connection);
     query.handleReadyForQuery(connection);
+    this.release(i);
+  }
+  /** An answered read is its caller's: the batch lets go of it (its rows would otherwise live as long as the batch). */
+  private release(i: number) {
+    (this.queries as (BatchedQuery | undefined)[])[i] = undefined;
   }
   handleEmptyQuery() {
-    const query = this.queries[this.answering++];
-    query?.handleReadyForQuery((this.client as unknown as { connection: unknown }).connection);
+    const i = this.answering++;
+    this.queries[i]?.handleReadyForQuery((this.client as unknown as { connection: unknown }).connection);
+    this.release(i);
   }
   handlePortalSuspended() {}
   handleCopyInResponse() {}
@@ -390,7 +397,7 @@ class ReadBatch {
     const connection = (this.client as unknown as { connection: PgConnection }).connection;
     // Names whose Parse was written but never answered are not prepared here.
     for (const query of this.queries.slice(Math.max(this.answering, 0))) {
-      if (query.name && connection.parsedStatements[query.name] === undefined) delete connection.submittedNamedStatements[query.name];
+      if (query?.name && connection.parsedStatements[query.name] === undefined) delete connection.submittedNamedStatements[query.name];
     }
     if (this.answering < 0) {
       if (this.settingsParsePending && this.namedSettings) this.client.settingsPrepared.delete(this.kind);
