@@ -184,6 +184,26 @@ function currentSettings(): { settings: (string | null)[]; record: RequestRecord
   return { settings, record, proof };
 }
 
+/**
+ * Writes the settings statement of `kind` (SessionQuery, ReadBatch): by name where this connection holds
+ * it prepared, parsed by name where naming is on, else unnamed. Whether it went by name, and whether its
+ * ParseComplete is still to come. A name is taken for prepared once its Parse is written, as pg does for a
+ * statement's own; a failed Parse forgets it (TenantClient.submit, ReadBatch.handleError).
+ */
+function writeSettings(
+  client: TenantClient,
+  kind: Settings,
+  settings: readonly (string | null)[],
+  bytes: Map<string, Buffer> | undefined,
+  stream: { write(b: Buffer): boolean },
+): { named: boolean; parsePending: boolean } {
+  const named = namingSettings && client.idle();
+  const form: SettingsForm = !named ? "unnamed" : client.settingsPrepared.has(kind) ? "named" : "parseNamed";
+  if (form === "parseNamed") client.settingsPrepared.add(kind);
+  stream.write(sessionMessages(kind, form, settings, bytes));
+  return { named, parsePending: form !== "named" };
+}
+
 /** A query that first sets the session's role and group, in the same implicit transaction. */
 class SessionQuery extends StatementQuery {
   private settingsPending = true;
@@ -210,13 +230,7 @@ class SessionQuery extends StatementQuery {
     return true;
   }
   override prepare(connection: { stream: { write(b: Buffer): boolean } }) {
-    this.namedSettings = namingSettings && this.client.idle();
-    const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared.has(this.settingsKind) ? "named" : "parseNamed";
-    this.settingsParsePending = form !== "named";
-    // Taken for prepared once its Parse is written, as pg does for a statement's own name (a ReadBatch
-    // does the same). A failed Parse forgets it (submit).
-    if (form === "parseNamed") this.client.settingsPrepared.add(this.settingsKind);
-    connection.stream.write(sessionMessages(this.settingsKind, form, this.settings, this.settingsBytes));
+    ({ named: this.namedSettings, parsePending: this.settingsParsePending } = writeSettings(this.client, this.settingsKind, this.settings, this.settingsBytes, connection.stream));
     super.prepare(connection);
   }
   // The settings statement answers one row and its completion before the statement's own.
@@ -337,11 +351,7 @@ class ReadBatch {
     connection.stream.cork();
     try {
       if (this.client.rowSecurity) {
-        this.namedSettings = namingSettings && this.client.idle();
-        const form: SettingsForm = !this.namedSettings ? "unnamed" : this.client.settingsPrepared.has(this.kind) ? "named" : "parseNamed";
-        this.settingsParsePending = form !== "named";
-        if (form === "parseNamed") this.client.settingsPrepared.add(this.kind);
-        connection.stream.write(sessionMessages(this.kind, form, this.settings, this.proof?.settingsBytes));
+        ({ named: this.namedSettings, parsePending: this.settingsParsePending } = writeSettings(this.client, this.kind, this.settings, this.proof?.settingsBytes, connection.stream));
       }
       for (const query of this.queries) query.prepare(connection as never);
       connection.sync();
