@@ -51,9 +51,12 @@ export const masterProfileResolvers = {
       ctx: RequestContext,
       info: GraphQLResolveInfo,
     ) => {
-      const page = await listMasterProfiles(parent, args, ctx, info);
-      // The total is asked for on the first page only: later pages never carry it.
-      const totalCount = args.includeTotal && !args.cursor ? await ctx.data.masterProfiles.count(args.filter ?? {}) : null;
+      // The total is asked for on the first page only: later pages never carry it. Read beside the
+      // page, so that the two go to PostgreSQL in one round trip (db/tenant-pool.ts ReadBatch).
+      const [page, totalCount] = await Promise.all([
+        listMasterProfiles(parent, args, ctx, info),
+        args.includeTotal && !args.cursor ? ctx.data.masterProfiles.count(args.filter ?? {}) : null,
+      ]);
       if (page.nodes.length > 0 && selectedUnder(info, "nodes").has("guestProfileIds")) await withGuestIds(ctx, page.nodes);
       return { ...page, totalCount, candidates: await closestCandidates(ctx, args, page.nodes.length, info) };
     },
