@@ -6207,7 +6207,7 @@ export interface operations {
                  */
                 guest_profile_id?: string;
                 /**
-                 * @description Only rows of the guest profiles clustered into this master profile (unclustered guests never match).
+                 * @description Only memberships whose own master profile is this one (a membership with none never matches).
                  * @example c4a1d2e3-f405-4617-8829-9a0b1c2d3e4f
                  */
                 master_profile_id?: string;
