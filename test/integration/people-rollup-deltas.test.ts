@@ -63,8 +63,9 @@ async function expectAgreement(groupId = A().id, propertyId = A().credentials.ap
 let serial = 0;
 const tag = () => `delta-${++serial}`;
 
-async function columns(table: string, without: string[]): Promise<string> {
-  const { c } = await one<{ c: string }>(
+/** A table's columns but `without`, read on `on`: a racing writer passes its own connection. */
+async function columns(table: string, without: string[], on: Client = admin): Promise<string> {
+  const { rows: [{ c }] } = await on.query<{ c: string }>(
     "SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) AS c FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 AND NOT (column_name = ANY($2::text[]))",
     [table, without],
   );
@@ -247,7 +248,7 @@ async function write(c: Client, w: Write): Promise<void> {
         await c.query("UPDATE loyalty_members SET tier = $2, lifetime_points = $3, status = $4 WHERE id = $1",
           [mine.id, ["silver", "gold", "platinum"][w.n % 3], w.n * 10, w.n % 5 === 0 ? "suspended" : "active"]);
       } else {
-        const cols = await columns("loyalty_members", ["id", "member_number", "guest_profile_id", "master_profile_id", "enrolment_property_id", "tier", "lifetime_points"]);
+        const cols = await columns("loyalty_members", ["id", "member_number", "guest_profile_id", "master_profile_id", "enrolment_property_id", "tier", "lifetime_points"], c);
         await c.query(
           `INSERT INTO loyalty_members (id, member_number, guest_profile_id, master_profile_id, enrolment_property_id, tier, lifetime_points, ${cols})
            SELECT gen_random_uuid(), member_number || '-' || gen_random_uuid(), $2, NULL, $3, $4, $5, ${cols} FROM loyalty_members WHERE property_group_id = $1 ORDER BY id LIMIT 1`,
@@ -278,7 +279,7 @@ async function write(c: Client, w: Write): Promise<void> {
 }
 
 async function newGuestOn(c: Client, like: string, email: string | null, phone: string | null): Promise<void> {
-  const cols = await columns("guest_profiles", ["id", "source_id", "email", "phone"]);
+  const cols = await columns("guest_profiles", ["id", "source_id", "email", "phone"], c);
   await c.query(
     `INSERT INTO guest_profiles (id, source_id, email, phone, ${cols}) SELECT gen_random_uuid(), source_id || '-' || $2, $3, $4, ${cols} FROM guest_profiles WHERE id = $1`,
     [like, tag(), email, phone],
