@@ -954,7 +954,7 @@ function rlsCost(rows: Row[], runs: Map<string, RunSamples>): string {
       const withPostgres = both == null ? "" : `, ${pct(both)} CPU per request with PostgreSQL's`;
       return `- ${off.scenario}: ${pct(rps)} req/s, ${pct(cpu)} CPU per request${withPostgres} (median of the rounds' paired ratios); medians ${on.rps} against ${off.rps} req/s, ${on.cpu_us_per_request} against ${off.cpu_us_per_request} µs, p50 ${on.p50_ms} against ${off.p50_ms} ms`;
     });
-  return lines.length ? `\nRow Level Security A/B (run back to back with the service in every round; "RLS off" sends no role or group, so a superuser login skips the policies):\n${lines.join("\n")}\n` : "";
+  return lines.length ? `\nRow Level Security A/B (run back to back with the service in every round; "RLS off" sends no role or group, so a superuser login skips the policies; with no settings statement to carry the credential check it remembers no credential either, so each of its requests also runs the credential lookup, one statement more):\n${lines.join("\n")}\n` : "";
 }
 
 main().catch((err) => {
