@@ -891,9 +891,14 @@ describe("issue 40: webhooks under a determined caller", () => {
       B().id,
     );
     const tokens = [B().credentials.api_key_admin, B().credentials.session_token];
+    // An app whose per-credential gate queues for 30 s, not 1: 30 creates of one credential wait
+    // for its 2 slots in turn, and on a loaded host the last waited past 1 s and got 429 (the gate's
+    // answer, not the cap's). The race this test is about is the cap's.
+    const racing = await startAppOn(t.databaseUrl, t.manifest, { GCS_WEBHOOKS_ALLOW_PRIVATE: "true", GCS_DELIVERY_WORKER: "false", GCS_CREDENTIAL_QUEUE_MS: "30000" });
+    racing.services.webhookResolver = resolver;
     try {
       const results = await Promise.all(Array.from({ length: 60 }, (_, i) =>
-        t.api.post("/v1/webhook-endpoints").set(auth(tokens[i % tokens.length])).send({ url: `http://receiver.test:${port}/hooks/race/${i}`, topics: ["*"] })));
+        racing.api.post("/v1/webhook-endpoints").set(auth(tokens[i % tokens.length])).send({ url: `http://receiver.test:${port}/hooks/race/${i}`, topics: ["*"] })));
       const [{ n }] = await t.admin.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM webhook_endpoints WHERE property_group_id = $1::uuid`, B().id);
       expect(n).toBe(50);
       expect(results.filter((r) => r.status === 201)).toHaveLength(5);
@@ -901,9 +906,10 @@ describe("issue 40: webhooks under a determined caller", () => {
         expect([r.status, r.body.error, r.body.detail]).toEqual([400, "invalid_request", "a group has at most 50 webhook endpoints; delete one first"]);
       }
     } finally {
+      await racing.close();
       await t.admin.$executeRawUnsafe(`DELETE FROM webhook_endpoints WHERE property_group_id = $1::uuid`, B().id);
     }
-  });
+  }, 60_000);
 
   it("one group's 75 hanging receivers do not delay another group's delivery beyond an interval", async () => {
     // 75 endpoints of A (more than one instance's 64 lanes; inserted, as the cap is 50 through the
